@@ -1,0 +1,37 @@
+package controller
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	reconcileTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pic_reconcile_total",
+		Help: "Reconciles of source objects, by source (ingress, httproute) and result (success, error, requeue).",
+	}, []string{"source", "result"})
+	reconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pic_reconcile_duration_seconds",
+		Help:    "Time to reconcile one source object, by source.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"source"})
+	managedResources = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pic_pangolinresource_managed",
+		Help: "PangolinResources PIC keeps in place, by tunnel (namespace/name).",
+	}, []string{"tunnel"})
+	rejectedObjects = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pic_rejected_objects",
+		Help: "Source objects with at least one current Warning, by source and reason.",
+	}, []string{"source", "reason"})
+	operatorCRD = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pic_operator_crd_info",
+		Help: "The pangolin-operator PangolinResource CRD variant detected at start-up (target: original, targets: fork); always 1.",
+	}, []string{"variant"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects, operatorCRD)
+}
+
+// RecordCRDVariant exports which operator CRD variant PIC writes for.
+func RecordCRDVariant(variant string) { operatorCRD.WithLabelValues(variant).Set(1) }

@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+)
+
+// IndexPangolinResources registers the owner index the sink reads through. It is
+// shared by every source's reconciler, so it is registered once.
+func IndexPangolinResources(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner); err != nil {
+		return fmt.Errorf("index PangolinResources by owner: %w", err)
+	}
+	return nil
+}
+
+// RateLimiter retries failed reconciles with exponential backoff per object, from 5 ms
+// up to 5 minutes, and at most 10 per second overall with bursts of 100.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 5*time.Minute),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
+
+// SetupWithManager registers the reconciler: its source's objects, the
+// PangolinResources they own, the tunnels they wait for, and the source's own watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, maxConcurrent int) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(r.source.Name()).
+		For(r.source.Object()).
+		Owns(&tunnelv1alpha1.PangolinResource{}).
+		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, obj client.Object) []reconcile.Request {
+				return r.waiting.of(route.TunnelRef{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+			})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, RateLimiter: RateLimiter()})
+	for _, idx := range r.source.Indexes() {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, idx.Object, idx.Field, idx.Func); err != nil {
+			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
+		}
+	}
+	r.source.Watch(b)
+	return b.Complete(r)
+}

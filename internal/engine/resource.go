@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// Resource is the variant-neutral desired state of one PangolinResource: one public host
+// of one source object.
+type Resource struct {
+	Name      string // deterministic, see ResourceName
+	Namespace string // always the source object's namespace: owner references cannot cross namespaces
+	Origin    route.Origin
+	Host      string // the source host, before overrides
+	Subdomain string
+	Domain    string
+	Tunnel    route.TunnelRef
+	// Targets are ordered as Pangolin should match them: highest priority first.
+	Targets []Target
+	// SSO and BlockAccess are nil when the installed CRD cannot carry them.
+	SSO         *bool
+	BlockAccess *bool
+}
+
+// PublicHost is the host Pangolin serves: subdomain.domain.
+func (r Resource) PublicHost() string { return r.Subdomain + "." + r.Domain }
+
+// Target is one backend in Pangolin's vocabulary. Path, Match and Priority are empty for
+// the original operator variant, which routes a whole host to one backend.
+type Target struct {
+	Backend  route.Backend
+	Path     string
+	Match    string // "exact", "prefix" or "regex"
+	Priority int32
+}
+
+// Equal reports whether two resources would be written identically.
+func (r Resource) Equal(o Resource) bool {
+	return r.Name == o.Name && r.Namespace == o.Namespace &&
+		r.Origin.UID == o.Origin.UID && r.Origin.Name == o.Origin.Name && r.Origin.Kind == o.Origin.Kind &&
+		r.Host == o.Host && r.Subdomain == o.Subdomain && r.Domain == o.Domain && r.Tunnel == o.Tunnel &&
+		slices.Equal(r.Targets, o.Targets) && equalBool(r.SSO, o.SSO) && equalBool(r.BlockAccess, o.BlockAccess)
+}
+
+func equalBool(a, b *bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+const (
+	maxNameLength = 63
+	hashLength    = 10
+)
+
+// ResourceName is "pic-<namespace>-<name>-<hash>": a DNS label of at most 63 characters.
+// The hash covers namespace/name/host (and the kind, for kinds other than Ingress), so
+// every host of every object gets its own name; when the readable part is too long it is
+// truncated, never the hash.
+func ResourceName(origin route.Origin, host string) string {
+	key := origin.Namespace + "/" + origin.Name + "/" + host
+	if origin.Kind != "" && origin.Kind != "Ingress" {
+		key = origin.Kind + "/" + key
+	}
+	sum := sha256.Sum256([]byte(key))
+	hash := hex.EncodeToString(sum[:])[:hashLength]
+
+	readable := dnsLabelChars("pic-" + origin.Namespace + "-" + origin.Name)
+	if limit := maxNameLength - hashLength - 1; len(readable) > limit {
+		readable = readable[:limit]
+	}
+	return strings.TrimRight(readable, "-") + "-" + hash
+}
+
+// dnsLabelChars keeps a-z, 0-9 and '-', turning anything else (the dots an object name
+// may contain) into '-'.
+func dnsLabelChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(s))
+}

@@ -1,0 +1,142 @@
+// Package hostname validates public host names and splits them into the subdomain and
+// registrable domain that Pangolin wants. It is pure: no I/O, no Kubernetes types.
+package hostname
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+)
+
+// Problem is why a host cannot be published, with a stable reason for the Warning event.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+func (p *Problem) Error() string { return p.Reason + ": " + p.Message }
+
+func problem(reason, format string, args ...any) *Problem {
+	return &Problem{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// The lookup profile maps Unicode to its punycode form the way browsers do, and refuses
+// what a browser would refuse.
+var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false))
+
+// Normalize returns host lower-cased, without a trailing dot and in punycode, or the
+// reason it cannot be a public Pangolin host. clusterDomain (e.g. "cluster.local") marks
+// names that only resolve inside the cluster.
+func Normalize(host, clusterDomain string) (string, *Problem) {
+	raw := host
+	host = strings.TrimSuffix(strings.TrimSpace(host), ".")
+	if host == "" {
+		return "", problem(pic.ReasonEmptyHost, "the rule has no host: Pangolin publishes named hosts only; set spec.rules[].host")
+	}
+	if strings.Contains(host, "*") {
+		return "", problem(pic.ReasonWildcardHost, "host %q is a wildcard: Pangolin resources need one concrete host; list each host explicitly", raw)
+	}
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return "", problem(pic.ReasonIPAddressHost, "host %q is an IP address: Pangolin publishes DNS names; use a host name in one of your Pangolin domains", raw)
+	}
+	ascii, err := idnaProfile.ToASCII(host)
+	if err != nil {
+		return "", problem(pic.ReasonInvalidHost, "host %q is not a valid DNS name: %v", raw, err)
+	}
+	host = strings.ToLower(ascii)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "", problem(pic.ReasonLocalhostHost, "host %q is a localhost name, which cannot be reached from outside", raw)
+	}
+	if internal := clusterInternalSuffix(host, clusterDomain); internal != "" {
+		return "", problem(pic.ReasonClusterInternalHost, "host %q is under %q, which resolves only inside the cluster; use a public host name", raw, internal)
+	}
+	if !strings.Contains(host, ".") {
+		return "", problem(pic.ReasonSingleLabelHost, "host %q has a single label; a public host needs a domain (for example %s.example.com)", raw, host)
+	}
+	if err := validDNSName(host); err != nil {
+		return "", problem(pic.ReasonInvalidHost, "host %q is not a valid DNS name: %v", raw, err)
+	}
+	return host, nil
+}
+
+func clusterInternalSuffix(host, clusterDomain string) string {
+	for _, suffix := range []string{clusterDomain, "svc", "local"} {
+		if suffix != "" && (host == suffix || strings.HasSuffix(host, "."+suffix)) {
+			return suffix
+		}
+	}
+	return ""
+}
+
+// validDNSName checks RFC 1123 host syntax: at most 253 characters, labels of 1 to 63
+// letters, digits and hyphens that neither start nor end with a hyphen.
+func validDNSName(host string) error {
+	if len(host) > 253 {
+		return fmt.Errorf("%d characters, more than 253", len(host))
+	}
+	for _, label := range strings.Split(host, ".") {
+		switch {
+		case label == "":
+			return fmt.Errorf("empty label")
+		case len(label) > 63:
+			return fmt.Errorf("label %q has %d characters, more than 63", label, len(label))
+		case label[0] == '-' || label[len(label)-1] == '-':
+			return fmt.Errorf("label %q starts or ends with a hyphen", label)
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return fmt.Errorf("label %q has the character %q", label, c)
+			}
+		}
+	}
+	return nil
+}
+
+// Split splits a normalized host into Pangolin's subdomain and domain with the public
+// suffix list: api.staging.example.com is "api.staging" + "example.com", www.example.co.uk
+// is "www" + "example.co.uk". An apex host has no subdomain, which the operator's CRDs
+// cannot express: Split then returns the domain with an ApexHost problem.
+func Split(host string) (subdomain, domain string, p *Problem) {
+	domain, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return "", "", problem(pic.ReasonInvalidHost, "host %q has no registrable domain: %v", host, err)
+	}
+	if domain == host {
+		return "", domain, apexProblem(host)
+	}
+	return strings.TrimSuffix(host, "."+domain), domain, nil
+}
+
+func apexProblem(host string) *Problem {
+	return problem(pic.ReasonApexHost,
+		"host %q is an apex domain: the operator's PangolinResource requires a non-empty subdomain, so it cannot be published; use a subdomain such as www.%s, or set the %s annotation", host, host, pic.AnnotationSubdomain)
+}
+
+// Public returns the subdomain and domain Pangolin publishes for host, applying the
+// user's overrides. A domain override that host ends with keeps the rest of host as the
+// subdomain (api.staging.example.com with domain staging.example.com is "api"); any
+// other domain override replaces only the domain.
+func Public(host, domainOverride, subdomainOverride string) (subdomain, domain string, p *Problem) {
+	subdomain, domain, p = Split(host)
+	if domainOverride != "" {
+		domain = domainOverride
+		if rest, ok := strings.CutSuffix(host, "."+domainOverride); ok {
+			subdomain, p = rest, nil
+		}
+	}
+	if subdomainOverride != "" {
+		subdomain = subdomainOverride
+	}
+	if p != nil && p.Reason == pic.ReasonApexHost && subdomain != "" {
+		p = nil
+	}
+	if p != nil {
+		return "", "", p
+	}
+	return subdomain, domain, nil
+}

@@ -1,0 +1,200 @@
+// Package manager wires PIC together: the rest config, the detected operator CRD
+// variant, the controller-runtime manager with its cache, and one reconciler per
+// configured source. It holds no logic of its own.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
+)
+
+// EventSource is the component name on PIC's events.
+const EventSource = "pangolin-ingress-controller"
+
+// Scheme has every kind PIC reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err) // static registrations: cannot fail
+		}
+	}
+	return s
+}
+
+// RESTConfig is the API server connection: --kubeconfig, else the in-cluster config or
+// $KUBECONFIG, with the configured client rate limits.
+func RESTConfig(cfg *config.Config) (*rest.Config, error) {
+	var (
+		rc  *rest.Config
+		err error
+	)
+	if cfg.Kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	} else {
+		rc, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load Kubernetes client configuration: %w", err)
+	}
+	rc.QPS, rc.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
+	rc.UserAgent = EventSource
+	return rc, nil
+}
+
+// DetectCapabilities reads the installed PangolinResource CRD.
+func DetectCapabilities(ctx context.Context, rc *rest.Config) (tunnelv1alpha1.Capabilities, error) {
+	c, err := client.New(rc, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("create client: %w", err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: tunnelv1alpha1.ResourceCRDName}, &crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return tunnelv1alpha1.Capabilities{}, fmt.Errorf("the PangolinResource CRD (%s) is not installed: install pangolin-operator (or its CRDs) before PIC", tunnelv1alpha1.ResourceCRDName)
+		}
+		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("read CRD %s to detect the pangolin-operator variant: %w", tunnelv1alpha1.ResourceCRDName, err)
+	}
+	return tunnelv1alpha1.CapabilitiesFromCRD(&crd)
+}
+
+// Run starts PIC and blocks until ctx is cancelled or the manager fails.
+func Run(ctx context.Context, cfg *config.Config) error {
+	logger := log.FromContext(ctx)
+	rc, err := RESTConfig(cfg)
+	if err != nil {
+		return err
+	}
+	caps, err := DetectCapabilities(ctx, rc)
+	if err != nil {
+		return err
+	}
+	logger.Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
+	controller.RecordCRDVariant(caps.Variant())
+
+	mgr, err := ctrl.NewManager(rc, managerOptions(cfg))
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	if err := controller.IndexPangolinResources(ctx, mgr); err != nil {
+		return err
+	}
+	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
+	defaults := engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess}
+	for _, src := range enabledSources(cfg, mgr) {
+		r := controller.NewReconciler(src, sink, mgr.GetCache(), mgr.GetEventRecorder(EventSource), defaults)
+		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles); err != nil {
+			return fmt.Errorf("set up %s controller: %w", src.Name(), err)
+		}
+	}
+	logger.Info("starting", "sources", cfg.Sources, "watchNamespaces", cfg.WatchNamespaces, "leaderElection", cfg.LeaderElection.Enabled)
+	return mgr.Start(ctx)
+}
+
+// enabledSources is the one place sources are registered by name.
+func enabledSources(cfg *config.Config, mgr ctrl.Manager) []sources.Source {
+	var out []sources.Source
+	for _, name := range cfg.Sources {
+		switch name {
+		case config.SourceIngress:
+			out = append(out, ingress.New(mgr.GetCache(), ingress.Config{
+				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
+			}))
+		}
+	}
+	return out
+}
+
+func managerOptions(cfg *config.Config) ctrl.Options {
+	resync := cfg.ResyncPeriod
+	return ctrl.Options{
+		Scheme:                        Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
+		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
+		LeaderElection:                cfg.LeaderElection.Enabled,
+		LeaderElectionID:              cfg.LeaderElection.ID,
+		LeaderElectionNamespace:       cfg.LeaderElection.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOptions(cfg, &resync),
+	}
+}
+
+// cacheOptions keep in memory only what PIC reads: the watched namespaces (plus where
+// tunnels live), PangolinResources that carry PIC's label, and no managedFields.
+func cacheOptions(cfg *config.Config, resync *time.Duration) cache.Options {
+	opts := cache.Options{
+		SyncPeriod:       resync,
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{&tunnelv1alpha1.PangolinResource{}: {Label: pangolinresource.CacheSelector()}},
+	}
+	if len(cfg.WatchNamespaces) == 0 {
+		return opts
+	}
+	opts.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range cfg.WatchNamespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	tunnelNamespaces := map[string]cache.Config{}
+	for _, ns := range append(slices.Clone(cfg.WatchNamespaces), configuredTunnelNamespaces(cfg)...) {
+		tunnelNamespaces[ns] = cache.Config{}
+	}
+	opts.ByObject[&tunnelv1alpha1.PangolinTunnel{}] = cache.ByObject{Namespaces: tunnelNamespaces}
+	return opts
+}
+
+func configuredTunnelNamespaces(cfg *config.Config) []string {
+	var out []string
+	add := func(ns string) {
+		if ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	add(cfg.Tunnels.Namespace)
+	add(cfg.Tunnels.Default.Namespace)
+	for _, t := range cfg.Tunnels.Aliases {
+		add(t.Namespace)
+	}
+	return out
+}
+
+// cachesSynced makes /readyz fail until every informer has synced, so a new replica
+// is not reported ready before it has seen the cluster.
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		if !c.WaitForCacheSync(req.Context()) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}
+}

@@ -1,0 +1,77 @@
+// Package pic is PIC's public vocabulary: the annotations users write, the labels PIC
+// puts on what it creates, and the event reasons users see. Every such string lives
+// here, once, so that the README's references can be checked against one file.
+package pic
+
+// ControllerName is the spec.controller of IngressClasses PIC serves.
+const ControllerName = "pangolin.io/ingress-controller"
+
+// GatewayControllerName is the spec.controllerName of GatewayClasses PIC serves.
+const GatewayControllerName = "pangolin.io/gateway-controller"
+
+// DefaultClassName is the class for the default tunnel; "pangolin-<alias>" selects a tunnel.
+const (
+	DefaultClassName = "pangolin"
+	ClassPrefix      = "pangolin-"
+)
+
+// Annotations users put on an Ingress (and on an HTTPRoute where they make sense).
+const (
+	AnnotationPrefix        = "pangolin.ingress.k8s.io/"
+	AnnotationEnabled       = AnnotationPrefix + "enabled"
+	AnnotationTunnelName    = AnnotationPrefix + "tunnel-name"
+	AnnotationDomainName    = AnnotationPrefix + "domain-name"
+	AnnotationSubdomain     = AnnotationPrefix + "subdomain"
+	AnnotationBackendScheme = AnnotationPrefix + "backend-scheme"
+	AnnotationSSO           = AnnotationPrefix + "sso"
+	AnnotationBlockAccess   = AnnotationPrefix + "block-access"
+
+	// LegacyClassAnnotation is the pre-IngressClass way of choosing a controller.
+	LegacyClassAnnotation = "kubernetes.io/ingress.class"
+)
+
+// Labels and annotations PIC writes on the PangolinResources it owns.
+const (
+	LabelOwnerUID       = "pic.ingress.k8s.io/uid"
+	LabelOwnerName      = "pic.ingress.k8s.io/name"
+	LabelOwnerNamespace = "pic.ingress.k8s.io/namespace"
+	// LabelOwnerKind is written for sources other than Ingress, whose names may collide with an Ingress's.
+	LabelOwnerKind = "pic.ingress.k8s.io/kind"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "pangolin-ingress-controller"
+	// AnnotationHost records the source host a resource serves (the public name may differ through overrides).
+	AnnotationHost = "pic.ingress.k8s.io/host"
+)
+
+// Event reasons. Normal events say what PIC did; Warning events say why it did not.
+const (
+	ReasonCreated = "Created"
+	ReasonUpdated = "Updated"
+	ReasonDeleted = "Deleted"
+	// ReasonTunnelNotReady (Normal): the tunnel exists but the operator does not report it Ready yet.
+	ReasonTunnelNotReady = "TunnelNotReady"
+
+	ReasonNoRules                    = "NoRules"
+	ReasonEmptyHost                  = "EmptyHost"
+	ReasonInvalidHost                = "InvalidHost"
+	ReasonWildcardHost               = "WildcardHost"
+	ReasonIPAddressHost              = "IPAddressHost"
+	ReasonLocalhostHost              = "LocalhostHost"
+	ReasonSingleLabelHost            = "SingleLabelHost"
+	ReasonClusterInternalHost        = "ClusterInternalHost"
+	ReasonApexHost                   = "ApexHost"
+	ReasonOverrideConflict           = "OverrideConflict"
+	ReasonInvalidAnnotation          = "InvalidAnnotation"
+	ReasonTunnelNotFound             = "TunnelNotFound"
+	ReasonTunnelNamespaceUnsupported = "TunnelNamespaceUnsupported"
+	ReasonServiceNotFound            = "ServiceNotFound"
+	ReasonServicePortNotFound        = "ServicePortNotFound"
+	ReasonResourceBackendUnsupported = "ResourceBackendUnsupported"
+	ReasonNoBackend                  = "NoBackend"
+	ReasonDuplicatePath              = "DuplicatePath"
+	ReasonPathRoutingUnsupported     = "PathRoutingUnsupported"
+	ReasonNameConflict               = "NameConflict"
+	ReasonHostConflict               = "HostConflict"
+	ReasonAccessControlUnsupported   = "AccessControlUnsupported"
+	ReasonTunnelNotAllowed           = "TunnelNotAllowed"
+)

@@ -1,0 +1,125 @@
+package route
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Origin identifies the source object a route came from, and is the owner of what is
+// written for it.
+type Origin struct {
+	Group      string // "networking.k8s.io", "gateway.networking.k8s.io"
+	Version    string // "v1"
+	Kind       string // "Ingress", "HTTPRoute"
+	Namespace  string
+	Name       string
+	UID        types.UID
+	Generation int64
+	// Created decides host conflicts: the oldest claim wins.
+	Created time.Time
+}
+
+// Key is "Kind namespace/name", for logs and messages.
+func (o Origin) Key() string { return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name) }
+
+// NamespacedName is the source object's key.
+func (o Origin) NamespacedName() types.NamespacedName {
+	return types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
+}
+
+// Older reports whether o's claim precedes other's: creation time, then namespace/name,
+// then kind, so that every replica settles a conflict the same way.
+func (o Origin) Older(other Origin) bool {
+	if !o.Created.Equal(other.Created) {
+		return o.Created.Before(other.Created)
+	}
+	if o.Namespace != other.Namespace {
+		return o.Namespace < other.Namespace
+	}
+	if o.Name != other.Name {
+		return o.Name < other.Name
+	}
+	return o.Kind < other.Kind
+}
+
+// TunnelRef is a resolved PangolinTunnel.
+type TunnelRef struct {
+	Namespace string
+	Name      string
+}
+
+func (t TunnelRef) String() string { return t.Namespace + "/" + t.Name }
+
+// MatchType is how a path matches, with the Kubernetes meaning.
+type MatchType string
+
+const (
+	// MatchExact matches the path exactly.
+	MatchExact MatchType = "Exact"
+	// MatchPrefix matches whole path elements: /foo matches /foo and /foo/bar, not /foobar.
+	MatchPrefix MatchType = "Prefix"
+	// MatchRegex matches a regular expression (Gateway API RegularExpression).
+	MatchRegex MatchType = "RegularExpression"
+)
+
+// Backend is a resolved upstream: the address the Newt agent dials.
+type Backend struct {
+	Host   string // "my-app.prod.svc.cluster.local", or an ExternalName
+	Port   int32
+	Scheme string // "http" or "https"
+}
+
+func (b Backend) String() string { return fmt.Sprintf("%s://%s:%d", b.Scheme, b.Host, b.Port) }
+
+// PathRule sends requests matching Path to Backend.
+type PathRule struct {
+	Path    string
+	Match   MatchType
+	Backend Backend
+	// Fallback marks the catch-all (Ingress defaultBackend): it matches what nothing else does.
+	Fallback bool
+}
+
+// Access is the access control the user asked for. Nil means "not asked": the
+// configured default applies.
+type Access struct {
+	SSO         *bool
+	BlockAccess *bool
+}
+
+// Route is one public host of one source object.
+type Route struct {
+	Origin Origin
+	// Host is the public host as written by the user, validated, lower-case, punycode.
+	Host   string
+	Tunnel TunnelRef
+	Paths  []PathRule
+	Access Access
+	// DomainOverride and SubdomainOverride replace the public-suffix split.
+	DomainOverride    string
+	SubdomainOverride string
+}
+
+// Rejection is a user's mistake: it becomes a Warning event with a stable reason and a
+// log line, never a Go error.
+type Rejection struct {
+	Origin  Origin
+	Host    string // empty when the rejection concerns the whole object
+	Reason  string
+	Message string
+	// Hold keeps what already exists for Host (or for the whole object when Host is
+	// empty) instead of deleting it: the cause may be transient (a Service not created
+	// yet, a missing tunnel), and an outage is worse than a stale route.
+	Hold bool
+	// Retry asks for a requeue with backoff, for causes that may fix themselves.
+	Retry bool
+}
+
+func (r Rejection) String() string {
+	if r.Host == "" {
+		return r.Reason + ": " + r.Message
+	}
+	return fmt.Sprintf("%s (%s): %s", r.Reason, r.Host, r.Message)
+}

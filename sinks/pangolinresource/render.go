@@ -1,0 +1,178 @@
+package pangolinresource
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// render is the object PIC writes for r, with only the fields the installed CRD keeps.
+func render(r engine.Resource, caps tunnelv1alpha1.Capabilities) *tunnelv1alpha1.PangolinResource {
+	obj := &tunnelv1alpha1.PangolinResource{
+		TypeMeta: metav1.TypeMeta{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            r.Name,
+			Namespace:       r.Namespace,
+			Labels:          ownerLabels(r.Origin),
+			Annotations:     map[string]string{pic.AnnotationHost: r.Host},
+			OwnerReferences: []metav1.OwnerReference{ownerReference(r.Origin)},
+		},
+	}
+	obj.Spec = renderSpec(r, caps)
+	return obj
+}
+
+func renderSpec(r engine.Resource, caps tunnelv1alpha1.Capabilities) tunnelv1alpha1.PangolinResourceSpec {
+	spec := tunnelv1alpha1.PangolinResourceSpec{
+		Enabled:   ptr.To(true),
+		Protocol:  tunnelv1alpha1.ProtocolHTTP,
+		TunnelRef: &tunnelv1alpha1.TunnelRef{Name: r.Tunnel.Name},
+		HTTPConfig: &tunnelv1alpha1.HTTPConfig{
+			DomainName: r.Domain,
+			Subdomain:  r.Subdomain,
+		},
+	}
+	if r.Tunnel.Namespace != r.Namespace && caps.TunnelNamespace {
+		spec.TunnelRef.Namespace = r.Tunnel.Namespace
+	}
+	if caps.AccessControl {
+		spec.HTTPConfig.SSO = copyBool(r.SSO)
+		spec.HTTPConfig.BlockAccess = copyBool(r.BlockAccess)
+	}
+	if caps.Targets {
+		spec.Targets = make([]tunnelv1alpha1.Target, 0, len(r.Targets))
+		for _, t := range r.Targets {
+			spec.Targets = append(spec.Targets, tunnelv1alpha1.Target{
+				IP: t.Backend.Host, Port: t.Backend.Port, Method: t.Backend.Scheme,
+				Path: t.Path, PathMatchType: t.Match, Priority: ptr.To(t.Priority),
+			})
+		}
+	} else if len(r.Targets) > 0 {
+		t := r.Targets[0].Backend
+		spec.Target = &tunnelv1alpha1.Target{IP: t.Host, Port: t.Port, Method: t.Scheme}
+	}
+	return spec
+}
+
+func copyBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	return ptr.To(*b)
+}
+
+// ownerLabels identify the source object; the uid label is what ownership checks trust.
+func ownerLabels(o route.Origin) map[string]string {
+	labels := map[string]string{
+		pic.LabelOwnerUID:       string(o.UID),
+		pic.LabelOwnerName:      labelValue(o.Name),
+		pic.LabelOwnerNamespace: o.Namespace,
+		pic.LabelManagedBy:      pic.ManagedByValue,
+	}
+	if o.Kind != "Ingress" {
+		labels[pic.LabelOwnerKind] = o.Kind
+	}
+	return labels
+}
+
+// labelValue fits an object name (up to 253 characters) into a label value (up to 63,
+// alphanumeric at both ends). The uid label, not this one, identifies the owner.
+func labelValue(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	v := name[:63]
+	for len(v) > 0 && !isAlphanumeric(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+func isAlphanumeric(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func ownerReference(o route.Origin) metav1.OwnerReference {
+	gv := o.Version
+	if o.Group != "" {
+		gv = o.Group + "/" + o.Version
+	}
+	return metav1.OwnerReference{
+		APIVersion:         gv,
+		Kind:               o.Kind,
+		Name:               o.Name,
+		UID:                o.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// owner returns the UID of the source object that owns obj, if PIC owns it at all: a
+// controller owner reference and the uid label must agree. An object with only one of
+// the two (a copy, a decoy, another controller's) is not PIC's.
+func owner(obj *tunnelv1alpha1.PangolinResource) (types.UID, bool) {
+	uid := obj.Labels[pic.LabelOwnerUID]
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if uid == "" || ref == nil || string(ref.UID) != uid {
+		return "", false
+	}
+	return ref.UID, true
+}
+
+// parse reads an owned object back into the engine's model. Drifted is set when the
+// object differs from what rendering that model would write, in any field PIC manages.
+func parse(obj *tunnelv1alpha1.PangolinResource, origin route.Origin, caps tunnelv1alpha1.Capabilities) engine.Existing {
+	r := engine.Resource{
+		Name:      obj.Name,
+		Namespace: obj.Namespace,
+		Origin:    origin,
+		Host:      obj.Annotations[pic.AnnotationHost],
+	}
+	s := obj.Spec
+	if s.TunnelRef != nil {
+		r.Tunnel = route.TunnelRef{Namespace: obj.Namespace, Name: s.TunnelRef.Name}
+		if s.TunnelRef.Namespace != "" {
+			r.Tunnel.Namespace = s.TunnelRef.Namespace
+		}
+	}
+	if s.HTTPConfig != nil {
+		r.Subdomain, r.Domain = s.HTTPConfig.Subdomain, s.HTTPConfig.DomainName
+		if caps.AccessControl {
+			r.SSO, r.BlockAccess = copyBool(s.HTTPConfig.SSO), copyBool(s.HTTPConfig.BlockAccess)
+		}
+	}
+	if caps.Targets {
+		for _, t := range s.Targets {
+			r.Targets = append(r.Targets, engine.Target{
+				Backend: route.Backend{Host: t.IP, Port: t.Port, Scheme: t.Method},
+				Path:    t.Path, Match: t.PathMatchType, Priority: ptr.Deref(t.Priority, 0),
+			})
+		}
+	} else if s.Target != nil {
+		r.Targets = []engine.Target{{Backend: route.Backend{Host: s.Target.IP, Port: s.Target.Port, Scheme: s.Target.Method}}}
+	}
+	want := render(r, caps)
+	return engine.Existing{Resource: r, UID: obj.UID, Drifted: !equality.Semantic.DeepEqual(want.Spec, obj.Spec) || !hasMetadata(obj, want)}
+}
+
+// hasMetadata reports whether obj carries every label and annotation PIC writes, with
+// PIC's values. Others' labels and annotations are left alone.
+func hasMetadata(obj, want *tunnelv1alpha1.PangolinResource) bool {
+	for k, v := range want.Labels {
+		if obj.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range want.Annotations {
+		if obj.Annotations[k] != v {
+			return false
+		}
+	}
+	return true
+}

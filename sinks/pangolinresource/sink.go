@@ -1,0 +1,171 @@
+package pangolinresource
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// OwnerIndex indexes PangolinResources by the UID of the source object that owns them,
+// so that finding one object's resources costs the same with 10 or 10,000 in the cluster.
+const OwnerIndex = "pic.owner-uid"
+
+// IndexOwner is the index function for OwnerIndex.
+func IndexOwner(obj client.Object) []string {
+	pr, ok := obj.(*tunnelv1alpha1.PangolinResource)
+	if !ok {
+		return nil
+	}
+	if uid, ok := owner(pr); ok {
+		return []string{string(uid)}
+	}
+	return nil
+}
+
+// CacheSelector limits the PangolinResource informer to objects that carry PIC's uid
+// label: the operator's other resources are none of PIC's business and cost memory.
+func CacheSelector() labels.Selector {
+	req, err := labels.NewRequirement(pic.LabelOwnerUID, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant selector: cannot fail
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+// Sink reads and writes PangolinResources.
+type Sink struct {
+	client client.Client // cached reads (CacheSelector, OwnerIndex) and writes
+	live   client.Reader // uncached reads, for objects outside the cache
+	caps   tunnelv1alpha1.Capabilities
+}
+
+// New returns a sink that writes for the CRD variant described by caps.
+func New(c client.Client, live client.Reader, caps tunnelv1alpha1.Capabilities) *Sink {
+	return &Sink{client: c, live: live, caps: caps}
+}
+
+// Features is what the installed CRD lets the engine express.
+func (s *Sink) Features() engine.Features {
+	return engine.Features{PathRouting: s.caps.Targets, AccessControl: s.caps.AccessControl, TunnelNamespace: s.caps.TunnelNamespace}
+}
+
+// Current returns the resources that origin owns.
+func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Existing, error) {
+	var list tunnelv1alpha1.PangolinResourceList
+	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}); err != nil {
+		return nil, fmt.Errorf("list PangolinResources of %s: %w", origin.Key(), err)
+	}
+	out := make([]engine.Existing, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, parse(&list.Items[i], origin, s.caps))
+	}
+	return out, nil
+}
+
+// Result is what Apply did, for events and logs.
+type Result struct {
+	Created, Updated, Deleted []engine.Resource
+	// Conflicts are desired resources whose name is taken by an object PIC does not own.
+	Conflicts []engine.Resource
+}
+
+// Apply carries out plan. It stops at the first API error, which the caller retries with
+// backoff; what was done before it is in the result.
+func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
+	var res Result
+	for _, d := range plan.Create {
+		obj := render(d, s.caps)
+		err := s.client.Create(ctx, obj)
+		countWrite("create", err)
+		switch {
+		case err == nil:
+			res.Created = append(res.Created, d)
+		case apierrors.IsAlreadyExists(err):
+			mine, getErr := s.ownedBy(ctx, d)
+			if getErr != nil {
+				return res, getErr
+			}
+			if !mine {
+				res.Conflicts = append(res.Conflicts, d)
+			}
+			// Ours but not in the cache yet: its watch event brings us back.
+		default:
+			return res, fmt.Errorf("create PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		}
+	}
+	for _, d := range plan.Update {
+		if err := s.update(ctx, d); err != nil {
+			return res, err
+		}
+		res.Updated = append(res.Updated, d)
+	}
+	for _, e := range plan.Delete {
+		obj := &tunnelv1alpha1.PangolinResource{}
+		obj.Name, obj.Namespace = e.Name, e.Namespace
+		// The UID precondition: delete exactly the object read as owned, never a
+		// same-named successor.
+		err := s.client.Delete(ctx, obj, client.Preconditions{UID: &e.UID})
+		countWrite("delete", err)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return res, fmt.Errorf("delete PangolinResource %s/%s: %w", e.Namespace, e.Name, err)
+		}
+		res.Deleted = append(res.Deleted, e.Resource)
+	}
+	return res, nil
+}
+
+func (s *Sink) update(ctx context.Context, d engine.Resource) error {
+	var current tunnelv1alpha1.PangolinResource
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &current); err != nil {
+		return fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	if uid, ok := owner(&current); !ok || uid != d.Origin.UID {
+		return fmt.Errorf("PangolinResource %s/%s changed owner since it was read", d.Namespace, d.Name)
+	}
+	want := render(d, s.caps)
+	updated := current.DeepCopy()
+	updated.Spec = want.Spec
+	if updated.Labels == nil {
+		updated.Labels = map[string]string{}
+	}
+	for k, v := range want.Labels {
+		updated.Labels[k] = v
+	}
+	if updated.Annotations == nil {
+		updated.Annotations = map[string]string{}
+	}
+	for k, v := range want.Annotations {
+		updated.Annotations[k] = v
+	}
+	// resourceVersion from the cache makes this an optimistic update: if someone wrote
+	// in between, the API server refuses it and the reconcile is retried on fresh data.
+	err := s.client.Update(ctx, updated)
+	countWrite("update", err)
+	if err != nil {
+		return fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
+}
+
+// ownedBy reads, past the cache, whether the object named like d belongs to d's origin.
+func (s *Sink) ownedBy(ctx context.Context, d engine.Resource) (bool, error) {
+	var obj tunnelv1alpha1.PangolinResource
+	if err := s.live.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil // deleted meanwhile: the next reconcile creates it
+		}
+		return false, fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	uid, ok := owner(&obj)
+	return ok && uid == d.Origin.UID, nil
+}

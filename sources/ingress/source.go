@@ -1,0 +1,291 @@
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+var _ sources.Source = (*Source)(nil)
+
+// Config is what the Ingress source needs from PIC's configuration.
+type Config struct {
+	Tunnels       tunnel.Resolver
+	BackendScheme string // default scheme of targets: http or https
+	ClusterDomain string // cluster.local
+}
+
+// Source reads Ingresses.
+type Source struct {
+	client client.Reader // the manager's cache
+	config Config
+}
+
+// New returns the Ingress source reading through c.
+func New(c client.Reader, config Config) *Source { return &Source{client: c, config: config} }
+
+// Name implements sources.Source.
+func (s *Source) Name() string { return "ingress" }
+
+// Object implements sources.Source.
+func (s *Source) Object() client.Object { return &networkingv1.Ingress{} }
+
+// Routes implements sources.Source.
+func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.Result, error) {
+	var ing networkingv1.Ingress
+	if err := s.client.Get(ctx, key, &ing); err != nil {
+		if apierrors.IsNotFound(err) {
+			return sources.Result{}, nil
+		}
+		return sources.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
+	}
+	origin := originOf(&ing)
+	res := sources.Result{Origin: &origin}
+	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
+		res.Rejections = append(res.Rejections, route.Rejection{
+			Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry,
+		})
+	}
+
+	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
+	class, err := s.classify(ctx, &ing, opts)
+	if err != nil {
+		return sources.Result{}, err
+	}
+	if !class.managed {
+		if len(problems) > 0 && opts.enabled == nil && class.ours {
+			// An invalid enabled value on an Ingress of our class: neither publish nor
+			// remove until the user says which.
+			res.Managed = true
+			reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
+		}
+		return res, nil
+	}
+	res.Managed = true
+	if len(problems) > 0 {
+		// A typo must not take a live route down, nor publish something half-configured.
+		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
+		return res, nil
+	}
+	tunnelName := opts.tunnel
+	if tunnelName == "" {
+		tunnelName = class.tunnel
+	}
+	ref, problem := s.config.Tunnels.Resolve(ing.Namespace, class.alias, tunnelName)
+	if problem != nil {
+		hold := problem.Reason != pic.ReasonTunnelNotAllowed
+		reject("", problem.Reason, hold, false, "%s", problem.Message)
+		return res, nil
+	}
+
+	hosts, defaultPaths, err := s.collect(ctx, &ing, opts.backendScheme, reject)
+	if err != nil {
+		return sources.Result{}, err
+	}
+	for _, h := range hosts {
+		r := route.Route{
+			Origin: origin, Host: h.host, Tunnel: ref,
+			Access:            route.Access{SSO: opts.sso, BlockAccess: opts.blockAccess},
+			DomainOverride:    opts.domain,
+			SubdomainOverride: opts.subdomain,
+		}
+		if h.unservable {
+			continue
+		}
+		r.Paths = h.paths
+		if h.usesDefault && defaultPaths != nil && !hasRootPrefix(h.paths) {
+			r.Paths = append(r.Paths, defaultPaths...)
+		}
+		if len(r.Paths) == 0 {
+			reject(h.host, pic.ReasonNoBackend, false, false,
+				"host %s has no HTTP paths and the Ingress has no default backend: nothing to publish", h.host)
+			continue
+		}
+		res.Routes = append(res.Routes, r)
+	}
+	return res, nil
+}
+
+func originOf(ing *networkingv1.Ingress) route.Origin {
+	return route.Origin{
+		Group: networkingv1.SchemeGroupVersion.Group, Version: networkingv1.SchemeGroupVersion.Version, Kind: "Ingress",
+		Namespace: ing.Namespace, Name: ing.Name, UID: ing.UID, Generation: ing.Generation,
+		Created: ing.CreationTimestamp.Time,
+	}
+}
+
+// hostRoutes is one host of an Ingress, merged across the rules that name it.
+type hostRoutes struct {
+	host        string
+	paths       []route.PathRule
+	usesDefault bool // a rule without http: the default backend serves the host
+	// unservable: a path cannot be served as written. The host is not published rather
+	// than published with that path silently missing.
+	unservable bool
+}
+
+type rejectFunc func(host, reason string, hold, retry bool, format string, args ...any)
+
+// collect merges rules by host and resolves their backends.
+func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, scheme string, reject rejectFunc) ([]*hostRoutes, []route.PathRule, error) {
+	var defaultPaths []route.PathRule
+	if b := ing.Spec.DefaultBackend; b != nil {
+		backend, ok, err := s.backend(ctx, ing, b, scheme, "", reject)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			defaultPaths = []route.PathRule{{Path: "/", Match: route.MatchPrefix, Backend: backend, Fallback: true}}
+		}
+	}
+	if len(ing.Spec.Rules) == 0 {
+		reject("", pic.ReasonNoRules, false, false,
+			"the Ingress has no rules: Pangolin publishes named hosts, so add spec.rules[].host (a default backend alone has no host)")
+		return nil, nil, nil
+	}
+
+	var hosts []*hostRoutes
+	byHost := map[string]*hostRoutes{}
+	for i, rule := range ing.Spec.Rules {
+		host, problem := hostname.Normalize(rule.Host, s.config.ClusterDomain)
+		if problem != nil {
+			reason := problem.Reason
+			if reason == pic.ReasonEmptyHost {
+				reject("", reason, false, false, "rule %d has no host and is skipped: Pangolin publishes named hosts only; set spec.rules[%d].host", i, i)
+			} else {
+				reject(rule.Host, reason, false, false, "%s", problem.Message)
+			}
+			continue
+		}
+		h := byHost[host]
+		if h == nil {
+			h = &hostRoutes{host: host}
+			byHost[host] = h
+			hosts = append(hosts, h)
+		}
+		if rule.HTTP == nil {
+			h.usesDefault = true
+			continue
+		}
+		for _, p := range rule.HTTP.Paths {
+			if err := s.addPath(ctx, ing, h, p, scheme, reject); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for _, h := range hosts {
+		if len(h.paths) == 0 {
+			h.usesDefault = true
+		}
+	}
+	return hosts, defaultPaths, nil
+}
+
+func (s *Source) addPath(ctx context.Context, ing *networkingv1.Ingress, h *hostRoutes, p networkingv1.HTTPIngressPath, scheme string, reject rejectFunc) error {
+	rule := route.PathRule{Path: p.Path, Match: route.MatchPrefix}
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+		rule.Match = route.MatchExact
+	}
+	// ImplementationSpecific is served as Prefix, the way most controllers read it.
+	if rule.Path == "" {
+		rule.Path = "/"
+	}
+	backend, ok, err := s.backend(ctx, ing, &p.Backend, scheme, h.host, reject)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		h.unservable = true
+		return nil
+	}
+	rule.Backend = backend
+	for _, existing := range h.paths {
+		if existing.Path == rule.Path && existing.Match == rule.Match {
+			if existing.Backend != rule.Backend {
+				reject(h.host, pic.ReasonDuplicatePath, false, false,
+					"path %s (%s) of host %s is listed twice with different backends: %s is used, %s is ignored",
+					rule.Path, rule.Match, h.host, existing.Backend, rule.Backend)
+			}
+			return nil
+		}
+	}
+	h.paths = append(h.paths, rule)
+	return nil
+}
+
+// backend resolves an Ingress backend to the address the Newt agent dials. Missing
+// Services and ports may appear later: those hold what exists and retry.
+func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *networkingv1.IngressBackend, scheme, host string, reject rejectFunc) (route.Backend, bool, error) {
+	if b.Resource != nil || b.Service == nil {
+		reject(host, pic.ReasonResourceBackendUnsupported, false, false,
+			"a resource backend (%s) cannot be reached through a Pangolin tunnel; use a Service backend", resourceName(b))
+		return route.Backend{}, false, nil
+	}
+	var svc corev1.Service
+	key := types.NamespacedName{Namespace: ing.Namespace, Name: b.Service.Name}
+	if err := s.client.Get(ctx, key, &svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			reject(host, pic.ReasonServiceNotFound, true, true, "Service %s not found; retrying", key)
+			return route.Backend{}, false, nil
+		}
+		return route.Backend{}, false, fmt.Errorf("get Service %s: %w", key, err)
+	}
+	port, ok := servicePort(&svc, b.Service.Port)
+	if !ok {
+		reject(host, pic.ReasonServicePortNotFound, true, true, "Service %s has no port %s; retrying", key, portString(b.Service.Port))
+		return route.Backend{}, false, nil
+	}
+	address := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, s.config.ClusterDomain)
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		address = strings.TrimSuffix(svc.Spec.ExternalName, ".")
+	}
+	return route.Backend{Host: address, Port: port, Scheme: scheme}, true, nil
+}
+
+// servicePort is the Service port the backend names. Traffic goes to the Service's
+// address, so it is the Service port, not the target port, that the agent dials.
+func servicePort(svc *corev1.Service, p networkingv1.ServiceBackendPort) (int32, bool) {
+	for _, sp := range svc.Spec.Ports {
+		if p.Name != "" && sp.Name == p.Name || p.Name == "" && sp.Port == p.Number {
+			return sp.Port, true
+		}
+	}
+	// An ExternalName Service needs no ports: a number is dialled as written.
+	if svc.Spec.Type == corev1.ServiceTypeExternalName && p.Name == "" && p.Number > 0 {
+		return p.Number, true
+	}
+	return 0, false
+}
+
+func portString(p networkingv1.ServiceBackendPort) string {
+	if p.Name != "" {
+		return fmt.Sprintf("%q", p.Name)
+	}
+	return fmt.Sprint(p.Number)
+}
+
+func resourceName(b *networkingv1.IngressBackend) string {
+	if b.Resource == nil {
+		return "none"
+	}
+	return b.Resource.Kind + "/" + b.Resource.Name
+}
+
+func hasRootPrefix(paths []route.PathRule) bool {
+	return slices.ContainsFunc(paths, func(p route.PathRule) bool {
+		return p.Match == route.MatchPrefix && strings.TrimRight(p.Path, "/") == ""
+	})
+}

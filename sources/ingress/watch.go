@@ -1,0 +1,135 @@
+package ingress
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+// Cache indexes on Ingresses, so that a change to a related object reaches the Ingresses
+// it concerns without listing them all.
+const (
+	serviceIndex = "pic.ingress.service" // "namespace/name" of every backend Service
+	classIndex   = "pic.ingress.class"   // the class name, "" for none
+	hostIndex    = "pic.ingress.host"    // every normalized host
+)
+
+// Indexes implements sources.Source.
+func (s *Source) Indexes() []sources.Index {
+	return []sources.Index{
+		{Object: &networkingv1.Ingress{}, Field: serviceIndex, Func: indexServices},
+		{Object: &networkingv1.Ingress{}, Field: classIndex, Func: indexClass},
+		{Object: &networkingv1.Ingress{}, Field: hostIndex, Func: s.indexHosts},
+	}
+}
+
+// Watch implements sources.Source.
+func (s *Source) Watch(b *builder.Builder) {
+	b.Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfService)).
+		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfClass))
+}
+
+// Claimants implements sources.Source.
+func (s *Source) Claimants(ctx context.Context, host string) ([]types.NamespacedName, error) {
+	return s.byIndex(ctx, hostIndex, host, "")
+}
+
+func indexServices(obj client.Object) []string {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	add := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil {
+			keys = append(keys, ing.Namespace+"/"+b.Service.Name)
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for i := range rule.HTTP.Paths {
+			add(&rule.HTTP.Paths[i].Backend)
+		}
+	}
+	return keys
+}
+
+func indexClass(obj client.Object) []string {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return nil
+	}
+	if ing.Spec.IngressClassName != nil {
+		return []string{*ing.Spec.IngressClassName}
+	}
+	return []string{ing.Annotations[pic.LegacyClassAnnotation]}
+}
+
+func (s *Source) indexHosts(obj client.Object) []string {
+	ing, ok := obj.(*networkingv1.Ingress)
+	if !ok {
+		return nil
+	}
+	var hosts []string
+	for _, rule := range ing.Spec.Rules {
+		if h, problem := hostname.Normalize(rule.Host, s.config.ClusterDomain); problem == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+func (s *Source) ingressesOfService(ctx context.Context, obj client.Object) []reconcile.Request {
+	return s.requests(ctx, serviceIndex, obj.GetNamespace()+"/"+obj.GetName(), obj.GetNamespace())
+}
+
+// ingressesOfClass requeues the Ingresses of a class that changed; a class that is or
+// was the default also concerns every Ingress without a class.
+func (s *Source) ingressesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	requests := s.requests(ctx, classIndex, obj.GetName(), "")
+	return append(requests, s.requests(ctx, classIndex, "", "")...)
+}
+
+func (s *Source) requests(ctx context.Context, index, value, namespace string) []reconcile.Request {
+	keys, err := s.byIndex(ctx, index, value, namespace)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot map a related object to its Ingresses", "index", index, "value", value)
+		return nil
+	}
+	requests := make([]reconcile.Request, len(keys))
+	for i, k := range keys {
+		requests[i] = reconcile.Request{NamespacedName: k}
+	}
+	return requests
+}
+
+func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([]types.NamespacedName, error) {
+	var list networkingv1.IngressList
+	opts := []client.ListOption{client.MatchingFields{index: value}}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if err := s.client.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("list Ingresses by %s=%s: %w", index, value, err)
+	}
+	keys := make([]types.NamespacedName, len(list.Items))
+	for i := range list.Items {
+		keys[i] = types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}
+	}
+	return keys, nil
+}

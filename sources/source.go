@@ -1,0 +1,53 @@
+// Package sources defines what a source of routes is: a kind of Kubernetes object
+// (Ingress, HTTPRoute) that users write, read and normalized into the route model.
+// A source reads; it never writes the objects PIC creates.
+package sources
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// Result is what a source makes of one of its objects.
+type Result struct {
+	// Origin is nil when the object does not exist (any more).
+	Origin *route.Origin
+	// Managed is false when PIC must not publish the object: another class, opted out.
+	// Whatever PIC created for it is then removed.
+	Managed bool
+	// Routes are the hosts that can be published; Rejections say what cannot, and why.
+	Routes     []route.Route
+	Rejections []route.Rejection
+}
+
+// Source is one kind of object that PIC turns into routes.
+type Source interface {
+	// Name is the source's configuration name: "ingress", "httproute".
+	Name() string
+	// Object is an empty object of the kind the source reconciles.
+	Object() client.Object
+	// Routes reads the object with key. The error is for infrastructure failures only
+	// (the cache, the API server): a user's mistake is a Rejection.
+	Routes(ctx context.Context, key types.NamespacedName) (Result, error)
+	// Indexes are the cache indexes the source reads through; they are registered
+	// before the cache starts.
+	Indexes() []Index
+	// Watch adds the watches on related objects (classes, Services, ...) that must
+	// bring an object back to reconciliation.
+	Watch(b *builder.Builder)
+	// Claimants returns the keys of the source's objects that claim host, from an
+	// index: used to hand a released host to the next claimant.
+	Claimants(ctx context.Context, host string) ([]types.NamespacedName, error)
+}
+
+// Index is a cache index on one kind of object.
+type Index struct {
+	Object client.Object
+	Field  string
+	Func   client.IndexerFunc
+}
