@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -47,7 +48,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 			func(_ context.Context, obj client.Object) []reconcile.Request {
 				return r.waiting.of(route.TunnelRef{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 			})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, RateLimiter: RateLimiter()})
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: maxConcurrent,
+			RateLimiter:             RateLimiter(),
+			// Names are unique by construction (one controller per source); tests start
+			// several managers in one process, which the global check would refuse.
+			SkipNameValidation: ptr.To(true),
+		})
 	for _, idx := range r.source.Indexes() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, idx.Object, idx.Field, idx.Func); err != nil {
 			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)

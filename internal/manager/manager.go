@@ -13,8 +13,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
@@ -35,17 +34,6 @@ import (
 
 // EventSource is the component name on PIC's events.
 const EventSource = "pangolin-ingress-controller"
-
-// Scheme has every kind PIC reads or writes.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(s); err != nil {
-			panic(err) // static registrations: cannot fail
-		}
-	}
-	return s
-}
 
 // RESTConfig is the API server connection: --kubeconfig, else the in-cluster config or
 // $KUBECONFIG, with the configured client rate limits.
@@ -69,7 +57,7 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 
 // DetectCapabilities reads the installed PangolinResource CRD.
 func DetectCapabilities(ctx context.Context, rc *rest.Config) (tunnelv1alpha1.Capabilities, error) {
-	c, err := client.New(rc, client.Options{Scheme: Scheme()})
+	c, err := client.New(rc, client.Options{Scheme: apis.Scheme()})
 	if err != nil {
 		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("create client: %w", err)
 	}
@@ -85,41 +73,50 @@ func DetectCapabilities(ctx context.Context, rc *rest.Config) (tunnelv1alpha1.Ca
 
 // Run starts PIC and blocks until ctx is cancelled or the manager fails.
 func Run(ctx context.Context, cfg *config.Config) error {
-	logger := log.FromContext(ctx)
 	rc, err := RESTConfig(cfg)
 	if err != nil {
 		return err
 	}
-	caps, err := DetectCapabilities(ctx, rc)
+	mgr, err := New(ctx, cfg, rc)
 	if err != nil {
 		return err
 	}
-	logger.Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
+	log.FromContext(ctx).Info("starting", "sources", cfg.Sources, "watchNamespaces", cfg.WatchNamespaces, "leaderElection", cfg.LeaderElection.Enabled)
+	return mgr.Start(ctx)
+}
+
+// New detects the operator's CRD variant and returns a manager with every configured
+// source's reconciler registered, not yet started.
+func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager, error) {
+	caps, err := DetectCapabilities(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	log.FromContext(ctx).Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
 	controller.RecordCRDVariant(caps.Variant())
 
 	mgr, err := ctrl.NewManager(rc, managerOptions(cfg))
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("add health check: %w", err)
+		return nil, fmt.Errorf("add health check: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
-		return fmt.Errorf("add readiness check: %w", err)
+		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
 	if err := controller.IndexPangolinResources(ctx, mgr); err != nil {
-		return err
+		return nil, err
 	}
 	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
 	defaults := engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess}
 	for _, src := range enabledSources(cfg, mgr) {
 		r := controller.NewReconciler(src, sink, mgr.GetCache(), mgr.GetEventRecorder(EventSource), defaults)
 		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles); err != nil {
-			return fmt.Errorf("set up %s controller: %w", src.Name(), err)
+			return nil, fmt.Errorf("set up %s controller: %w", src.Name(), err)
 		}
 	}
-	logger.Info("starting", "sources", cfg.Sources, "watchNamespaces", cfg.WatchNamespaces, "leaderElection", cfg.LeaderElection.Enabled)
-	return mgr.Start(ctx)
+	return mgr, nil
 }
 
 // enabledSources is the one place sources are registered by name.
@@ -139,7 +136,7 @@ func enabledSources(cfg *config.Config, mgr ctrl.Manager) []sources.Source {
 func managerOptions(cfg *config.Config) ctrl.Options {
 	resync := cfg.ResyncPeriod
 	return ctrl.Options{
-		Scheme:                        Scheme(),
+		Scheme:                        apis.Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
 		LeaderElection:                cfg.LeaderElection.Enabled,

@@ -1,0 +1,314 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const (
+	wait = 30 * time.Second
+	tick = 100 * time.Millisecond
+)
+
+// world is one test's view of a real API server with PIC running against it.
+type world struct {
+	t    *testing.T
+	ctx  context.Context
+	c    client.Client
+	ns   string
+	fork bool
+}
+
+// start runs PIC (the real manager, every source and the sink) against env, and
+// returns when it is running. It stops with the test.
+func start(t *testing.T, env *testenv.Env) *world {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := config.Default()
+	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
+	cfg.ResyncPeriod = time.Hour // tests must not pass thanks to a resync
+	mgr, err := manager.New(ctx, cfg, env.Config)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
+	w := &world{t: t, ctx: ctx, c: env.Client, ns: testenv.NewNamespace(t, env.Client), fork: env.Variant.Name == testenv.VariantFork}
+	return w
+}
+
+func (w *world) create(obj client.Object) {
+	w.t.Helper()
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(w.ns)
+	}
+	require.NoError(w.t, w.c.Create(w.ctx, obj))
+}
+
+func (w *world) tunnel(name string) {
+	w.create(&tunnelv1alpha1.PangolinTunnel{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+	})
+}
+
+func (w *world) service(name string, port int32) {
+	w.create(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: port}}},
+	})
+}
+
+func ingressFor(name, class string, rules ...networkingv1.IngressRule) *networkingv1.Ingress {
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       networkingv1.IngressSpec{IngressClassName: ptr.To(class), Rules: rules},
+	}
+}
+
+func rule(host, path, service string, port int32) networkingv1.IngressRule {
+	return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+		Paths: []networkingv1.HTTPIngressPath{{
+			Path: path, PathType: ptr.To(networkingv1.PathTypePrefix),
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: port}}},
+		}},
+	}}}
+}
+
+// resources lists the PangolinResources in the test namespace, by public host.
+func (w *world) resources() map[string]tunnelv1alpha1.PangolinResource {
+	var list tunnelv1alpha1.PangolinResourceList
+	require.NoError(w.t, w.c.List(w.ctx, &list, client.InNamespace(w.ns)))
+	out := map[string]tunnelv1alpha1.PangolinResource{}
+	for _, r := range list.Items {
+		if r.Spec.HTTPConfig != nil {
+			out[r.Spec.HTTPConfig.Subdomain+"."+r.Spec.HTTPConfig.DomainName] = r
+		}
+	}
+	return out
+}
+
+// backend is the first target of a resource, whichever variant wrote it.
+func (w *world) backend(r tunnelv1alpha1.PangolinResource) string {
+	if w.fork {
+		if len(r.Spec.Targets) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s:%d", r.Spec.Targets[0].IP, r.Spec.Targets[0].Port)
+	}
+	if r.Spec.Target == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", r.Spec.Target.IP, r.Spec.Target.Port)
+}
+
+func (w *world) eventuallyHosts(hosts ...string) map[string]tunnelv1alpha1.PangolinResource {
+	w.t.Helper()
+	var got map[string]tunnelv1alpha1.PangolinResource
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		got = w.resources()
+		keys := make([]string, 0, len(got))
+		for h := range got {
+			keys = append(keys, h)
+		}
+		assert.ElementsMatch(c, hosts, keys)
+	}, wait, tick)
+	return got
+}
+
+func (w *world) eventuallyEvent(reason string) {
+	w.t.Helper()
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		var list eventsv1.EventList
+		assert.NoError(c, w.c.List(w.ctx, &list, client.InNamespace(w.ns)))
+		found := false
+		for _, e := range list.Items {
+			found = found || e.Reason == reason
+		}
+		assert.True(c, found, "event %s", reason)
+	}, wait, tick)
+}
+
+func (w *world) updateIngress(name string, mutate func(*networkingv1.Ingress)) {
+	w.t.Helper()
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		var ing networkingv1.Ingress
+		if !assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &ing)) {
+			return
+		}
+		mutate(&ing)
+		assert.NoError(c, w.c.Update(w.ctx, &ing))
+	}, wait, tick)
+}
+
+// writes is PIC's own count of PangolinResource writes, across the process.
+func writes(t *testing.T) float64 {
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "pic_pangolinresource_writes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+func TestLifecycle(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		w.service("api", 9090)
+
+		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
+		got := w.eventuallyHosts("app.example.com")
+		r := got["app.example.com"]
+		assert.Equal(t, "default", r.Spec.TunnelRef.Name)
+		assert.Equal(t, "web."+w.ns+".svc.cluster.local:8080", w.backend(r))
+		require.NotEmpty(t, r.OwnerReferences)
+		assert.Equal(t, "shop", r.OwnerReferences[0].Name)
+		w.eventuallyEvent(pic.ReasonCreated)
+
+		t.Run("changing the host replaces the resource", func(t *testing.T) {
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "shop.example.com" })
+			w.eventuallyHosts("shop.example.com")
+		})
+		t.Run("changing the backend updates the resource in place", func(t *testing.T) {
+			before := w.resources()["shop.example.com"]
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service = &networkingv1.IngressServiceBackend{Name: "api", Port: networkingv1.ServiceBackendPort{Number: 9090}}
+			})
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				after := w.resources()["shop.example.com"]
+				assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", w.backend(after))
+				assert.Equal(c, before.UID, after.UID, "updated, not recreated")
+			}, wait, tick)
+		})
+		t.Run("adding and removing a host adds and removes its resource", func(t *testing.T) {
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules = append(ing.Spec.Rules, rule("admin.example.com", "/", "web", 8080))
+			})
+			w.eventuallyHosts("shop.example.com", "admin.example.com")
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules = ing.Spec.Rules[:1] })
+			w.eventuallyHosts("shop.example.com")
+		})
+		t.Run("a hand edit of the spec is restored", func(t *testing.T) {
+			r := w.resources()["shop.example.com"]
+			r.Spec.HTTPConfig.Subdomain = "hijacked"
+			require.NoError(t, w.c.Update(w.ctx, &r))
+			w.eventuallyHosts("shop.example.com")
+		})
+		t.Run("a hand-deleted resource is recreated", func(t *testing.T) {
+			r := w.resources()["shop.example.com"]
+			require.NoError(t, w.c.Delete(w.ctx, &r))
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				again, ok := w.resources()["shop.example.com"]
+				assert.True(c, ok)
+				assert.NotEqual(c, r.UID, again.UID)
+			}, wait, tick)
+		})
+		t.Run("a reconcile with nothing to change writes nothing", func(t *testing.T) {
+			before := writes(t)
+			// An unrelated label change triggers a reconcile of the Ingress.
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
+			time.Sleep(2 * time.Second) // let the reconcile happen; nothing may be written
+			assert.Equal(t, before, writes(t))
+		})
+		t.Run("opting out removes the resources and opting in restores them", func(t *testing.T) {
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
+				ing.Annotations = map[string]string{pic.AnnotationEnabled: "false"}
+			})
+			w.eventuallyHosts()
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { delete(ing.Annotations, pic.AnnotationEnabled) })
+			w.eventuallyHosts("shop.example.com")
+		})
+		t.Run("a class change away from pangolin removes the resources", func(t *testing.T) {
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.IngressClassName = ptr.To("nginx") })
+			w.eventuallyHosts()
+		})
+	})
+}
+
+func TestMissingTunnelThenCreated(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.service("web", 8080)
+		w.create(ingressFor("late", "pangolin", rule("late.example.com", "/", "web", 8080)))
+		w.eventuallyEvent(pic.ReasonTunnelNotFound)
+		assert.Empty(t, w.resources())
+		// The tunnel's own event brings the Ingress back, well before any backoff.
+		w.tunnel("default")
+		w.eventuallyHosts("late.example.com")
+	})
+}
+
+func TestUnownedLookalikeUntouched(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		ing := ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080))
+		w.create(ing)
+		owned := w.eventuallyHosts("app.example.com")["app.example.com"]
+
+		// A look-alike: PIC's labels with the Ingress's UID, but no owner reference.
+		decoy := &tunnelv1alpha1.PangolinResource{
+			ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: w.ns, Labels: owned.Labels, Annotations: map[string]string{pic.AnnotationHost: "gone.example.com"}},
+			Spec: tunnelv1alpha1.PangolinResourceSpec{Protocol: "http", TunnelRef: &tunnelv1alpha1.TunnelRef{Name: "default"},
+				HTTPConfig: &tunnelv1alpha1.HTTPConfig{Subdomain: "gone", DomainName: "example.com"}},
+		}
+		if w.fork {
+			decoy.Spec.Targets = []tunnelv1alpha1.Target{{IP: "10.0.0.1", Port: 1}}
+		} else {
+			decoy.Spec.Target = &tunnelv1alpha1.Target{IP: "10.0.0.1", Port: 1}
+		}
+		require.NoError(t, w.c.Create(w.ctx, decoy))
+		// Make PIC look at the Ingress again: the decoy must survive it.
+		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
+		w.eventuallyHosts("app.example.com", "gone.example.com")
+		time.Sleep(2 * time.Second)
+		var after tunnelv1alpha1.PangolinResource
+		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(decoy), &after))
+		assert.Equal(t, decoy.ResourceVersion, after.ResourceVersion, "the decoy was not modified")
+
+		// An object with the name PIC would use, that PIC does not own: NameConflict,
+		// and the object is left as it is.
+		squatter := decoy.DeepCopy()
+		squatter.ObjectMeta = metav1.ObjectMeta{Namespace: w.ns,
+			Name: engine.ResourceName(route.Origin{Kind: "Ingress", Namespace: w.ns, Name: "blocked"}, "blocked.example.com")}
+		require.NoError(t, w.c.Create(w.ctx, squatter))
+		w.create(ingressFor("blocked", "pangolin", rule("blocked.example.com", "/", "web", 8080)))
+		w.eventuallyEvent(pic.ReasonNameConflict)
+		var still tunnelv1alpha1.PangolinResource
+		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(squatter), &still))
+		assert.Equal(t, squatter.ResourceVersion, still.ResourceVersion, "PIC did not touch the squatter")
+	})
+}

@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+var (
+	fork     = Features{PathRouting: true, AccessControl: true, TunnelNamespace: true}
+	original = Features{}
+	prod     = route.Origin{Kind: "Ingress", Group: "networking.k8s.io", Version: "v1", Namespace: "prod", Name: "shop", UID: "uid-shop", Created: time.Unix(100, 0)}
+	web      = route.Backend{Host: "web.prod.svc.cluster.local", Port: 80, Scheme: "http"}
+	api      = route.Backend{Host: "api.prod.svc.cluster.local", Port: 8080, Scheme: "http"}
+	tunnel   = route.TunnelRef{Namespace: "prod", Name: "default"}
+)
+
+func rt(host string, paths ...route.PathRule) route.Route {
+	return route.Route{Origin: prod, Host: host, Tunnel: tunnel, Paths: paths}
+}
+
+func prefix(path string, b route.Backend) route.PathRule {
+	return route.PathRule{Path: path, Match: route.MatchPrefix, Backend: b}
+}
+
+func exact(path string, b route.Backend) route.PathRule {
+	return route.PathRule{Path: path, Match: route.MatchExact, Backend: b}
+}
+
+func reasons(rs []route.Rejection) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Reason)
+	}
+	return out
+}
+
+func TestDesiredTargets(t *testing.T) {
+	cases := []struct {
+		name    string
+		route   route.Route
+		want    []Target
+		reasons []string
+	}{
+		{
+			name:  "a root prefix is a plain Pangolin prefix",
+			route: rt("app.example.com", prefix("/", web)),
+			want:  []Target{{Backend: web, Path: "/", Match: "prefix", Priority: 101}},
+		},
+		{
+			name:  "a prefix matches whole path elements through a regex",
+			route: rt("app.example.com", prefix("/api", api)),
+			want:  []Target{{Backend: api, Path: `^/api(/.*)?$`, Match: "regex", Priority: 104}},
+		},
+		{
+			name:  "a trailing slash on a prefix is ignored, as Kubernetes does",
+			route: rt("app.example.com", prefix("/api/", api)),
+			want:  []Target{{Backend: api, Path: `^/api(/.*)?$`, Match: "regex", Priority: 105}},
+		},
+		{
+			name:  "regex metacharacters in a prefix are escaped",
+			route: rt("app.example.com", prefix("/v1.0", api)),
+			want:  []Target{{Backend: api, Path: `^/v1\.0(/.*)?$`, Match: "regex", Priority: 105}},
+		},
+		{
+			name:  "exact before prefix, longer before shorter, default backend last",
+			route: rt("app.example.com", prefix("/", web), prefix("/api", api), exact("/api/health", api), route.PathRule{Path: "/", Match: route.MatchPrefix, Backend: web, Fallback: true}),
+			want: []Target{
+				{Backend: api, Path: "/api/health", Match: "exact", Priority: 611},
+				{Backend: api, Path: `^/api(/.*)?$`, Match: "regex", Priority: 104},
+				{Backend: web, Path: "/", Match: "prefix", Priority: 101},
+				{Backend: web, Path: "/", Match: "prefix", Priority: 1},
+			},
+		},
+		{
+			name:  "a user regular expression is kept as written",
+			route: rt("app.example.com", route.PathRule{Path: "^/u/[0-9]+$", Match: route.MatchRegex, Backend: api}),
+			want:  []Target{{Backend: api, Path: "^/u/[0-9]+$", Match: "regex", Priority: 111}},
+		},
+		{
+			name:    "a host without paths has nothing to publish",
+			route:   rt("app.example.com"),
+			reasons: []string{pic.ReasonNoBackend},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: fork})
+			assert.Equal(t, tc.reasons, reasons(rejections))
+			if tc.want == nil {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Equal(t, tc.want, got[0].Targets)
+			for _, target := range got[0].Targets {
+				assert.True(t, target.Priority >= 1 && target.Priority <= 1000, "priority %d within the CRD's 1-1000", target.Priority)
+				if target.Match == "regex" {
+					_, err := regexp.Compile(target.Path)
+					assert.NoError(t, err)
+				}
+			}
+		})
+	}
+}
+
+func TestPrefixRegexMatchesWholeElements(t *testing.T) {
+	got, _ := Desired(Input{Routes: []route.Route{rt("app.example.com", prefix("/foo", web))}, Features: fork})
+	require.Len(t, got, 1)
+	re := regexp.MustCompile(got[0].Targets[0].Path)
+	for path, match := range map[string]bool{"/foo": true, "/foo/": true, "/foo/bar": true, "/foobar": false, "/bar/foo": false} {
+		assert.Equal(t, match, re.MatchString(path), path)
+	}
+}
+
+func TestDesiredOriginalVariant(t *testing.T) {
+	fallback := route.PathRule{Path: "/", Match: route.MatchPrefix, Backend: api, Fallback: true}
+	cases := []struct {
+		name    string
+		route   route.Route
+		want    []Target
+		reasons []string
+	}{
+		{"one backend for every path is one target", rt("app.example.com", prefix("/", web), exact("/x", web)), []Target{{Backend: web}}, nil},
+		{"several backends fall back to the root path's backend", rt("app.example.com", prefix("/api", api), prefix("/", web)), []Target{{Backend: web}}, []string{pic.ReasonPathRoutingUnsupported}},
+		{"several backends without a root path fall back to the default backend", rt("app.example.com", prefix("/web", web), fallback), []Target{{Backend: api}}, []string{pic.ReasonPathRoutingUnsupported}},
+		{"several backends and no catch-all are not published", rt("app.example.com", prefix("/web", web), prefix("/api", api)), nil, []string{pic.ReasonPathRoutingUnsupported}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: original})
+			assert.Equal(t, tc.reasons, reasons(rejections))
+			if tc.want == nil {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Equal(t, tc.want, got[0].Targets)
+			assert.Nil(t, got[0].SSO, "the original CRD cannot carry sso")
+		})
+	}
+}
+
+func TestDesiredAccessControl(t *testing.T) {
+	withAccess := func(sso, block *bool) route.Route {
+		r := rt("app.example.com", prefix("/", web))
+		r.Access = route.Access{SSO: sso, BlockAccess: block}
+		return r
+	}
+	cases := []struct {
+		name               string
+		features           Features
+		defaults           Defaults
+		route              route.Route
+		published          bool
+		wantSSO, wantBlock *bool
+		reasons            []string
+	}{
+		{"the fork always writes the configured defaults", fork, Defaults{SSO: true}, withAccess(nil, nil), true, ptr.To(true), ptr.To(false), nil},
+		{"annotations beat the defaults", fork, Defaults{SSO: true}, withAccess(ptr.To(false), ptr.To(true)), true, ptr.To(false), ptr.To(true), nil},
+		{"the original variant fails closed when sso is asked", original, Defaults{}, withAccess(ptr.To(true), nil), false, nil, nil, []string{pic.ReasonAccessControlUnsupported}},
+		{"the original variant fails closed when block-access is asked", original, Defaults{}, withAccess(nil, ptr.To(true)), false, nil, nil, []string{pic.ReasonAccessControlUnsupported}},
+		{"the original variant publishes with a warning when sso=false is asked", original, Defaults{}, withAccess(ptr.To(false), nil), true, nil, nil, []string{pic.ReasonAccessControlUnsupported}},
+		{"the original variant publishes silently when nothing is asked", original, Defaults{SSO: true}, withAccess(nil, nil), true, nil, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: tc.features, Defaults: tc.defaults})
+			assert.Equal(t, tc.reasons, reasons(rejections))
+			if !tc.published {
+				assert.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Equal(t, tc.wantSSO, got[0].SSO)
+			assert.Equal(t, tc.wantBlock, got[0].BlockAccess)
+		})
+	}
+}
+
+func TestDesiredHosts(t *testing.T) {
+	elsewhere := route.TunnelRef{Namespace: "pangolin-system", Name: "edge"}
+	older := route.Origin{Kind: "Ingress", Namespace: "other", Name: "first", UID: "uid-first"}
+	cases := []struct {
+		name      string
+		features  Features
+		routes    []route.Route
+		hostOwner map[string]route.Origin
+		published []string // public hosts
+		reasons   []string
+	}{
+		{"each host is one resource", fork, []route.Route{rt("a.example.com", prefix("/", web)), rt("b.example.com", prefix("/", web))}, nil, []string{"a.example.com", "b.example.com"}, nil},
+		{"an apex host is refused", fork, []route.Route{rt("example.com", prefix("/", web))}, nil, nil, []string{pic.ReasonApexHost}},
+		{"a subdomain override on two hosts of one domain collides", fork, []route.Route{
+			{Origin: prod, Host: "a.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"},
+			{Origin: prod, Host: "b.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"},
+		}, nil, nil, []string{pic.ReasonOverrideConflict, pic.ReasonOverrideConflict}},
+		{"a subdomain override on hosts of different domains does not collide", fork, []route.Route{
+			{Origin: prod, Host: "a.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"},
+			{Origin: prod, Host: "a.example.org", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"},
+		}, nil, []string{"app.example.com", "app.example.org"}, nil},
+		{"a tunnel in another namespace needs the fork", original, []route.Route{{Origin: prod, Host: "a.example.com", Tunnel: elsewhere, Paths: []route.PathRule{prefix("/", web)}}}, nil, nil, []string{pic.ReasonTunnelNamespaceUnsupported}},
+		{"a tunnel in another namespace works with the fork", fork, []route.Route{{Origin: prod, Host: "a.example.com", Tunnel: elsewhere, Paths: []route.PathRule{prefix("/", web)}}}, nil, []string{"a.example.com"}, nil},
+		{"a host owned by an older object is not served", fork, []route.Route{rt("a.example.com", prefix("/", web)), rt("b.example.com", prefix("/", web))}, map[string]route.Origin{"a.example.com": older, "b.example.com": prod}, []string{"b.example.com"}, []string{pic.ReasonHostConflict}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Routes: tc.routes, Features: tc.features}
+			if tc.hostOwner != nil {
+				in.HostOwner = func(h string) (route.Origin, bool) { o, ok := tc.hostOwner[h]; return o, ok }
+			}
+			got, rejections := Desired(in)
+			assert.Equal(t, tc.reasons, reasons(rejections))
+			var public []string
+			for _, r := range got {
+				public = append(public, r.PublicHost())
+				assert.Equal(t, ResourceName(prod, r.Host), r.Name)
+				assert.Equal(t, prod.Namespace, r.Namespace)
+			}
+			assert.Equal(t, tc.published, public)
+		})
+	}
+}
+
+func TestResourceName(t *testing.T) {
+	dnsLabel := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	long := route.Origin{Kind: "Ingress", Namespace: strings.Repeat("n", 63), Name: strings.Repeat("x", 200) + ".with.dots"}
+	cases := []struct {
+		name   string
+		origin route.Origin
+		host   string
+		want   string
+	}{
+		{"the readable part is pic-namespace-name", prod, "app.example.com", "pic-prod-shop-"},
+		{"dots in an object name become hyphens", route.Origin{Kind: "Ingress", Namespace: "prod", Name: "shop.v2"}, "app.example.com", "pic-prod-shop-v2-"},
+		{"a long readable part is truncated, not the hash", long, "app.example.com", "pic-nnnn"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ResourceName(tc.origin, tc.host)
+			assert.True(t, strings.HasPrefix(got, tc.want), got)
+			assert.LessOrEqual(t, len(got), 63)
+			assert.Regexp(t, dnsLabel, got)
+			assert.Equal(t, got, ResourceName(tc.origin, tc.host), "deterministic")
+			assert.NotEqual(t, got, ResourceName(tc.origin, "other."+tc.host), "each host has its own name")
+		})
+	}
+	httpRoute := prod
+	httpRoute.Kind = "HTTPRoute"
+	assert.NotEqual(t, ResourceName(prod, "app.example.com"), ResourceName(httpRoute, "app.example.com"), "an HTTPRoute never takes an Ingress's name")
+}
+
+func TestCalculate(t *testing.T) {
+	a := Resource{Name: "pic-a", Host: "a.example.com", Subdomain: "a", Domain: "example.com", Targets: []Target{{Backend: web}}}
+	b := Resource{Name: "pic-b", Host: "b.example.com", Subdomain: "b", Domain: "example.com", Targets: []Target{{Backend: web}}}
+	bChanged := b
+	bChanged.Targets = []Target{{Backend: api}}
+	cases := []struct {
+		name                   string
+		desired                []Resource
+		existing               []Existing
+		hold                   Hold
+		create, update, delete []string
+	}{
+		{"a missing resource is created", []Resource{a}, nil, Hold{}, []string{"pic-a"}, nil, nil},
+		{"an equal resource is left alone", []Resource{a}, []Existing{{Resource: a}}, Hold{}, nil, nil, nil},
+		{"a changed resource is updated", []Resource{bChanged}, []Existing{{Resource: b}}, Hold{}, nil, []string{"pic-b"}, nil},
+		{"a drifted resource is updated even if the model is equal", []Resource{a}, []Existing{{Resource: a, Drifted: true}}, Hold{}, nil, []string{"pic-a"}, nil},
+		{"a resource no longer desired is deleted", []Resource{a}, []Existing{{Resource: a}, {Resource: b}}, Hold{}, nil, nil, []string{"pic-b"}},
+		{"a held host is neither updated nor deleted", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{Hosts: map[string]bool{"b.example.com": true}}, nil, nil, []string{"pic-a"}},
+		{"holding everything deletes nothing", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{All: true}, nil, nil, nil},
+		{"holding everything still creates what is missing", []Resource{a}, nil, Hold{All: true}, []string{"pic-a"}, nil, nil},
+	}
+	names := func(rs []Resource) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := Calculate(tc.desired, tc.existing, tc.hold)
+			assert.Equal(t, tc.create, names(plan.Create))
+			assert.Equal(t, tc.update, names(plan.Update))
+			var deleted []string
+			for _, e := range plan.Delete {
+				deleted = append(deleted, e.Name)
+			}
+			assert.Equal(t, tc.delete, deleted)
+			assert.Equal(t, len(tc.create)+len(tc.update)+len(tc.delete) == 0, plan.Empty())
+		})
+	}
+}

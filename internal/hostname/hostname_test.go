@@ -1,0 +1,106 @@
+package hostname
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+)
+
+func TestNormalize(t *testing.T) {
+	cases := []struct {
+		name   string
+		host   string
+		want   string
+		reason string
+	}{
+		{"a plain host is kept", "app.example.com", "app.example.com", ""},
+		{"mixed case is lower-cased", "App.Example.COM", "app.example.com", ""},
+		{"a trailing dot is removed", "app.example.com.", "app.example.com", ""},
+		{"an IDN host becomes punycode", "bücher.example.de", "xn--bcher-kva.example.de", ""},
+		{"an empty host is reported as such", "", "", pic.ReasonEmptyHost},
+		{"a wildcard is refused", "*.example.com", "", pic.ReasonWildcardHost},
+		{"an IPv4 address is refused", "192.168.1.1", "", pic.ReasonIPAddressHost},
+		{"an IPv6 address is refused", "2001:db8::1", "", pic.ReasonIPAddressHost},
+		{"a bracketed IPv6 address is refused", "[::1]", "", pic.ReasonIPAddressHost},
+		{"localhost is refused", "localhost", "", pic.ReasonLocalhostHost},
+		{"a localhost subdomain is refused", "app.localhost", "", pic.ReasonLocalhostHost},
+		{"a single label is refused", "intranet", "", pic.ReasonSingleLabelHost},
+		{"the cluster domain is refused", "my-svc.prod.svc.cluster.local", "", pic.ReasonClusterInternalHost},
+		{"a .svc name is refused", "my-svc.prod.svc", "", pic.ReasonClusterInternalHost},
+		{"an mDNS .local name is refused", "printer.local", "", pic.ReasonClusterInternalHost},
+		{"a label of 64 characters is invalid", strings.Repeat("a", 64) + ".example.com", "", pic.ReasonInvalidHost},
+		{"a host of 254 characters is invalid", strings.Repeat("abcdefghi.", 24) + "ab.example.com", "", pic.ReasonInvalidHost},
+		{"a label of 63 characters is fine", strings.Repeat("a", 63) + ".example.com", strings.Repeat("a", 63) + ".example.com", ""},
+		{"an underscore is invalid", "my_app.example.com", "", pic.ReasonInvalidHost},
+		{"a label starting with a hyphen is invalid", "-app.example.com", "", pic.ReasonInvalidHost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problem := Normalize(tc.host, "cluster.local")
+			if tc.reason == "" {
+				assert.Nil(t, problem)
+				assert.Equal(t, tc.want, got)
+				return
+			}
+			if assert.NotNil(t, problem) {
+				assert.Equal(t, tc.reason, problem.Reason)
+				assert.NotEmpty(t, problem.Message)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	cases := []struct {
+		name, host, subdomain, domain, reason string
+	}{
+		{"the standard case splits off one label", "app.example.com", "app", "example.com", ""},
+		{"several subdomain levels are preserved", "api.staging.example.com", "api.staging", "example.com", ""},
+		{"a multi-label public suffix is respected", "www.example.co.uk", "www", "example.co.uk", ""},
+		{"a private suffix from the list is respected", "app.user.github.io", "app", "user.github.io", ""},
+		{"an apex host cannot be expressed", "example.com", "", "example.com", pic.ReasonApexHost},
+		{"a public suffix has no registrable domain", "co.uk", "", "", pic.ReasonInvalidHost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sub, domain, problem := Split(tc.host)
+			assert.Equal(t, tc.subdomain, sub)
+			assert.Equal(t, tc.domain, domain)
+			if tc.reason == "" {
+				assert.Nil(t, problem)
+			} else if assert.NotNil(t, problem) {
+				assert.Equal(t, tc.reason, problem.Reason)
+			}
+		})
+	}
+}
+
+func TestPublic(t *testing.T) {
+	cases := []struct {
+		name, host, domainOverride, subdomainOverride string
+		subdomain, domain, reason                     string
+	}{
+		{"no override uses the split", "app.example.com", "", "", "app", "example.com", ""},
+		{"a domain override the host ends with keeps the rest as subdomain", "api.staging.example.com", "staging.example.com", "", "api", "staging.example.com", ""},
+		{"another domain override replaces only the domain", "app.example.com", "example.org", "", "app", "example.org", ""},
+		{"a subdomain override replaces only the subdomain", "app.example.com", "", "web", "web", "example.com", ""},
+		{"both overrides replace both", "app.example.com", "example.org", "web", "web", "example.org", ""},
+		{"a subdomain override makes an apex host publishable", "example.com", "", "www", "www", "example.com", ""},
+		{"an apex host stays an apex with only its own domain as override", "example.com", "example.com", "", "", "", pic.ReasonApexHost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sub, domain, problem := Public(tc.host, tc.domainOverride, tc.subdomainOverride)
+			assert.Equal(t, tc.subdomain, sub)
+			assert.Equal(t, tc.domain, domain)
+			if tc.reason == "" {
+				assert.Nil(t, problem)
+			} else if assert.NotNil(t, problem) {
+				assert.Equal(t, tc.reason, problem.Reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// startTimeout is how long etcd and kube-apiserver may take to become healthy. envtest's
+// 20 s default is too short on a loaded 2-core machine running several test packages.
+const startTimeout = 90 * time.Second
+
+// Env is an envtest control plane (etcd and kube-apiserver, no controllers) with one
+// operator variant's CRDs installed.
+type Env struct {
+	Variant Variant
+	// Config authenticates as an admin in system:masters.
+	Config *rest.Config
+	// Client is uncached and uses Scheme(), so reads see writes at once.
+	Client client.Client
+
+	env *envtest.Environment
+}
+
+// StartEnv starts a control plane with the variant's CRDs and, if withGatewayAPI, the
+// standard Gateway API CRDs, and waits until they are established.
+func StartEnv(variant Variant, withGatewayAPI bool) (*Env, error) {
+	assets, err := Assets()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := crdPaths(&variant, withGatewayAPI)
+	if err != nil {
+		return nil, err
+	}
+	te := newEnvironment(assets, paths, &envtest.APIServer{}, &envtest.Etcd{})
+	cfg, err := te.Start()
+	if err != nil {
+		// Start can fail after etcd is up: do not leave processes behind.
+		return nil, errors.Join(fmt.Errorf("start envtest for %s variant: %w", variant.Name, err), te.Stop())
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("create envtest client: %w", err), te.Stop())
+	}
+	return &Env{Variant: variant, Config: cfg, Client: c, env: te}, nil
+}
+
+// newEnvironment configures envtest; apiServer may carry directories and outputs.
+func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServer, etcd *envtest.Etcd) *envtest.Environment {
+	// Without a watch termination grace period the API server ends watches only when
+	// its 60 s shutdown timeout expires, so stopping it under a running controller or
+	// kube-controller-manager would take a minute. With it, watches end at once and
+	// clients re-list, as they do when a real API server rolls.
+	apiServer.Configure().Set("shutdown-watch-termination-grace-period", "2s")
+	// RBAC is envtest's default; set it explicitly because RBAC tests and the e2e
+	// suite rely on it to prove that the rendered RBAC is enough.
+	apiServer.Configure().Set("authorization-mode", "RBAC")
+	return &envtest.Environment{
+		ControlPlane:          envtest.ControlPlane{APIServer: apiServer, Etcd: etcd},
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: crdPaths},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                Scheme(),
+		// Never let USE_EXISTING_CLUSTER point the tests at a real cluster.
+		UseExistingCluster:       ptr.To(false),
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+}
+
+// AddUser returns a config that authenticates as a user with the given groups and no
+// other rights, to check that rendered RBAC is enough.
+func (e *Env) AddUser(name string, groups []string) (*rest.Config, error) {
+	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, baseConfig())
+	if err != nil {
+		return nil, fmt.Errorf("add user %s: %w", name, err)
+	}
+	return u.Config(), nil
+}
+
+// baseConfig is the starting point of every user's config. The API server is local and
+// private to the test, so client-side throttling would only slow tests down.
+func baseConfig() *rest.Config {
+	return &rest.Config{QPS: 1000, Burst: 2000}
+}
+
+// Stop stops kube-apiserver and etcd and removes their data.
+func (e *Env) Stop() error {
+	if err := e.env.Stop(); err != nil {
+		return fmt.Errorf("stop envtest for %s variant: %w", e.Variant.Name, err)
+	}
+	return nil
+}
+
+// Shared envs, one per variant per test binary: starting a control plane takes
+// seconds, so ForEachVariant reuses it across tests. Main stops them.
+var (
+	sharedMu   sync.Mutex
+	mainActive bool
+	shared     = map[string]*sharedEnv{}
+)
+
+type sharedEnv struct {
+	env *Env
+	err error
+}
+
+// Main runs the package's tests and then stops the envs ForEachVariant started. Call it
+// from TestMain in every package that uses ForEachVariant:
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+func Main(m *testing.M) {
+	sharedMu.Lock()
+	mainActive = true
+	sharedMu.Unlock()
+
+	code := m.Run()
+
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for name, s := range shared {
+		if s.env == nil {
+			continue
+		}
+		if err := s.env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		delete(shared, name)
+	}
+	os.Exit(code)
+}
+
+// ForEachVariant runs fn as a subtest per operator variant, named after it, against an
+// env with that variant's CRDs and the Gateway API CRDs. The env is started on first
+// use and shared by every test of the package, so tests must not depend on a clean
+// cluster: create objects in a namespace of their own (NewNamespace).
+func ForEachVariant(t *testing.T, fn func(t *testing.T, env *Env)) {
+	t.Helper()
+	for _, v := range Variants() {
+		t.Run(v.Name, func(t *testing.T) {
+			env, err := sharedEnvFor(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn(t, env)
+		})
+	}
+}
+
+func sharedEnvFor(v Variant) (*Env, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	// Without Main nothing would stop the processes, and they would outlive the test.
+	if !mainActive {
+		return nil, errors.New("testenv.ForEachVariant needs func TestMain(m *testing.M) { testenv.Main(m) } in the package")
+	}
+	s, ok := shared[v.Name]
+	if !ok {
+		// A failed start is remembered so that every later test fails fast with the
+		// same error instead of retrying a slow start.
+		s = &sharedEnv{}
+		s.env, s.err = StartEnv(v, true)
+		shared[v.Name] = s
+	}
+	return s.env, s.err
+}
+
+// NewNamespace creates a namespace with a unique name for one test and returns its
+// name. It is not deleted: envtest runs no namespace controller, so deletion would
+// never finish, and the env is thrown away at the end anyway.
+func NewNamespace(t testing.TB, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatalf("create test namespace: %v", err)
+	}
+	return ns.Name
+}
