@@ -134,7 +134,7 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 
 	var list tunnelv1alpha1.PangolinResourceList
 	require.NoError(t, c.List(ctx, &list))
-	out := goldenOutput{Events: recorder.lines, Resources: list.Items}
+	out := goldenOutput{Events: append([]string{}, recorder.lines...), Resources: list.Items}
 	for i := range out.Resources {
 		m := &out.Resources[i].ObjectMeta
 		m.ResourceVersion, m.CreationTimestamp, m.ManagedFields = "", metav1.Time{}, nil

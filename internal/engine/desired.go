@@ -113,7 +113,7 @@ func access(r route.Route, in Input, reject func(route.Route, string, string, ..
 	asked := func(b *bool) bool { return b != nil && *b }
 	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) {
 		reject(r, pic.ReasonAccessControlUnsupported,
-			"the %s/%s annotations ask for access control, but the installed PangolinResource CRD (original pangolin-operator) cannot carry it; the host is not published rather than published without protection",
+			"the %s and %s annotations ask for access control, but the installed PangolinResource CRD (original pangolin-operator) cannot carry it; the host is not published rather than published without protection",
 			pic.AnnotationSSO, pic.AnnotationBlockAccess)
 		return nil, nil, false
 	}
@@ -185,7 +185,16 @@ func singleTarget(r route.Route, reject func(route.Route, string, string, ...any
 	for _, p := range r.Paths[1:] {
 		same = same && p.Backend == first
 	}
+	catchAll := slices.ContainsFunc(r.Paths, func(p route.PathRule) bool {
+		return p.Fallback || p.Match == route.MatchPrefix && strings.TrimRight(p.Path, "/") == ""
+	})
 	if same {
+		if !catchAll {
+			// Published, as the user asked, but not silently wider than asked.
+			reject(r, pic.ReasonPathRoutingUnsupported,
+				"host %s routes only some paths to %s, but the installed PangolinResource CRD (original pangolin-operator) has no path routing: every path of the host reaches %s; install the fork's CRD to restrict it",
+				r.Host, first, first)
+		}
 		return []Target{{Backend: first}}, true
 	}
 	// Send everything to what the object itself sends unmatched requests to: other
@@ -222,8 +231,9 @@ func rejectOverrideCollisions(resources []Resource, rejections []route.Rejection
 		if same := hosts[r.PublicHost()]; len(same) > 1 {
 			rejections = append(rejections, route.Rejection{
 				Origin: r.Origin, Host: r.Host, Reason: pic.ReasonOverrideConflict,
-				Message: fmt.Sprintf("hosts %s would all be published as %s through the %s/%s annotations; neither is published",
-					strings.Join(same, ", "), r.PublicHost(), pic.AnnotationDomainName, pic.AnnotationSubdomain),
+				Message: fmt.Sprintf("host %s would be published as %s, like %s, through the %s and %s annotations; none of them is published",
+					r.Host, r.PublicHost(), strings.Join(slices.DeleteFunc(slices.Clone(same), func(h string) bool { return h == r.Host }), ", "),
+					pic.AnnotationDomainName, pic.AnnotationSubdomain),
 			})
 			continue
 		}

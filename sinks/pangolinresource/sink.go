@@ -3,6 +3,7 @@ package pangolinresource
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,6 +48,9 @@ type Sink struct {
 	client client.Client // cached reads (CacheSelector, OwnerIndex) and writes
 	live   client.Reader // uncached reads, for objects outside the cache
 	caps   tunnelv1alpha1.Capabilities
+	// conflicts holds "namespace/name" of desired resources last found taken by an
+	// object PIC does not own.
+	conflicts sync.Map
 }
 
 // New returns a sink that writes for the CRD variant described by caps.
@@ -84,21 +88,37 @@ type Result struct {
 func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 	var res Result
 	for _, d := range plan.Create {
-		obj := render(d, s.caps)
-		err := s.client.Create(ctx, obj)
+		key := d.Namespace + "/" + d.Name
+		if _, known := s.conflicts.Load(key); known {
+			// A name known to be taken is looked at, not written to, so that a
+			// conflict costs a read per reconcile and never a failing write.
+			exists, mine, err := s.inspect(ctx, d)
+			if err != nil {
+				return res, err
+			}
+			if exists && !mine {
+				res.Conflicts = append(res.Conflicts, d)
+				continue
+			}
+			s.conflicts.Delete(key)
+			if exists {
+				continue // ours, not in the cache yet: its watch event brings us back
+			}
+		}
+		err := s.client.Create(ctx, render(d, s.caps))
 		countWrite("create", err)
 		switch {
 		case err == nil:
 			res.Created = append(res.Created, d)
 		case apierrors.IsAlreadyExists(err):
-			mine, getErr := s.ownedBy(ctx, d)
+			exists, mine, getErr := s.inspect(ctx, d)
 			if getErr != nil {
 				return res, getErr
 			}
-			if !mine {
+			if exists && !mine {
+				s.conflicts.Store(key, struct{}{})
 				res.Conflicts = append(res.Conflicts, d)
 			}
-			// Ours but not in the cache yet: its watch event brings us back.
 		default:
 			return res, fmt.Errorf("create PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 		}
@@ -157,15 +177,16 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) error {
 	return nil
 }
 
-// ownedBy reads, past the cache, whether the object named like d belongs to d's origin.
-func (s *Sink) ownedBy(ctx context.Context, d engine.Resource) (bool, error) {
+// inspect reads, past the cache (which holds only labelled objects), whether an object
+// named like d exists and belongs to d's origin.
+func (s *Sink) inspect(ctx context.Context, d engine.Resource) (exists, mine bool, err error) {
 	var obj tunnelv1alpha1.PangolinResource
 	if err := s.live.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return true, nil // deleted meanwhile: the next reconcile creates it
+			return false, false, nil
 		}
-		return false, fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		return false, false, fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	uid, ok := owner(&obj)
-	return ok && uid == d.Origin.UID, nil
+	return true, ok && uid == d.Origin.UID, nil
 }

@@ -96,17 +96,17 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		return sources.Result{}, err
 	}
 	for _, h := range hosts {
+		if h.unservable {
+			continue
+		}
 		r := route.Route{
-			Origin: origin, Host: h.host, Tunnel: ref,
+			Origin: origin, Host: h.host, Tunnel: ref, Paths: h.paths,
 			Access:            route.Access{SSO: opts.sso, BlockAccess: opts.blockAccess},
 			DomainOverride:    opts.domain,
 			SubdomainOverride: opts.subdomain,
 		}
-		if h.unservable {
-			continue
-		}
-		r.Paths = h.paths
-		if h.usesDefault && defaultPaths != nil && !hasRootPrefix(h.paths) {
+		// The default backend serves whatever no path of the host matches.
+		if defaultPaths != nil && !hasRootPrefix(h.paths) {
 			r.Paths = append(r.Paths, defaultPaths...)
 		}
 		if len(r.Paths) == 0 {
@@ -130,8 +130,7 @@ func originOf(ing *networkingv1.Ingress) route.Origin {
 // hostRoutes is one host of an Ingress, merged across the rules that name it.
 type hostRoutes struct {
 	host        string
-	paths       []route.PathRule
-	usesDefault bool // a rule without http: the default backend serves the host
+	paths []route.PathRule
 	// unservable: a path cannot be served as written. The host is not published rather
 	// than published with that path silently missing.
 	unservable bool
@@ -177,18 +176,12 @@ func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, scheme 
 			hosts = append(hosts, h)
 		}
 		if rule.HTTP == nil {
-			h.usesDefault = true
-			continue
+			continue // the default backend serves the host
 		}
 		for _, p := range rule.HTTP.Paths {
 			if err := s.addPath(ctx, ing, h, p, scheme, reject); err != nil {
 				return nil, nil, err
 			}
-		}
-	}
-	for _, h := range hosts {
-		if len(h.paths) == 0 {
-			h.usesDefault = true
 		}
 	}
 	return hosts, defaultPaths, nil

@@ -1,0 +1,244 @@
+// Command demo is `make demo`: it starts a local control plane (etcd, kube-apiserver,
+// kube-controller-manager) with the operator's CRDs, creates the embedded sample
+// objects, runs bin/manager against them, and prints what PIC created. DEMO_ONESHOT=1
+// exits after the first complete table; otherwise it keeps printing changes until Ctrl-C.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+//go:embed samples.yaml
+var samples []byte
+
+// expected is what the samples must produce before the first table is printed.
+var expected = struct {
+	hosts    []string
+	warnings []string
+}{
+	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com"},
+	warnings: []string{"ApexHost", "ServiceNotFound"},
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	manager := envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager"))
+	if _, err := os.Stat(manager); err != nil {
+		return fmt.Errorf("%s not found: run `make build` first (make demo does)", manager)
+	}
+	variant, err := testenv.VariantByName(envOr("DEMO_VARIANT", testenv.VariantFork))
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, ".demo")
+	_ = os.RemoveAll(dir)
+
+	fmt.Printf("starting a local control plane with the %s pangolin-operator CRDs...\n", variant.Name)
+	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: dir, Variant: &variant})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cluster.Stop() }()
+	c := cluster.Client
+	if err := apply(ctx, c, samples); err != nil {
+		return err
+	}
+
+	logPath := filepath.Join(cluster.LogDir, "pic.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, manager, "--kubeconfig", cluster.KubeconfigPath,
+		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console")
+	cmd.Env = append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", manager, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	fmt.Printf("PIC is running (log: %s)\n", logPath)
+	fmt.Printf("kubeconfig: %s\n  try: kubectl --kubeconfig %s describe ingress -n demo broken\n\n", cluster.KubeconfigPath, cluster.KubeconfigPath)
+
+	deadline := time.Now().Add(2 * time.Minute)
+	last := ""
+	for {
+		table, complete, err := render(ctx, c)
+		if err != nil {
+			return err
+		}
+		if table != last && (complete || time.Now().After(deadline)) {
+			fmt.Println(time.Now().Format("15:04:05"))
+			fmt.Println(table)
+			last = table
+		}
+		if os.Getenv("DEMO_ONESHOT") == "1" {
+			if complete {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("PIC did not publish the samples within 2 minutes; see %s", logPath)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Println("stopping")
+			<-exited
+			return nil
+		case err := <-exited:
+			return fmt.Errorf("PIC exited: %v; see %s", err, logPath)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// apply creates every sample, and marks the tunnels Ready as the operator would.
+func apply(ctx context.Context, c client.Client, manifest []byte) error {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, errEOF) || err != nil && err.Error() == "EOF" {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		obj := &unstructured.Unstructured{}
+		if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil || len(obj.Object) == 0 {
+			continue
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		if obj.GetKind() == "PangolinTunnel" {
+			_ = unstructured.SetNestedField(obj.Object, "Ready", "status", "status")
+			_ = unstructured.SetNestedField(obj.Object, true, "status", "online")
+			if err := c.Status().Update(ctx, obj); err != nil {
+				return fmt.Errorf("mark tunnel %s Ready: %w", obj.GetName(), err)
+			}
+		}
+	}
+}
+
+var errEOF = errors.New("EOF")
+
+// render prints each Ingress with its PangolinResources, then the Warning events.
+func render(ctx context.Context, c client.Client) (string, bool, error) {
+	var ingresses networkingv1.IngressList
+	var resources tunnelv1alpha1.PangolinResourceList
+	var events eventsv1.EventList
+	for _, l := range []client.ObjectList{&ingresses, &resources, &events} {
+		if err := c.List(ctx, l, client.InNamespace("demo")); err != nil {
+			return "", false, err
+		}
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "INGRESS\tHOST\tPANGOLINRESOURCE\tTUNNEL\tTARGETS")
+	hosts := map[string]bool{}
+	for _, ing := range ingresses.Items {
+		n := 0
+		for _, r := range resources.Items {
+			if !ownedBy(r, ing.UID) {
+				continue
+			}
+			n++
+			host := r.Spec.HTTPConfig.Subdomain + "." + r.Spec.HTTPConfig.DomainName
+			hosts[host] = true
+			tunnel := r.Spec.TunnelRef.Name
+			if r.Spec.TunnelRef.Namespace != "" {
+				tunnel = r.Spec.TunnelRef.Namespace + "/" + tunnel
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ing.Name, host, r.Name, tunnel, targets(r))
+		}
+		if n == 0 {
+			fmt.Fprintf(w, "%s\t-\t-\t-\t-\n", ing.Name)
+		}
+	}
+	w.Flush()
+	b.WriteString("\nWARNINGS\n")
+	var warnings []string
+	seen := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Type != "Warning" {
+			continue
+		}
+		seen[e.Reason] = true
+		warnings = append(warnings, fmt.Sprintf("  %s %s: %s", e.Regarding.Name, e.Reason, e.Note))
+	}
+	slices.Sort(warnings)
+	b.WriteString(strings.Join(warnings, "\n") + "\n")
+	complete := true
+	for _, h := range expected.hosts {
+		complete = complete && hosts[h]
+	}
+	for _, r := range expected.warnings {
+		complete = complete && seen[r]
+	}
+	return b.String(), complete, nil
+}
+
+func ownedBy(r tunnelv1alpha1.PangolinResource, uid any) bool {
+	for _, o := range r.OwnerReferences {
+		if fmt.Sprint(o.UID) == fmt.Sprint(uid) {
+			return true
+		}
+	}
+	return false
+}
+
+func targets(r tunnelv1alpha1.PangolinResource) string {
+	if r.Spec.Target != nil {
+		return fmt.Sprintf("%s://%s:%d", r.Spec.Target.Method, r.Spec.Target.IP, r.Spec.Target.Port)
+	}
+	var out []string
+	for _, t := range r.Spec.Targets {
+		out = append(out, fmt.Sprintf("%s %s → %s://%s:%d", t.PathMatchType, t.Path, t.Method, t.IP, t.Port))
+	}
+	return strings.Join(out, ", ")
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
