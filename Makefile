@@ -60,3 +60,9 @@ coverage: controlplane ## Coverage of the engine, sink, source and controller pa
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t $(IMAGE) .
+
+##@ Demo
+
+.PHONY: demo
+demo: controlplane build ## Run PIC on a local control plane with sample objects and print what it creates (DEMO_ONESHOT=1 exits).
+	$(GO) run ./hack/demo

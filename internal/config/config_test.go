@@ -567,6 +567,16 @@ func TestTunnelsSection(t *testing.T) {
 			wantAliases: map[string]tunnel.Tunnel{},
 		},
 		{
+			name:        "YAML anchors and aliases can share a tunnel definition",
+			file:        "tunnels:\n  eu: &eu\n    name: eu-tunnel\n    allowedNamespaces: &teams [a, b]\n  eu-backup: *eu\n  us:\n    allowedNamespaces: *teams\n",
+			wantDefault: tunnel.Tunnel{Name: "default"},
+			wantAliases: map[string]tunnel.Tunnel{
+				"eu":        {Name: "eu-tunnel", AllowedNamespaces: []string{"a", "b"}},
+				"eu-backup": {Name: "eu-tunnel", AllowedNamespaces: []string{"a", "b"}},
+				"us":        {Name: "us", AllowedNamespaces: []string{"a", "b"}},
+			},
+		},
+		{
 			name:        `defaultTunnel: "" leaves no default tunnel`,
 			file:        "defaultTunnel: \"\"\n",
 			wantDefault: tunnel.Tunnel{},
@@ -903,6 +913,8 @@ func TestCommandLine(t *testing.T) {
 			"invalid command line: flag needs an argument: --log-level (see --help)"},
 		{"an argument that is not a flag", []string{"--log-level", "debug", "start"},
 			`invalid command line: unexpected argument "start": only flags are accepted (see --help)`},
+		{"a bool flag's value after a space is an argument, with a hint", []string{"--leader-elect", "false"},
+			`invalid command line: unexpected argument "false": only flags are accepted; a bool flag takes its value after '=', as in --leader-elect=false (see --help)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,15 +65,13 @@ func (o Origin) String() string {
 // where names the origin in an error message: the variable or flag alone, or the file and line.
 func (o Origin) where() string {
 	switch o.Kind {
-	case FromFile:
-		return o.String()
 	case FromEnv, FromFlag:
 		if o.Line > 0 {
 			return fmt.Sprintf("%s line %d", o.Name, o.Line)
 		}
 		return o.Name
 	}
-	return ""
+	return o.String()
 }
 
 // Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
@@ -120,7 +118,11 @@ func load(args, environ []string, out io.Writer) (*Config, Origins, error) {
 		return nil, nil, fmt.Errorf("invalid command line: %v%s (see --help)", err, flagSuggestion(fs, err))
 	}
 	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", fs.Arg(0))
+		hint := ""
+		if _, isBool := coerce(&key{kind: kindBool}, fs.Arg(0)); isBool {
+			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
+		}
+		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted%s (see --help)", fs.Arg(0), hint)
 	}
 
 	l := &loader{
@@ -202,7 +204,7 @@ func newFlagSet(out io.Writer) *pflag.FlagSet {
 		v := &flagValue{typ: flagType(k.kind), list: k.kind == kindList, text: defaultText(k)}
 		where := []string{}
 		if len(k.env) > 0 {
-			where = append(where, "env "+k.env[0])
+			where = append(where, "env "+strings.Join(k.env, " or "))
 		}
 		where = append(where, "file key "+k.name)
 		f := fs.VarPF(v, k.flag, "", k.usage+" ["+strings.Join(where, ", ")+"]")
@@ -407,7 +409,7 @@ func (l *loader) walk(m *yaml.Node, prefix string) {
 			}
 			l.probs.add("", "%s: unknown key %q%s", Origin{Kind: FromFile, Name: l.path, Line: kn.Line}, name, hint)
 		case isParent(name):
-			switch vn.Kind {
+			switch vn = deref(vn); vn.Kind {
 			case yaml.MappingNode:
 				l.walk(vn, name+".")
 			case yaml.ScalarNode:
@@ -425,9 +427,17 @@ func (l *loader) walk(m *yaml.Node, prefix string) {
 			l.badAt(name, Origin{Kind: FromFile, Name: l.path, Line: kn.Line}, nil,
 				fmt.Sprintf("no value is given; %s, or remove the key to use the default (%s)", k.want, scalarYAML(printable(k.def))))
 		default:
-			l.lines[name], l.nodes[name] = kn.Line, vn
+			l.lines[name], l.nodes[name] = kn.Line, deref(vn)
 		}
 	}
+}
+
+// deref follows a YAML alias (*name) to the node it stands for.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
 
 // isParent reports whether name only groups other keys (leaderElection).
@@ -503,13 +513,7 @@ func (l *loader) scalar(k *key) {
 }
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
-func (l *loader) bad(k *key, o Origin, raw any, msg string) {
-	if o.where() == "" {
-		l.probs.add(k.name, "%s (%s) = %s: %s", k.name, unknownWhere(k), formatValue(raw), msg)
-		return
-	}
-	l.badAt(k.name, o, raw, msg)
-}
+func (l *loader) bad(k *key, o Origin, raw any, msg string) { l.badAt(k.name, o, raw, msg) }
 
 // badAt reports a bad value of a key or of part of one (tunnels.edge-eu.namespace).
 func (l *loader) badAt(name string, o Origin, raw any, msg string) {

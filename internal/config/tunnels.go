@@ -90,6 +90,7 @@ func (l *loader) tunnelsSection(aliases map[string]tunnel.Tunnel, defined map[st
 // fileTunnel reads a tunnel given in the file as "name", "namespace/name" or an object;
 // an object's name defaults to defaultName (its alias).
 func (l *loader) fileTunnel(path string, n *yaml.Node, defaultName string) (tunnel.Tunnel, bool) {
+	n = deref(n)
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag != "!!null":
 		t, msg := parseRef(strings.TrimSpace(n.Value))
@@ -107,7 +108,7 @@ func (l *loader) fileTunnel(path string, n *yaml.Node, defaultName string) (tunn
 	ok := true
 	nameAt, nsAt := n, n
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
+		kn, vn := n.Content[i], deref(n.Content[i+1])
 		sub := path + "." + kn.Value
 		switch kn.Value {
 		case "name", "namespace":
@@ -169,6 +170,7 @@ func allowedList(n *yaml.Node) (list []string, raw any, msg string) {
 	}
 	items := make([]any, 0, len(n.Content))
 	for _, item := range n.Content {
+		item = deref(item)
 		if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
 			return nil, nil, "an item is " + describe(item) + "; " + wantAllowed
 		}
