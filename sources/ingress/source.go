@@ -129,7 +129,7 @@ func originOf(ing *networkingv1.Ingress) route.Origin {
 
 // hostRoutes is one host of an Ingress, merged across the rules that name it.
 type hostRoutes struct {
-	host        string
+	host  string
 	paths []route.PathRule
 	// unservable: a path cannot be served as written. The host is not published rather
 	// than published with that path silently missing.
