@@ -20,6 +20,9 @@ type Result struct {
 	// Managed is false when PIC must not publish the object: another class, opted out.
 	// Whatever PIC created for it is then removed.
 	Managed bool
+	// OwnsStatus is true when PIC is the object's controller (its class is PIC's), so
+	// that writing its status fights no other controller.
+	OwnsStatus bool
 	// Routes are the hosts that can be published; Rejections say what cannot, and why.
 	Routes     []route.Route
 	Rejections []route.Rejection
@@ -40,9 +43,15 @@ type Source interface {
 	// Watch adds the watches on related objects (classes, Services, ...) that must
 	// bring an object back to reconciliation.
 	Watch(b *builder.Builder)
-	// Claimants returns the keys of the source's objects that claim host, from an
-	// index: used to hand a released host to the next claimant.
-	Claimants(ctx context.Context, host string) ([]types.NamespacedName, error)
+	// Hosts returns the hosts an object of the source's kind names, normalized, whether
+	// or not they are valid to publish: the keys of the host index.
+	Hosts(obj client.Object) []string
+	// Claimants returns the keys of the source's objects that name host, from an index:
+	// used to settle host conflicts and to hand a released host to the next claimant.
+	Claimants(ctx context.Context, host string) ([]route.Origin, error)
+	// WriteStatus records the hostnames Pangolin serves on the object, if they differ
+	// from what it records. Only called when Result.OwnsStatus.
+	WriteStatus(ctx context.Context, key types.NamespacedName, hostnames []string) error
 }
 
 // Index is a cache index on one kind of object.

@@ -92,6 +92,7 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 	count := func() { writes++ } // reconciles run one at a time here
 	src := ingress.New(nil, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
+		WithStatusSubresource(&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
 		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -113,7 +114,7 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 	c := builder.Build()
 	src = ingress.New(c, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	recorder := &eventLog{}
-	r := NewReconciler(src, pangolinresource.New(c, c, caps), c, recorder, engine.Defaults{SSO: true})
+	r := NewReconciler(src, Deps{Sink: pangolinresource.New(c, c, caps), Cache: c, Recorder: recorder, Defaults: engine.Defaults{SSO: true}})
 
 	var keys []types.NamespacedName
 	for _, o := range objects {

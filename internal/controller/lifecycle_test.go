@@ -43,12 +43,15 @@ type world struct {
 
 // start runs PIC (the real manager, every source and the sink) against env, and
 // returns when it is running. It stops with the test.
-func start(t *testing.T, env *testenv.Env) *world {
+func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *world {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
 	cfg.ResyncPeriod = time.Hour // tests must not pass thanks to a resync
+	for _, c := range configure {
+		c(cfg)
+	}
 	mgr, err := manager.New(ctx, cfg, env.Config)
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -61,6 +64,10 @@ func start(t *testing.T, env *testenv.Env) *world {
 	w := &world{t: t, ctx: ctx, c: env.Client, ns: testenv.NewNamespace(t, env.Client), fork: env.Variant.Name == testenv.VariantFork}
 	return w
 }
+
+// host is a public host unique to the test: the envtest API server is shared by the
+// package's tests, and host ownership is cluster-wide.
+func (w *world) host(name string) string { return name + "." + w.ns + ".example.com" }
 
 func (w *world) create(obj client.Object) {
 	w.t.Helper()
@@ -77,10 +84,14 @@ func (w *world) tunnel(name string) {
 }
 
 func (w *world) service(name string, port int32) {
-	w.create(&corev1.Service{
+	w.create(serviceObject(name, port))
+}
+
+func serviceObject(name string, port int32) *corev1.Service {
+	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: port}}},
-	})
+	}
 }
 
 func ingressFor(name, class string, rules ...networkingv1.IngressRule) *networkingv1.Ingress {
@@ -142,15 +153,25 @@ func (w *world) eventuallyHosts(hosts ...string) map[string]tunnelv1alpha1.Pango
 
 func (w *world) eventuallyEvent(reason string) {
 	w.t.Helper()
+	w.eventuallyEventIn(w.ns, reason)
+}
+
+// eventuallyEventIn waits for an event with reason in namespace, and returns its note.
+func (w *world) eventuallyEventIn(namespace, reason string) string {
+	w.t.Helper()
+	var note string
 	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
 		var list eventsv1.EventList
-		assert.NoError(c, w.c.List(w.ctx, &list, client.InNamespace(w.ns)))
+		assert.NoError(c, w.c.List(w.ctx, &list, client.InNamespace(namespace)))
 		found := false
 		for _, e := range list.Items {
-			found = found || e.Reason == reason
+			if e.Reason == reason {
+				found, note = true, e.Note
+			}
 		}
 		assert.True(c, found, "event %s", reason)
 	}, wait, tick)
+	return note
 }
 
 func (w *world) updateIngress(name string, mutate func(*networkingv1.Ingress)) {
@@ -188,9 +209,9 @@ func TestLifecycle(t *testing.T) {
 		w.service("web", 8080)
 		w.service("api", 9090)
 
-		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
-		got := w.eventuallyHosts("app.example.com")
-		r := got["app.example.com"]
+		w.create(ingressFor("shop", "pangolin", rule(w.host("app"), "/", "web", 8080)))
+		got := w.eventuallyHosts(w.host("app"))
+		r := got[w.host("app")]
 		assert.Equal(t, "default", r.Spec.TunnelRef.Name)
 		assert.Equal(t, "web."+w.ns+".svc.cluster.local:8080", w.backend(r))
 		require.NotEmpty(t, r.OwnerReferences)
@@ -198,39 +219,39 @@ func TestLifecycle(t *testing.T) {
 		w.eventuallyEvent(pic.ReasonCreated)
 
 		t.Run("changing the host replaces the resource", func(t *testing.T) {
-			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "shop.example.com" })
-			w.eventuallyHosts("shop.example.com")
+			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("shop") })
+			w.eventuallyHosts(w.host("shop"))
 		})
 		t.Run("changing the backend updates the resource in place", func(t *testing.T) {
-			before := w.resources()["shop.example.com"]
+			before := w.resources()[w.host("shop")]
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service = &networkingv1.IngressServiceBackend{Name: "api", Port: networkingv1.ServiceBackendPort{Number: 9090}}
 			})
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				after := w.resources()["shop.example.com"]
+				after := w.resources()[w.host("shop")]
 				assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", w.backend(after))
 				assert.Equal(c, before.UID, after.UID, "updated, not recreated")
 			}, wait, tick)
 		})
 		t.Run("adding and removing a host adds and removes its resource", func(t *testing.T) {
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
-				ing.Spec.Rules = append(ing.Spec.Rules, rule("admin.example.com", "/", "web", 8080))
+				ing.Spec.Rules = append(ing.Spec.Rules, rule(w.host("admin"), "/", "web", 8080))
 			})
-			w.eventuallyHosts("shop.example.com", "admin.example.com")
+			w.eventuallyHosts(w.host("shop"), w.host("admin"))
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules = ing.Spec.Rules[:1] })
-			w.eventuallyHosts("shop.example.com")
+			w.eventuallyHosts(w.host("shop"))
 		})
 		t.Run("a hand edit of the spec is restored", func(t *testing.T) {
-			r := w.resources()["shop.example.com"]
+			r := w.resources()[w.host("shop")]
 			r.Spec.HTTPConfig.Subdomain = "hijacked"
 			require.NoError(t, w.c.Update(w.ctx, &r))
-			w.eventuallyHosts("shop.example.com")
+			w.eventuallyHosts(w.host("shop"))
 		})
 		t.Run("a hand-deleted resource is recreated", func(t *testing.T) {
-			r := w.resources()["shop.example.com"]
+			r := w.resources()[w.host("shop")]
 			require.NoError(t, w.c.Delete(w.ctx, &r))
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				again, ok := w.resources()["shop.example.com"]
+				again, ok := w.resources()[w.host("shop")]
 				assert.True(c, ok)
 				assert.NotEqual(c, r.UID, again.UID)
 			}, wait, tick)
@@ -248,7 +269,7 @@ func TestLifecycle(t *testing.T) {
 			})
 			w.eventuallyHosts()
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { delete(ing.Annotations, pic.AnnotationEnabled) })
-			w.eventuallyHosts("shop.example.com")
+			w.eventuallyHosts(w.host("shop"))
 		})
 		t.Run("a class change away from pangolin removes the resources", func(t *testing.T) {
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.IngressClassName = ptr.To("nginx") })
@@ -261,12 +282,12 @@ func TestMissingTunnelThenCreated(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
 		w := start(t, env)
 		w.service("web", 8080)
-		w.create(ingressFor("late", "pangolin", rule("late.example.com", "/", "web", 8080)))
+		w.create(ingressFor("late", "pangolin", rule(w.host("late"), "/", "web", 8080)))
 		w.eventuallyEvent(pic.ReasonTunnelNotFound)
 		assert.Empty(t, w.resources())
 		// The tunnel's own event brings the Ingress back, well before any backoff.
 		w.tunnel("default")
-		w.eventuallyHosts("late.example.com")
+		w.eventuallyHosts(w.host("late"))
 	})
 }
 
@@ -275,15 +296,15 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		w := start(t, env)
 		w.tunnel("default")
 		w.service("web", 8080)
-		ing := ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080))
+		ing := ingressFor("shop", "pangolin", rule(w.host("app"), "/", "web", 8080))
 		w.create(ing)
-		owned := w.eventuallyHosts("app.example.com")["app.example.com"]
+		owned := w.eventuallyHosts(w.host("app"))[w.host("app")]
 
 		// A look-alike: PIC's labels with the Ingress's UID, but no owner reference.
 		decoy := &tunnelv1alpha1.PangolinResource{
-			ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: w.ns, Labels: owned.Labels, Annotations: map[string]string{pic.AnnotationHost: "gone.example.com"}},
+			ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: w.ns, Labels: owned.Labels, Annotations: map[string]string{pic.AnnotationHost: w.host("gone")}},
 			Spec: tunnelv1alpha1.PangolinResourceSpec{Protocol: "http", TunnelRef: &tunnelv1alpha1.TunnelRef{Name: "default"},
-				HTTPConfig: &tunnelv1alpha1.HTTPConfig{Subdomain: "gone", DomainName: "example.com"}},
+				HTTPConfig: &tunnelv1alpha1.HTTPConfig{Subdomain: "gone." + w.ns, DomainName: "example.com"}},
 		}
 		if w.fork {
 			decoy.Spec.Targets = []tunnelv1alpha1.Target{{IP: "10.0.0.1", Port: 1}}
@@ -293,7 +314,7 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		require.NoError(t, w.c.Create(w.ctx, decoy))
 		// Make PIC look at the Ingress again: the decoy must survive it.
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
-		w.eventuallyHosts("app.example.com", "gone.example.com")
+		w.eventuallyHosts(w.host("app"), w.host("gone"))
 		time.Sleep(2 * time.Second)
 		var after tunnelv1alpha1.PangolinResource
 		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(decoy), &after))
@@ -303,9 +324,9 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		// and the object is left as it is.
 		squatter := decoy.DeepCopy()
 		squatter.ObjectMeta = metav1.ObjectMeta{Namespace: w.ns,
-			Name: engine.ResourceName(route.Origin{Kind: "Ingress", Namespace: w.ns, Name: "blocked"}, "blocked.example.com")}
+			Name: engine.ResourceName(route.Origin{Kind: "Ingress", Namespace: w.ns, Name: "blocked"}, w.host("blocked"))}
 		require.NoError(t, w.c.Create(w.ctx, squatter))
-		w.create(ingressFor("blocked", "pangolin", rule("blocked.example.com", "/", "web", 8080)))
+		w.create(ingressFor("blocked", "pangolin", rule(w.host("blocked"), "/", "web", 8080)))
 		w.eventuallyEvent(pic.ReasonNameConflict)
 		var still tunnelv1alpha1.PangolinResource
 		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(squatter), &still))

@@ -29,13 +29,24 @@ import (
 // looked at again. The operator itself only rechecks tunnels every 60 s.
 const TunnelNotReadyRecheck = 30 * time.Second
 
+// Deps are what every source's reconciler shares.
+type Deps struct {
+	Sink     *pangolinresource.Sink
+	Cache    client.Reader // tunnels
+	Recorder events.EventRecorder
+	Defaults engine.Defaults
+	// Sources are all running sources: a host is owned cluster-wide, across kinds.
+	Sources []sources.Source
+}
+
 // Reconciler reconciles the objects of one source.
 type Reconciler struct {
 	source   sources.Source
 	sink     *pangolinresource.Sink
-	cache    client.Reader // tunnels
+	cache    client.Reader
 	recorder events.EventRecorder
 	defaults engine.Defaults
+	claims   hostClaims
 
 	// backoff paces retries of causes that may fix themselves (a missing Service or
 	// tunnel) without logging them as errors: exponential per object, up to 5 minutes.
@@ -45,13 +56,18 @@ type Reconciler struct {
 }
 
 // NewReconciler returns the reconciler of one source.
-func NewReconciler(source sources.Source, sink *pangolinresource.Sink, cache client.Reader, recorder events.EventRecorder, defaults engine.Defaults) *Reconciler {
+func NewReconciler(source sources.Source, deps Deps) *Reconciler {
+	all := deps.Sources
+	if len(all) == 0 {
+		all = []sources.Source{source}
+	}
 	return &Reconciler{
 		source:   source,
-		sink:     sink,
-		cache:    cache,
-		recorder: recorder,
-		defaults: defaults,
+		sink:     deps.Sink,
+		cache:    deps.Cache,
+		recorder: deps.Recorder,
+		defaults: deps.Defaults,
+		claims:   hostClaims{sources: all},
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
@@ -102,7 +118,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	rejections = append(rejections, tunnelRejections...)
 
-	desired, engineRejections := engine.Desired(engine.Input{Routes: routes, Features: r.sink.Features(), Defaults: r.defaults})
+	owners, err := r.claims.owners(ctx, origin, routes)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	desired, engineRejections := engine.Desired(engine.Input{
+		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults,
+		HostOwner: func(host string) (route.Origin, bool) { o, ok := owners[host]; return o, ok },
+	})
 	rejections = append(rejections, engineRejections...)
 
 	existing, err := r.sink.Current(ctx, origin)
@@ -120,9 +143,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, origin.Kind, d.Host)})
 	}
 
-	r.report(ctx, origin, rejections, notReady, served(existing, plan, applied))
-	if len(plan.Create)+len(plan.Update)+len(plan.Delete) == 0 {
+	live := served(existing, applied)
+	r.report(ctx, origin, rejections, notReady, live)
+	if plan.Empty() {
 		logger.V(1).Info("up to date", "resources", len(desired))
+	}
+	if res.OwnsStatus {
+		if err := r.source.WriteStatus(ctx, req.NamespacedName, publishedHostnames(live)); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 
 	var requeue time.Duration
@@ -188,19 +217,34 @@ func holdOf(rejections []route.Rejection) engine.Hold {
 	return hold
 }
 
-// served is what exists for the object after the plan was applied.
-func served(existing []engine.Existing, plan engine.Plan, applied pangolinresource.Result) []engine.Resource {
+// served is what exists for the object after the plan was applied, with the status the
+// operator last reported (none yet for what was just created).
+func served(existing []engine.Existing, applied pangolinresource.Result) []engine.Existing {
 	gone := map[string]bool{}
 	for _, d := range applied.Deleted {
 		gone[d.Name] = true
 	}
-	var out []engine.Resource
+	var out []engine.Existing
 	for _, e := range existing {
 		if !gone[e.Name] {
-			out = append(out, e.Resource)
+			out = append(out, e)
 		}
 	}
-	return append(out, applied.Created...)
+	for _, c := range applied.Created {
+		out = append(out, engine.Existing{Resource: c, Status: engine.Status{Phase: engine.PhasePending}})
+	}
+	return out
+}
+
+// publishedHostnames are the hosts Pangolin serves now.
+func publishedHostnames(live []engine.Existing) []string {
+	var out []string
+	for _, e := range live {
+		if e.Status.Phase == engine.PhaseReady && !slices.Contains(out, e.PublicHostname()) {
+			out = append(out, e.PublicHostname())
+		}
+	}
+	return out
 }
 
 // regarding is the object events are about.
@@ -238,7 +282,7 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 // report emits the Warning events of the rejections, and the TunnelNotReady notices,
 // once per change: a resync that finds the same problems stays quiet, so events keep
 // their meaning and the API server is not written to by a steady state.
-func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notReady []route.TunnelRef, served []engine.Resource) {
+func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notReady []route.TunnelRef, live []engine.Existing) {
 	logger := log.FromContext(ctx)
 	slices.SortStableFunc(rejections, func(a, b route.Rejection) int { return strings.Compare(a.String(), b.String()) })
 	rejections = slices.CompactFunc(rejections, func(a, b route.Rejection) bool { return a.String() == b.String() })
@@ -251,7 +295,19 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 	for _, t := range notReady {
 		fingerprint.WriteString("notready " + t.String() + "\n")
 	}
-	changed := r.seen.record(origin.NamespacedName(), fingerprint.String(), rejections, served)
+	changed, transitions := r.seen.record(origin.NamespacedName(), fingerprint.String(), rejections, live)
+	for _, e := range transitions {
+		switch e.Status.Phase {
+		case engine.PhaseReady:
+			logger.Info("exposed", "resource", e.Name, "host", e.Host, "url", e.Status.URL)
+			r.recorder.Eventf(regarding(origin), resourceRef(e.Resource), corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
+				"%s is served by Pangolin at %s", e.Host, e.Status.URL)
+		case engine.PhaseError:
+			logger.Info("pangolin error", "resource", e.Name, "host", e.Host, "message", e.Status.Message)
+			r.recorder.Eventf(regarding(origin), resourceRef(e.Resource), corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
+				"pangolin-operator could not publish %s (PangolinResource %s): %s", e.Host, e.Name, e.Status.Message)
+		}
+	}
 	for _, rj := range rejections {
 		if !changed {
 			logger.V(1).Info("not publishing", "host", rj.Host, "reason", rj.Reason, "message", rj.Message)
@@ -319,17 +375,27 @@ type observation struct {
 	fingerprint string
 	reasons     []string
 	tunnels     map[string]int
+	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
+	phases map[string]string
 }
 
-func (o *observations) record(key types.NamespacedName, fingerprint string, rejections []route.Rejection, served []engine.Resource) bool {
-	next := observation{fingerprint: fingerprint, tunnels: map[string]int{}}
+// record stores what this reconcile found, and returns whether the warnings changed and
+// the resources whose operator verdict changed to Ready or Error.
+func (o *observations) record(key types.NamespacedName, fingerprint string, rejections []route.Rejection, live []engine.Existing) (bool, []engine.Existing) {
+	next := observation{fingerprint: fingerprint, tunnels: map[string]int{}, phases: map[string]string{}}
 	for _, rj := range rejections {
 		if !slices.Contains(next.reasons, rj.Reason) {
 			next.reasons = append(next.reasons, rj.Reason)
 		}
 	}
-	for _, s := range served {
-		next.tunnels[s.Tunnel.String()]++
+	for _, e := range live {
+		next.tunnels[e.Tunnel.String()]++
+		switch e.Status.Phase {
+		case engine.PhaseReady:
+			next.phases[e.Name] = string(engine.PhaseReady)
+		case engine.PhaseError:
+			next.phases[e.Name] = string(engine.PhaseError) + ": " + e.Status.Message
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -337,7 +403,13 @@ func (o *observations) record(key types.NamespacedName, fingerprint string, reje
 	o.apply(prev, -1)
 	o.apply(next, +1)
 	o.objects[key] = next
-	return !known || prev.fingerprint != fingerprint
+	var transitions []engine.Existing
+	for _, e := range live {
+		if p := next.phases[e.Name]; p != "" && p != prev.phases[e.Name] {
+			transitions = append(transitions, e)
+		}
+	}
+	return !known || prev.fingerprint != fingerprint, transitions
 }
 
 func (o *observations) forget(key types.NamespacedName) {

@@ -3,20 +3,26 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // IndexPangolinResources registers the owner index the sink reads through. It is
@@ -42,7 +48,7 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, maxConcurrent int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.source.Name()).
-		For(r.source.Object()).
+		For(r.source.Object(), builder.WithPredicates(specOrMetadataChanged())).
 		Owns(&tunnelv1alpha1.PangolinResource{}).
 		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, obj client.Object) []reconcile.Request {
@@ -60,6 +66,61 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
 		}
 	}
+	// A host released by one object (deleted, renamed, no longer managed) goes to the
+	// next claimant at once, whatever kind either is.
+	for _, src := range r.claims.sources {
+		b.Watches(src.Object(), releasedHosts(src, r.source))
+	}
 	r.source.Watch(b)
 	return b.Complete(r)
+}
+
+// specOrMetadataChanged lets through what can change the routes (spec, annotations,
+// labels) and periodic resyncs, but not status-only updates: PIC writes the status of
+// the objects it reconciles, and must not be woken by its own writes.
+func specOrMetadataChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetResourceVersion() == n.GetResourceVersion() || // resync
+			o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+	}}
+}
+
+// releasedHosts maps a change of any object of kind changed to the objects of kind
+// owner that claim one of the hosts it named before or names now.
+func releasedHosts(changed, owner sources.Source) handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		seen := map[string]bool{}
+		for _, obj := range objs {
+			for _, host := range changed.Hosts(obj) {
+				if seen[host] {
+					continue
+				}
+				seen[host] = true
+				claimants, err := owner.Claimants(ctx, host)
+				if err != nil {
+					log.FromContext(ctx).Error(err, "cannot find the claimants of a host", "host", host)
+					continue
+				}
+				for _, c := range claimants {
+					if c.UID != obj.GetUID() {
+						q.Add(reconcile.Request{NamespacedName: c.NamespacedName()})
+					}
+				}
+			}
+		}
+	}
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() {
+				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
 }

@@ -15,6 +15,34 @@ type Existing struct {
 	// Drifted is set by the sink when the stored object is not exactly what rendering
 	// Resource would write (a hand edit to a field outside the model, a missing label).
 	Drifted bool
+	// Status is what the operator reports for it.
+	Status Status
+}
+
+// Phase is the operator's verdict on a resource, reduced to what users act on.
+type Phase string
+
+const (
+	PhasePending Phase = "Pending" // not processed yet, or in progress
+	PhaseReady   Phase = "Ready"   // served by Pangolin
+	PhaseError   Phase = "Error"   // the operator failed; Message says why
+)
+
+// Status is the operator's report on one resource.
+type Status struct {
+	Phase   Phase
+	Message string
+	// URL is where Pangolin serves the resource; the operator does not always record it,
+	// so it falls back to https://<public host>.
+	URL string
+}
+
+// PublicHostname is the host users reach: from the operator's URL when it recorded one.
+func (e Existing) PublicHostname() string {
+	if host, ok := strings.CutPrefix(e.Status.URL, "https://"); ok && host != "" {
+		return strings.TrimSuffix(host, "/")
+	}
+	return e.PublicHost()
 }
 
 // Hold keeps existing resources as they are. It protects hosts whose rejection may be

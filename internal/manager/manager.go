@@ -109,9 +109,16 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 		return nil, err
 	}
 	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
-	defaults := engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess}
-	for _, src := range enabledSources(cfg, mgr) {
-		r := controller.NewReconciler(src, sink, mgr.GetCache(), mgr.GetEventRecorder(EventSource), defaults)
+	all := enabledSources(cfg, mgr)
+	deps := controller.Deps{
+		Sink:     sink,
+		Cache:    mgr.GetCache(),
+		Recorder: mgr.GetEventRecorder(EventSource),
+		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:  all,
+	}
+	for _, src := range all {
+		r := controller.NewReconciler(src, deps)
 		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles); err != nil {
 			return nil, fmt.Errorf("set up %s controller: %w", src.Name(), err)
 		}
@@ -125,7 +132,7 @@ func enabledSources(cfg *config.Config, mgr ctrl.Manager) []sources.Source {
 	for _, name := range cfg.Sources {
 		switch name {
 		case config.SourceIngress:
-			out = append(out, ingress.New(mgr.GetCache(), ingress.Config{
+			out = append(out, ingress.New(mgr.GetClient(), ingress.Config{
 				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
 			}))
 		}

@@ -50,6 +50,10 @@ const (
 	ReasonDeleted = "Deleted"
 	// ReasonTunnelNotReady (Normal): the tunnel exists but the operator does not report it Ready yet.
 	ReasonTunnelNotReady = "TunnelNotReady"
+	// ReasonExposed (Normal): the operator reports the resource Ready; the event carries the URL.
+	ReasonExposed = "Exposed"
+	// ReasonPangolinError (Warning): the operator reports an error for the resource.
+	ReasonPangolinError = "PangolinError"
 
 	ReasonNoRules                    = "NoRules"
 	ReasonEmptyHost                  = "EmptyHost"

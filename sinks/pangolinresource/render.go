@@ -2,6 +2,7 @@ package pangolinresource
 
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -158,7 +159,7 @@ func parse(obj *tunnelv1alpha1.PangolinResource, origin route.Origin, caps tunne
 		r.Targets = []engine.Target{{Backend: route.Backend{Host: s.Target.IP, Port: s.Target.Port, Scheme: s.Target.Method}}}
 	}
 	want := render(r, caps)
-	return engine.Existing{Resource: r, UID: obj.UID, Drifted: !equality.Semantic.DeepEqual(want.Spec, obj.Spec) || !hasMetadata(obj, want)}
+	return engine.Existing{Resource: r, UID: obj.UID, Status: status(obj, r), Drifted: !equality.Semantic.DeepEqual(want.Spec, obj.Spec) || !hasMetadata(obj, want)}
 }
 
 // hasMetadata reports whether obj carries every label and annotation PIC writes, with
@@ -175,4 +176,33 @@ func hasMetadata(obj, want *tunnelv1alpha1.PangolinResource) bool {
 		}
 	}
 	return true
+}
+
+// status reads the operator's verdict: status.status, or else the Ready condition. A
+// verdict about an older generation of the spec is still Pending.
+func status(obj *tunnelv1alpha1.PangolinResource, r engine.Resource) engine.Status {
+	st := engine.Status{Phase: engine.PhasePending, URL: obj.Status.URL}
+	if st.URL == "" && obj.Status.FullDomain != "" {
+		st.URL = "https://" + obj.Status.FullDomain
+	}
+	if st.URL == "" && r.Subdomain != "" {
+		st.URL = "https://" + r.PublicHost()
+	}
+	if g := obj.Status.ObservedGeneration; g != 0 && g < obj.Generation {
+		return st
+	}
+	ready := meta.FindStatusCondition(obj.Status.Conditions, tunnelv1alpha1.ConditionReady)
+	switch {
+	case obj.Status.Status == tunnelv1alpha1.StatusReady, obj.Status.Status == "" && ready != nil && ready.Status == metav1.ConditionTrue:
+		st.Phase = engine.PhaseReady
+	case obj.Status.Status == tunnelv1alpha1.StatusError, obj.Status.Status == "" && ready != nil && ready.Status == metav1.ConditionFalse:
+		st.Phase = engine.PhaseError
+		if ready != nil {
+			st.Message = ready.Message
+		}
+		if st.Message == "" {
+			st.Message = "the operator reports status Error without a message"
+		}
+	}
+	return st
 }

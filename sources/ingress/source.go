@@ -28,14 +28,14 @@ type Config struct {
 	ClusterDomain string // cluster.local
 }
 
-// Source reads Ingresses.
+// Source reads Ingresses, and writes nothing but their status.
 type Source struct {
-	client client.Reader // the manager's cache
+	client client.Client // reads from the manager's cache
 	config Config
 }
 
 // New returns the Ingress source reading through c.
-func New(c client.Reader, config Config) *Source { return &Source{client: c, config: config} }
+func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
 
 // Name implements sources.Source.
 func (s *Source) Name() string { return "ingress" }
@@ -65,6 +65,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 	if err != nil {
 		return sources.Result{}, err
 	}
+	res.OwnsStatus = class.ours
 	if !class.managed {
 		if len(problems) > 0 && opts.enabled == nil && class.ours {
 			// An invalid enabled value on an Ingress of our class: neither publish nor

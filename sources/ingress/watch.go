@@ -15,6 +15,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
@@ -42,8 +43,16 @@ func (s *Source) Watch(b *builder.Builder) {
 }
 
 // Claimants implements sources.Source.
-func (s *Source) Claimants(ctx context.Context, host string) ([]types.NamespacedName, error) {
-	return s.byIndex(ctx, hostIndex, host, "")
+func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
+	list, err := s.byIndex(ctx, hostIndex, host, "")
+	if err != nil {
+		return nil, err
+	}
+	origins := make([]route.Origin, len(list))
+	for i := range list {
+		origins[i] = originOf(&list[i])
+	}
+	return origins, nil
 }
 
 func indexServices(obj client.Object) []string {
@@ -80,6 +89,9 @@ func indexClass(obj client.Object) []string {
 	return []string{ing.Annotations[pic.LegacyClassAnnotation]}
 }
 
+// Hosts implements sources.Source.
+func (s *Source) Hosts(obj client.Object) []string { return s.indexHosts(obj) }
+
 func (s *Source) indexHosts(obj client.Object) []string {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
@@ -106,19 +118,19 @@ func (s *Source) ingressesOfClass(ctx context.Context, obj client.Object) []reco
 }
 
 func (s *Source) requests(ctx context.Context, index, value, namespace string) []reconcile.Request {
-	keys, err := s.byIndex(ctx, index, value, namespace)
+	list, err := s.byIndex(ctx, index, value, namespace)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot map a related object to its Ingresses", "index", index, "value", value)
 		return nil
 	}
-	requests := make([]reconcile.Request, len(keys))
-	for i, k := range keys {
-		requests[i] = reconcile.Request{NamespacedName: k}
+	requests := make([]reconcile.Request, len(list))
+	for i := range list {
+		requests[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list[i].Namespace, Name: list[i].Name}}
 	}
 	return requests
 }
 
-func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([]types.NamespacedName, error) {
+func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([]networkingv1.Ingress, error) {
 	var list networkingv1.IngressList
 	opts := []client.ListOption{client.MatchingFields{index: value}}
 	if namespace != "" {
@@ -127,9 +139,5 @@ func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([
 	if err := s.client.List(ctx, &list, opts...); err != nil {
 		return nil, fmt.Errorf("list Ingresses by %s=%s: %w", index, value, err)
 	}
-	keys := make([]types.NamespacedName, len(list.Items))
-	for i := range list.Items {
-		keys[i] = types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}
-	}
-	return keys, nil
+	return list.Items, nil
 }

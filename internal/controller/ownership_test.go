@@ -1,0 +1,155 @@
+package controller_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+)
+
+// ownersOf returns the names of the objects that own resources for host, across namespaces.
+func (w *world) ownersOf(c *assert.CollectT, host string) []string {
+	var list tunnelv1alpha1.PangolinResourceList
+	assert.NoError(c, w.c.List(w.ctx, &list))
+	var owners []string
+	for _, r := range list.Items {
+		if r.Annotations[pic.AnnotationHost] == host && len(r.OwnerReferences) > 0 {
+			owners = append(owners, r.Namespace+"/"+r.OwnerReferences[0].Name)
+		}
+	}
+	return owners
+}
+
+func TestHostConflict(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		other := testenv.NewNamespace(t, env.Client)
+		for _, ns := range []string{w.ns, other} {
+			w.create(&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+			svc := serviceObject("web", 8080)
+			svc.Namespace = ns
+			w.create(svc)
+		}
+		first := ingressFor("first", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("solo"), "/", "web", 8080))
+		w.create(first)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/first"}, w.ownersOf(c, w.host("app")))
+		}, wait, tick)
+		// Creation timestamps have a resolution of one second.
+		time.Sleep(1100 * time.Millisecond)
+		second := ingressFor("second", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("own"), "/", "web", 8080))
+		second.Namespace = other
+		w.create(second)
+
+		note := w.eventuallyEventIn(other, pic.ReasonHostConflict)
+		assert.Contains(t, note, "Ingress "+w.ns+"/first", "the warning names the winner")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{other + "/second"}, w.ownersOf(c, w.host("own")), "the loser's other hosts are served")
+		}, wait, tick)
+		assert.Equal(t, []string{w.ns + "/first"}, w.ownersOf(&assert.CollectT{}, w.host("app")), "the oldest claim keeps the host")
+
+		// The winner releases the host: the next claimant takes it without a resync
+		// (the resync period is an hour here).
+		w.updateIngress("first", func(ing *networkingv1.Ingress) { ing.Spec.Rules = ing.Spec.Rules[1:] })
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{other + "/second"}, w.ownersOf(c, w.host("app")))
+		}, wait, tick)
+	})
+}
+
+func TestStatusReflected(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		w.create(ingressFor("shop", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("admin"), "/", "web", 8080)))
+		got := w.eventuallyHosts(w.host("app"), w.host("admin"))
+
+		hostnames := func() []string {
+			var ing networkingv1.Ingress
+			require.NoError(t, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "shop"}, &ing))
+			var out []string
+			for _, lb := range ing.Status.LoadBalancer.Ingress {
+				out = append(out, lb.Hostname)
+			}
+			return out
+		}
+		assert.Empty(t, hostnames(), "nothing is exposed before the operator says so")
+
+		// The operator reports the first resource Ready.
+		setStatus(t, w, got[w.host("app")], tunnelv1alpha1.StatusReady, metav1.ConditionTrue, "ReconcileSuccess", "", "https://"+w.host("app"))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.host("app")}, hostnames())
+		}, wait, tick)
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonExposed), "https://"+w.host("app"))
+
+		// The second fails in Pangolin: a Warning with the operator's message, no hostname.
+		setStatus(t, w, got[w.host("admin")], tunnelv1alpha1.StatusError, metav1.ConditionFalse, "ReconcileError", "domain not found in organization", "")
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonPangolinError), "domain not found in organization")
+		assert.Equal(t, []string{w.host("app")}, hostnames())
+
+		// A host that is no longer served loses its hostname.
+		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules = ing.Spec.Rules[1:] })
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Empty(c, hostnames())
+		}, wait, tick)
+	})
+}
+
+func setStatus(t *testing.T, w *world, r tunnelv1alpha1.PangolinResource, status string, ready metav1.ConditionStatus, reason, message, url string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var cur tunnelv1alpha1.PangolinResource
+		if !assert.NoError(c, w.c.Get(w.ctx, client.ObjectKeyFromObject(&r), &cur)) {
+			return
+		}
+		cur.Status.Status, cur.Status.URL, cur.Status.ObservedGeneration = status, url, cur.Generation
+		meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: tunnelv1alpha1.ConditionReady, Status: ready, Reason: reason, Message: message})
+		assert.NoError(c, w.c.Status().Update(w.ctx, &cur))
+	}, wait, tick)
+}
+
+func TestAccessControlFailsClosed(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		ing := ingressFor("private", "pangolin", rule(w.host("private"), "/", "web", 8080))
+		ing.Annotations = map[string]string{pic.AnnotationSSO: "true", pic.AnnotationBlockAccess: "true"}
+		w.create(ing)
+		if !w.fork {
+			w.eventuallyEvent(pic.ReasonAccessControlUnsupported)
+			assert.Empty(t, w.resources(), "never published without the protection asked for")
+			return
+		}
+		r := w.eventuallyHosts(w.host("private"))[w.host("private")]
+		assert.Equal(t, ptr.To(true), r.Spec.HTTPConfig.SSO)
+		assert.Equal(t, ptr.To(true), r.Spec.HTTPConfig.BlockAccess)
+	})
+}
+
+func TestTunnelNamespacePolicy(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env, func(cfg *config.Config) {
+			cfg.Tunnels.Aliases = map[string]tunnel.Tunnel{"partners": {Name: "partners", AllowedNamespaces: []string{"team-partners"}}}
+		})
+		w.tunnel("partners")
+		w.service("web", 8080)
+		w.create(ingressFor("denied", "pangolin-partners", rule(w.host("denied"), "/", "web", 8080)))
+		note := w.eventuallyEventIn(w.ns, pic.ReasonTunnelNotAllowed)
+		assert.Contains(t, note, w.ns)
+		assert.Empty(t, w.resources())
+	})
+}

@@ -1,0 +1,38 @@
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// WriteStatus implements sources.Source: status.loadBalancer.ingress lists the public
+// hostnames Pangolin serves, so `kubectl get ingress` shows an address and Argo CD
+// reports the application Healthy. It writes only when the list changes.
+func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, hostnames []string) error {
+	var ing networkingv1.Ingress
+	if err := s.client.Get(ctx, key, &ing); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("get Ingress %s: %w", key, err)
+	}
+	want := make([]networkingv1.IngressLoadBalancerIngress, 0, len(hostnames))
+	for _, h := range slices.Sorted(slices.Values(hostnames)) {
+		want = append(want, networkingv1.IngressLoadBalancerIngress{Hostname: h})
+	}
+	if slices.EqualFunc(ing.Status.LoadBalancer.Ingress, want, func(a, b networkingv1.IngressLoadBalancerIngress) bool {
+		return a.Hostname == b.Hostname && a.IP == "" && len(a.Ports) == 0
+	}) {
+		return nil
+	}
+	ing.Status.LoadBalancer.Ingress = want
+	if err := s.client.Status().Update(ctx, &ing); err != nil {
+		return fmt.Errorf("update status of Ingress %s: %w", key, err)
+	}
+	return nil
+}
