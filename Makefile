@@ -9,6 +9,7 @@ IMAGE       ?= pangolin-ingress-controller:dev
 # module proxy once per machine and cached outside the clone; see hack/controlplane.
 CONTROLPLANE = $(shell hack/controlplane/build.sh)
 TEST_TIMEOUT ?= 45m
+comma := ,
 
 ##@ General
 
@@ -49,11 +50,13 @@ test: controlplane vet build ## Run every test: unit, golden, envtest and e2e on
 test-unit: ## Run the tests that need no control plane (go test -short).
 	$(GO) test -count=1 -short ./...
 
+COVERED_PACKAGES := ./internal/engine/...,./internal/hostname/...,./internal/tunnel/...,./internal/controller/...,./sinks/...,./sources/...
+
 .PHONY: coverage
-coverage: controlplane ## Coverage of the engine, sink, source and controller packages.
-	KUBEBUILDER_ASSETS="$$(hack/controlplane/build.sh)" $(GO) test -count=1 -coverprofile=cover.out \
-	  ./internal/engine/... ./sinks/... ./sources/... ./internal/controller/... ./internal/hostname/...
-	$(GO) tool cover -func=cover.out | tail -1
+coverage: controlplane ## Coverage per package of the core (engine, sink, sources, controller), by all their tests.
+	KUBEBUILDER_ASSETS="$$(hack/controlplane/build.sh)" $(GO) test -count=1 -coverpkg=$(COVERED_PACKAGES) -coverprofile=cover.out \
+	  $(subst $(comma), ,$(COVERED_PACKAGES)) | grep -v "^?"
+	@$(GO) run ./hack/coverage cover.out
 
 ##@ Packaging
 
@@ -66,3 +69,28 @@ docker-build: ## Build the container image (needs a Docker engine).
 .PHONY: demo
 demo: controlplane build ## Run PIC on a local control plane with sample objects and print what it creates (DEMO_ONESHOT=1 exits).
 	$(GO) run ./hack/demo
+
+##@ Manifests
+
+# Tools built from the Go module proxy into bin/, one version each, pinned here. The binary
+# name carries the version, so changing it rebuilds. kustomize v5.8.3 needs Go 1.27;
+# v5.8.2 (kustomize/api v0.21.2) is the newest that builds with Go 1.26.
+KUSTOMIZE_VERSION ?= v5.8.2
+KUSTOMIZE         := $(BIN)/kustomize-$(KUSTOMIZE_VERSION)
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build the pinned kustomize into bin/.
+
+$(KUSTOMIZE):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv -f $(BIN)/kustomize $@
+
+.PHONY: manifests
+manifests: $(KUSTOMIZE) ## Render config/default into dist/install.yaml (IMAGE=<image> sets the image).
+	@rm -rf dist/.overlay && mkdir -p dist/.overlay
+	@cd dist/.overlay && $(KUSTOMIZE) create --resources ../../config/default \
+	  && $(KUSTOMIZE) edit set image pangolin-ingress-controller=$(IMAGE)
+	$(KUSTOMIZE) build dist/.overlay > dist/install.yaml.tmp
+	@mv dist/install.yaml.tmp dist/install.yaml && rm -rf dist/.overlay
+	@echo "dist/install.yaml: $$(grep -c '^kind:' dist/install.yaml) objects, image $(IMAGE)"
