@@ -26,6 +26,9 @@ type Result struct {
 	// Routes are the hosts that can be published; Rejections say what cannot, and why.
 	Routes     []route.Route
 	Rejections []route.Rejection
+	// Status is what the source wants to write on the object besides the hostnames
+	// (an HTTPRoute's parent conditions), in its own terms.
+	Status any
 }
 
 // Source is one kind of object that PIC turns into routes.
@@ -49,9 +52,9 @@ type Source interface {
 	// Claimants returns the keys of the source's objects that name host, from an index:
 	// used to settle host conflicts and to hand a released host to the next claimant.
 	Claimants(ctx context.Context, host string) ([]route.Origin, error)
-	// WriteStatus records the hostnames Pangolin serves on the object, if they differ
-	// from what it records. Only called when Result.OwnsStatus.
-	WriteStatus(ctx context.Context, key types.NamespacedName, hostnames []string) error
+	// WriteStatus records on the object the hostnames Pangolin serves and res.Status,
+	// if they differ from what it records. Only called when res.OwnsStatus.
+	WriteStatus(ctx context.Context, res Result, hostnames []string) error
 }
 
 // Index is a cache index on one kind of object.

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
@@ -34,6 +35,8 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
@@ -49,7 +52,8 @@ var goldenTunnels = tunnel.Resolver{
 	},
 }
 
-// TestGolden runs every folder of testdata/golden through the Ingress source, the engine
+// TestGolden runs every folder of testdata/golden (Ingresses) and
+// testdata/golden-gatewayapi (Gateway API) through the sources, the engine
 // and the sink, once per operator CRD variant, and compares the PangolinResources and
 // events with want-<variant>.yaml. The input is input.yaml: Ingresses, Services,
 // IngressClasses, PangolinTunnels and pre-existing PangolinResources. Each case also
@@ -59,11 +63,14 @@ var goldenTunnels = tunnel.Resolver{
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
 	require.NoError(t, err)
+	gatewayDirs, err := filepath.Glob("testdata/golden-gatewayapi/*")
+	require.NoError(t, err)
+	dirs = append(dirs, gatewayDirs...)
 	require.NotEmpty(t, dirs)
 	variants := map[string]tunnelv1alpha1.Capabilities{"fork": tunnelv1alpha1.ForkCapabilities, "original": tunnelv1alpha1.OriginalCapabilities}
 	for _, dir := range dirs {
 		for variant, caps := range variants {
-			t.Run(filepath.Base(dir)+"/"+variant, func(t *testing.T) {
+			t.Run(filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir)+"/"+variant, func(t *testing.T) {
 				got := runGolden(t, filepath.Join(dir, "input.yaml"), caps)
 				wantFile := filepath.Join(dir, "want-"+variant+".yaml")
 				if *update {
@@ -82,17 +89,20 @@ func TestGolden(t *testing.T) {
 type goldenOutput struct {
 	Events    []string                          `json:"events"`
 	Resources []tunnelv1alpha1.PangolinResource `json:"resources"`
+	// Statuses are the Gateway API statuses PIC wrote, one line per condition.
+	Statuses []string `json:"statuses,omitempty"`
 }
 
 func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities) []byte {
 	ctx := context.Background()
 	objects := readObjects(t, inputFile)
 
-	var writes int
+	var writes, statusWrites int
 	count := func() { writes++ } // reconciles run one at a time here
 	src := ingress.New(nil, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
-		WithStatusSubresource(&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
+		WithStatusSubresource(&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
+			&gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}).
 		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -107,35 +117,63 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 				count()
 				return c.Delete(ctx, obj, opts...)
 			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				statusWrites++
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
 		})
-	for _, idx := range src.Indexes() {
+	gwSrc := gatewayapi.New(nil, gatewayapi.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
+	for _, idx := range append(src.Indexes(), gwSrc.Indexes()...) {
 		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 	}
 	c := builder.Build()
 	src = ingress.New(c, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
+	gwSrc = gatewayapi.New(c, gatewayapi.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	recorder := &eventLog{}
-	r := NewReconciler(src, Deps{Sink: pangolinresource.New(c, c, caps), Cache: c, Recorder: recorder, Defaults: engine.Defaults{SSO: true}})
+	deps := Deps{Sink: pangolinresource.New(c, c, caps), Cache: c, Recorder: recorder, Defaults: engine.Defaults{SSO: true},
+		Sources: []sources.Source{src, gwSrc}}
+	reconcilers := map[string]*Reconciler{"Ingress": NewReconciler(src, deps), "HTTPRoute": NewReconciler(gwSrc, deps)}
 
-	var keys []types.NamespacedName
+	type job struct {
+		kind string
+		key  types.NamespacedName
+	}
+	var jobs, gateways, classes []job
 	for _, o := range objects {
-		if _, ok := o.(*networkingv1.Ingress); ok {
-			keys = append(keys, client.ObjectKeyFromObject(o))
+		switch o.(type) {
+		case *networkingv1.Ingress:
+			jobs = append(jobs, job{"Ingress", client.ObjectKeyFromObject(o)})
+		case *gatewayv1.HTTPRoute:
+			jobs = append(jobs, job{"HTTPRoute", client.ObjectKeyFromObject(o)})
+		case *gatewayv1.Gateway:
+			gateways = append(gateways, job{"Gateway", client.ObjectKeyFromObject(o)})
+		case *gatewayv1.GatewayClass:
+			classes = append(classes, job{"GatewayClass", client.ObjectKeyFromObject(o)})
 		}
 	}
-	for _, key := range keys {
-		_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key})
-		require.NoError(t, err)
+	reconcileAll := func() {
+		for _, j := range jobs {
+			_, err := reconcilers[j.kind].Reconcile(ctx, reconcile.Request{NamespacedName: j.key})
+			require.NoError(t, err)
+		}
+		for _, j := range classes {
+			_, err := gwSrc.ReconcileGatewayClass(ctx, reconcile.Request{NamespacedName: j.key})
+			require.NoError(t, err)
+		}
+		for _, j := range gateways {
+			_, err := gwSrc.ReconcileGateway(ctx, reconcile.Request{NamespacedName: j.key})
+			require.NoError(t, err)
+		}
 	}
-	writesBefore := writes
-	for _, key := range keys {
-		_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: key})
-		require.NoError(t, err)
-	}
+	reconcileAll()
+	writesBefore, statusBefore := writes, statusWrites
+	reconcileAll()
 	assert.Equal(t, writesBefore, writes, "a second reconcile of unchanged objects must write nothing")
+	assert.Equal(t, statusBefore, statusWrites, "a second reconcile of unchanged objects must write no status")
 
 	var list tunnelv1alpha1.PangolinResourceList
 	require.NoError(t, c.List(ctx, &list))
-	out := goldenOutput{Events: append([]string{}, recorder.lines...), Resources: list.Items}
+	out := goldenOutput{Events: append([]string{}, recorder.lines...), Resources: list.Items, Statuses: gatewayStatuses(t, c)}
 	for i := range out.Resources {
 		m := &out.Resources[i].ObjectMeta
 		m.ResourceVersion, m.CreationTimestamp, m.ManagedFields = "", metav1.Time{}, nil
@@ -190,4 +228,41 @@ func (e *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 	defer e.mu.Unlock()
 	ref := regarding.(*corev1.ObjectReference)
 	e.lines = append(e.lines, fmt.Sprintf("%s %s %s: %s", eventtype, reason, ref.Kind+" "+ref.Namespace+"/"+ref.Name, fmt.Sprintf(note, args...)))
+}
+
+// gatewayStatuses renders the Gateway API statuses as one line per condition, without
+// the times, so that a reviewer reads them like a table.
+func gatewayStatuses(t *testing.T, c client.Client) []string {
+	ctx := context.Background()
+	var out []string
+	line := func(prefix string, conditions []metav1.Condition) {
+		for _, cond := range conditions {
+			out = append(out, fmt.Sprintf("%s %s=%s (%s) %s", prefix, cond.Type, cond.Status, cond.Reason, cond.Message))
+		}
+	}
+	var classes gatewayv1.GatewayClassList
+	require.NoError(t, c.List(ctx, &classes))
+	for _, gc := range classes.Items {
+		line("GatewayClass "+gc.Name+":", gc.Status.Conditions)
+	}
+	var gateways gatewayv1.GatewayList
+	require.NoError(t, c.List(ctx, &gateways))
+	for _, gw := range gateways.Items {
+		line("Gateway "+gw.Namespace+"/"+gw.Name+":", gw.Status.Conditions)
+		for _, l := range gw.Status.Listeners {
+			line(fmt.Sprintf("Gateway %s/%s listener %s (attachedRoutes %d):", gw.Namespace, gw.Name, l.Name, l.AttachedRoutes), l.Conditions)
+		}
+	}
+	var routes gatewayv1.HTTPRouteList
+	require.NoError(t, c.List(ctx, &routes))
+	for _, hr := range routes.Items {
+		for _, p := range hr.Status.Parents {
+			ref := string(p.ParentRef.Name)
+			if p.ParentRef.SectionName != nil {
+				ref += "/" + string(*p.ParentRef.SectionName)
+			}
+			line(fmt.Sprintf("HTTPRoute %s/%s parent %s [%s]:", hr.Namespace, hr.Name, ref, p.ControllerName), p.Conditions)
+		}
+	}
+	return out
 }

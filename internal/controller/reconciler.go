@@ -149,7 +149,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		logger.V(1).Info("up to date", "resources", len(desired))
 	}
 	if res.OwnsStatus {
-		if err := r.source.WriteStatus(ctx, req.NamespacedName, publishedHostnames(live)); err != nil {
+		if err := r.source.WriteStatus(ctx, res, publishedHostnames(live)); err != nil {
 			return reconcile.Result{}, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -29,6 +31,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
@@ -109,7 +112,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 		return nil, err
 	}
 	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
-	all := enabledSources(cfg, mgr)
+	all := enabledSources(ctx, cfg, mgr)
 	deps := controller.Deps{
 		Sink:     sink,
 		Cache:    mgr.GetCache(),
@@ -122,17 +125,31 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles); err != nil {
 			return nil, fmt.Errorf("set up %s controller: %w", src.Name(), err)
 		}
+		if sc, ok := src.(interface{ SetupStatusControllers(ctrl.Manager) error }); ok {
+			if err := sc.SetupStatusControllers(mgr); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return mgr, nil
 }
 
 // enabledSources is the one place sources are registered by name.
-func enabledSources(cfg *config.Config, mgr ctrl.Manager) []sources.Source {
+func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) []sources.Source {
 	var out []sources.Source
 	for _, name := range cfg.Sources {
 		switch name {
 		case config.SourceIngress:
 			out = append(out, ingress.New(mgr.GetClient(), ingress.Config{
+				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
+			}))
+		case config.SourceHTTPRoute:
+			if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err != nil {
+				// Keep serving Ingresses: a missing optional API is not a reason to stop.
+				log.FromContext(ctx).Info("the httproute source is disabled: the Gateway API CRDs (gateway.networking.k8s.io/v1 HTTPRoute) are not installed; install them and restart PIC", "error", err.Error())
+				continue
+			}
+			out = append(out, gatewayapi.New(mgr.GetClient(), gatewayapi.Config{
 				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
 			}))
 		}

@@ -7,13 +7,18 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // WriteStatus implements sources.Source: status.loadBalancer.ingress lists the public
 // hostnames Pangolin serves, so `kubectl get ingress` shows an address and Argo CD
 // reports the application Healthy. It writes only when the list changes.
-func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, hostnames []string) error {
+func (s *Source) WriteStatus(ctx context.Context, res sources.Result, hostnames []string) error {
+	if res.Origin == nil {
+		return nil
+	}
+	key := res.Origin.NamespacedName()
 	var ing networkingv1.Ingress
 	if err := s.client.Get(ctx, key, &ing); err != nil {
 		if apierrors.IsNotFound(err) {

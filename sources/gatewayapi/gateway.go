@@ -1,0 +1,208 @@
+package gatewayapi
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+)
+
+// SetupStatusControllers registers the controllers that make PIC the implementation of
+// its GatewayClass: GatewayClasses get Accepted, Gateways get Accepted, Programmed (the
+// tunnel they stand for exists) and listener status with attachedRoutes.
+func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
+	opts := controller.Options{SkipNameValidation: ptr.To(true)}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").WithOptions(opts).
+		For(&gatewayv1.GatewayClass{}).
+		Complete(reconcile.Func(s.ReconcileGatewayClass)); err != nil {
+		return fmt.Errorf("set up GatewayClass controller: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("gateway").WithOptions(opts).
+		For(&gatewayv1.Gateway{}).
+		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			var out []reconcile.Request
+			for _, key := range indexParents(o) {
+				ns, name, _ := cutKey(key)
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+			}
+			return out
+		})).
+		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
+		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
+		Complete(reconcile.Func(s.ReconcileGateway))
+}
+
+func cutKey(key string) (string, string, bool) {
+	for i := range key {
+		if key[i] == '/' {
+			return key[:i], key[i+1:], true
+		}
+	}
+	return "", key, false
+}
+
+func (s *Source) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list gatewayv1.GatewayList
+	if err := s.client.List(ctx, &list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i, gw := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}}
+	}
+	return out
+}
+
+// ReconcileGatewayClass writes the status of a GatewayClass of PIC's.
+func (s *Source) ReconcileGatewayClass(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var class gatewayv1.GatewayClass
+	if err := s.client.Get(ctx, req.NamespacedName, &class); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if class.Spec.ControllerName != pic.GatewayControllerName {
+		return reconcile.Result{}, nil
+	}
+	conditions := append([]metav1.Condition(nil), class.Status.Conditions...)
+	meta.SetStatusCondition(&conditions, metav1.Condition{
+		Type: string(gatewayv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.GatewayClassReasonAccepted), Message: "handled by the Pangolin Ingress Controller",
+		ObservedGeneration: class.Generation,
+	})
+	if equality.Semantic.DeepEqual(conditions, class.Status.Conditions) {
+		return reconcile.Result{}, nil
+	}
+	class.Status.Conditions = conditions
+	return reconcile.Result{}, s.client.Status().Update(ctx, &class)
+}
+
+// ReconcileGateway writes the status of a Gateway of a GatewayClass of PIC's.
+func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var gw gatewayv1.Gateway
+	if err := s.client.Get(ctx, req.NamespacedName, &gw); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ours, err := s.ourClass(ctx, string(gw.Spec.GatewayClassName))
+	if err != nil || !ours {
+		return reconcile.Result{}, err
+	}
+	attached, err := s.attachedCounts(ctx, &gw)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	programmed, message, err := s.tunnelState(ctx, &gw)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	status := gw.Status.DeepCopy()
+	set := func(conditions *[]metav1.Condition, t string, ok bool, reason, message string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: message, ObservedGeneration: gw.Generation})
+	}
+	set(&status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "handled by the Pangolin Ingress Controller")
+	programmedReason := string(gatewayv1.GatewayReasonProgrammed)
+	if !programmed {
+		programmedReason = string(gatewayv1.GatewayReasonInvalid)
+	}
+	set(&status.Conditions, string(gatewayv1.GatewayConditionProgrammed), programmed, programmedReason, message)
+
+	listeners := make([]gatewayv1.ListenerStatus, 0, len(gw.Spec.Listeners))
+	for _, l := range gw.Spec.Listeners {
+		ls := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: attached[string(l.Name)], SupportedKinds: []gatewayv1.RouteGroupKind{}}
+		for _, old := range gw.Status.Listeners {
+			if old.Name == l.Name {
+				ls.Conditions = append(ls.Conditions, old.Conditions...)
+			}
+		}
+		if servesHTTP(l) {
+			ls.SupportedKinds = []gatewayv1.RouteGroupKind{{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: kindHTTPRoute}}
+			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
+			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), programmed, programmedReason, message)
+		} else {
+			msg := fmt.Sprintf("protocol %s: Pangolin publishes HTTP and HTTPS listeners only", l.Protocol)
+			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedProtocol), msg)
+			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), msg)
+		}
+		set(&ls.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+		set(&ls.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+		listeners = append(listeners, ls)
+	}
+	status.Listeners = listeners
+	if equality.Semantic.DeepEqual(*status, gw.Status) {
+		return reconcile.Result{}, nil
+	}
+	gw.Status = *status
+	return reconcile.Result{}, s.client.Status().Update(ctx, &gw)
+}
+
+// attachedCounts counts, per listener, the routes that attach to it.
+func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map[string]int32, error) {
+	routes, err := s.attachedTo(ctx, types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int32{}
+	for i := range routes {
+		hr := &routes[i]
+		var ns corev1.Namespace
+		if err := s.client.Get(ctx, types.NamespacedName{Name: hr.Namespace}, &ns); err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, ref := range hr.Spec.ParentRefs {
+			if !refersTo(ref, hr.Namespace, gw) {
+				continue
+			}
+			for _, l := range attach(hr, ref, gw, &ns).listeners {
+				if !seen[l] {
+					seen[l] = true
+					counts[l]++
+				}
+			}
+		}
+	}
+	return counts, nil
+}
+
+func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
+	ns := routeNamespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return (ref.Kind == nil || *ref.Kind == "Gateway") && ns == gw.Namespace && string(ref.Name) == gw.Name
+}
+
+// tunnelState reports whether the tunnel the Gateway stands for exists.
+func (s *Source) tunnelState(ctx context.Context, gw *gatewayv1.Gateway) (bool, string, error) {
+	ref, problem := s.tunnelOf(gw, gw.Namespace)
+	if problem != nil {
+		return false, problem.Message, nil
+	}
+	var t tunnelv1alpha1.PangolinTunnel
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &t); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("PangolinTunnel %s does not exist", ref), nil
+		}
+		return false, "", err
+	}
+	return true, fmt.Sprintf("published through PangolinTunnel %s", ref), nil
+}

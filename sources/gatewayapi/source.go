@@ -1,0 +1,391 @@
+package gatewayapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+var _ sources.Source = (*Source)(nil)
+
+// Config is what the HTTPRoute source needs from PIC's configuration.
+type Config struct {
+	Tunnels       tunnel.Resolver
+	BackendScheme string
+	ClusterDomain string
+}
+
+// Source reads HTTPRoutes attached to PIC's Gateways.
+type Source struct {
+	client client.Client
+	config Config
+}
+
+// New returns the HTTPRoute source reading through c.
+func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
+
+// Name implements sources.Source.
+func (s *Source) Name() string { return "httproute" }
+
+// Object implements sources.Source.
+func (s *Source) Object() client.Object { return &gatewayv1.HTTPRoute{} }
+
+// parentStatus is PIC's verdict for one parentRef of a route.
+type parentStatus struct {
+	ref          gatewayv1.ParentReference
+	accepted     verdict
+	resolvedRefs verdict
+}
+
+// verdict is one condition: true or false, with the Gateway API's reason.
+type verdict struct {
+	ok      bool
+	reason  gatewayv1.RouteConditionReason
+	message string
+}
+
+// routeStatus is the HTTPRoute status PIC writes: one entry per parentRef to its Gateways.
+type routeStatus struct {
+	generation int64
+	parents    []parentStatus
+}
+
+// evaluation is a route judged on its own, before merging with the routes that share its hosts.
+type evaluation struct {
+	route      *gatewayv1.HTTPRoute
+	origin     route.Origin
+	options    sources.Options
+	status     routeStatus
+	hosts      map[string]gatewayKey // effective host → the Gateway it is served through
+	tunnels    map[gatewayKey]route.TunnelRef
+	paths      []route.PathRule
+	served     bool // accepted and resolved: its paths may be published
+	rejections []route.Rejection
+}
+
+type gatewayKey = types.NamespacedName
+
+// Routes implements sources.Source.
+func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.Result, error) {
+	var hr gatewayv1.HTTPRoute
+	if err := s.client.Get(ctx, key, &hr); err != nil {
+		if apierrors.IsNotFound(err) {
+			return sources.Result{}, nil
+		}
+		return sources.Result{}, fmt.Errorf("get HTTPRoute %s: %w", key, err)
+	}
+	ev, err := s.evaluate(ctx, &hr)
+	if err != nil {
+		return sources.Result{}, err
+	}
+	res := sources.Result{Origin: &ev.origin, Rejections: ev.rejections, Status: ev.status}
+	if len(ev.status.parents) == 0 {
+		return res, nil // not attached to any Gateway of PIC's
+	}
+	res.Managed, res.OwnsStatus = true, true
+	if !ev.served {
+		return res, nil
+	}
+	for _, host := range sortedKeys(ev.hosts) {
+		gw := ev.hosts[host]
+		paths, owner, err := s.merged(ctx, ev, host, gw)
+		if err != nil {
+			return sources.Result{}, err
+		}
+		if !owner {
+			continue // published through the oldest route that shares the host
+		}
+		res.Routes = append(res.Routes, route.Route{
+			Origin: ev.origin, Host: host, Tunnel: ev.tunnels[gw], Paths: paths,
+			Access:            route.Access{SSO: ev.options.SSO, BlockAccess: ev.options.BlockAccess},
+			DomainOverride:    ev.options.Domain,
+			SubdomainOverride: ev.options.Subdomain,
+		})
+	}
+	return res, nil
+}
+
+// merged returns the paths published for host: the route's own and those of every
+// younger route served through the same Gateway for the same host. Only the oldest of
+// them (the owner) publishes the host, so the PangolinResource has one owner.
+func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, bool, error) {
+	siblings, err := s.attachedTo(ctx, gw)
+	if err != nil {
+		return nil, false, err
+	}
+	group := []*evaluation{ev}
+	for i := range siblings {
+		sib := &siblings[i]
+		if sib.UID == ev.route.UID {
+			continue
+		}
+		sev, err := s.evaluate(ctx, sib)
+		if err != nil {
+			return nil, false, err
+		}
+		if sev.served && sev.hosts[host] == gw {
+			group = append(group, sev)
+		}
+	}
+	slices.SortFunc(group, func(a, b *evaluation) int {
+		if a.origin.Older(b.origin) {
+			return -1
+		}
+		return 1
+	})
+	if group[0] != ev {
+		return nil, false, nil
+	}
+	var paths []route.PathRule
+	for _, member := range group {
+		paths = merge(paths, member.paths)
+	}
+	return paths, true, nil
+}
+
+// evaluate judges a route against each of its parents that is a Gateway of PIC's.
+func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evaluation, error) {
+	ev := &evaluation{
+		route:   hr,
+		origin:  originOf(hr),
+		status:  routeStatus{generation: hr.Generation},
+		hosts:   map[string]gatewayKey{},
+		tunnels: map[gatewayKey]route.TunnelRef{},
+	}
+	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
+		ev.rejections = append(ev.rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry})
+	}
+	var ns corev1.Namespace
+	if err := s.client.Get(ctx, types.NamespacedName{Name: hr.Namespace}, &ns); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get Namespace %s: %w", hr.Namespace, err)
+	}
+	var problems []string
+	ev.options, problems = sources.ParseOptions(hr.Annotations, s.config.BackendScheme)
+
+	for _, ref := range hr.Spec.ParentRefs {
+		gw, err := s.ourGateway(ctx, hr.Namespace, ref)
+		if err != nil {
+			return nil, err
+		}
+		if gw == nil {
+			continue
+		}
+		ps := parentStatus{ref: ref, accepted: verdict{true, gatewayv1.RouteReasonAccepted, "attached to a Pangolin Gateway"}}
+		a := attach(hr, ref, gw, &ns)
+		var tunnelRef route.TunnelRef
+		var tunnelProblem *tunnel.Problem
+		if len(a.listeners) > 0 {
+			tunnelRef, tunnelProblem = s.tunnelOf(gw, hr.Namespace)
+		}
+		switch {
+		case len(a.listeners) == 0:
+			ps.accepted = verdict{false, a.reason, a.message}
+		case tunnelProblem != nil:
+			ps.accepted = verdict{false, gatewayv1.RouteReasonNotAllowedByListeners, tunnelProblem.Message}
+			reject("", tunnelProblem.Reason, false, false, "%s", tunnelProblem.Message)
+		default:
+			key := gatewayKey{Namespace: gw.Namespace, Name: gw.Name}
+			ev.tunnels[key] = tunnelRef
+			for _, h := range a.hosts {
+				host, problem := hostname.Normalize(h, s.config.ClusterDomain)
+				if problem != nil {
+					reject(h, problem.Reason, false, false, "%s", problem.Message)
+					continue
+				}
+				if _, taken := ev.hosts[host]; !taken {
+					ev.hosts[host] = key
+				}
+			}
+		}
+		ev.status.parents = append(ev.status.parents, ps)
+	}
+	if len(ev.status.parents) == 0 {
+		return ev, nil
+	}
+
+	t := translate(hr, s.resolver(ctx, hr))
+	ev.paths = t.paths
+	ev.served = true
+	refs := verdict{true, gatewayv1.RouteReasonResolvedRefs, "every backendRef resolved"}
+	if t.refs != nil {
+		refs = verdict{false, t.refs.reason, t.refs.message}
+		reject("", string(t.refs.reason), t.refs.transient, t.refs.transient, "%s", t.refs.message)
+	}
+	var refused *verdict
+	switch {
+	case len(problems) > 0:
+		// A typo must not take a live route down, nor publish it half-configured.
+		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue, "invalid annotations: " + strings.Join(problems, "; ")}
+		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
+	case len(t.unsupported) > 0:
+		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue,
+			"Pangolin cannot express " + strings.Join(t.unsupported, "; ") + ": the route is not published rather than published without them"}
+		reject("", string(gatewayv1.RouteReasonUnsupportedValue), false, false, "%s", refused.message)
+	}
+	for i := range ev.status.parents {
+		p := &ev.status.parents[i]
+		p.resolvedRefs = refs
+		if refused != nil && p.accepted.ok {
+			p.accepted = *refused
+		}
+	}
+	ev.served = refs.ok && refused == nil &&
+		slices.ContainsFunc(ev.status.parents, func(p parentStatus) bool { return p.accepted.ok })
+	return ev, nil
+}
+
+// ourGateway returns the Gateway a parentRef names, if it is of a GatewayClass of PIC's.
+func (s *Source) ourGateway(ctx context.Context, routeNamespace string, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, error) {
+	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+		return nil, nil
+	}
+	key := types.NamespacedName{Namespace: routeNamespace, Name: string(ref.Name)}
+	if ref.Namespace != nil {
+		key.Namespace = string(*ref.Namespace)
+	}
+	var gw gatewayv1.Gateway
+	if err := s.client.Get(ctx, key, &gw); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil // not known to be ours: another controller's status to write
+		}
+		return nil, fmt.Errorf("get Gateway %s: %w", key, err)
+	}
+	ours, err := s.ourClass(ctx, string(gw.Spec.GatewayClassName))
+	if err != nil || !ours {
+		return nil, err
+	}
+	return &gw, nil
+}
+
+func (s *Source) ourClass(ctx context.Context, name string) (bool, error) {
+	var class gatewayv1.GatewayClass
+	if err := s.client.Get(ctx, types.NamespacedName{Name: name}, &class); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("get GatewayClass %s: %w", name, err)
+	}
+	return class.Spec.ControllerName == pic.GatewayControllerName, nil
+}
+
+// tunnelOf is the tunnel a Gateway stands for: its tunnel-name annotation, else the
+// alias of the Gateway's name in the tunnel configuration, else the default tunnel.
+// The namespace policy applies to the route's namespace.
+func (s *Source) tunnelOf(gw *gatewayv1.Gateway, routeNamespace string) (route.TunnelRef, *tunnel.Problem) {
+	explicit := gw.Annotations[pic.AnnotationTunnelName]
+	if explicit != "" && !strings.Contains(explicit, "/") {
+		explicit = gw.Namespace + "/" + explicit // a Gateway's tunnel lives beside it
+	}
+	alias := ""
+	if _, ok := s.config.Tunnels.Aliases[gw.Name]; ok {
+		alias = gw.Name
+	}
+	// Unqualified tunnel names live beside the Gateway; the policy is the route's.
+	ref, problem := s.config.Tunnels.Resolve(gw.Namespace, alias, explicit)
+	if problem != nil {
+		return ref, problem
+	}
+	_, problem = s.config.Tunnels.Resolve(routeNamespace, alias, explicit)
+	return ref, problem
+}
+
+// resolver resolves backendRefs to Services, honouring ReferenceGrants across namespaces.
+func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute) backendResolver {
+	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
+		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
+			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
+				message: fmt.Sprintf("backendRef %s: only Services can be reached through a Pangolin tunnel", ref.Name)}
+		}
+		ns := hr.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		if ns != hr.Namespace {
+			ok, err := s.granted(ctx, hr.Namespace, ns, string(ref.Name))
+			if err != nil {
+				return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonRefNotPermitted, message: err.Error(), transient: true}
+			}
+			if !ok {
+				return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonRefNotPermitted,
+					message: fmt.Sprintf("backendRef %s/%s: no ReferenceGrant in namespace %s allows HTTPRoutes from %s", ns, ref.Name, ns, hr.Namespace)}
+			}
+		}
+		if ref.Port == nil {
+			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, message: fmt.Sprintf("backendRef %s/%s has no port", ns, ref.Name)}
+		}
+		var svc corev1.Service
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: string(ref.Name)}, &svc); err != nil {
+			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
+				message: fmt.Sprintf("Service %s/%s not found; retrying", ns, ref.Name)}
+		}
+		port := int32(*ref.Port)
+		found := svc.Spec.Type == corev1.ServiceTypeExternalName
+		for _, p := range svc.Spec.Ports {
+			found = found || p.Port == port
+		}
+		if !found {
+			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
+				message: fmt.Sprintf("Service %s/%s has no port %d; retrying", ns, ref.Name, port)}
+		}
+		address := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, s.config.ClusterDomain)
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			address = strings.TrimSuffix(svc.Spec.ExternalName, ".")
+		}
+		scheme := s.config.BackendScheme
+		if o, _ := sources.ParseOptions(hr.Annotations, scheme); o.BackendScheme != "" {
+			scheme = o.BackendScheme
+		}
+		return route.Backend{Host: address, Port: port, Scheme: scheme}, nil
+	}
+}
+
+// granted reports whether a ReferenceGrant in namespace to lets HTTPRoutes of namespace
+// from refer to the Service name.
+func (s *Source) granted(ctx context.Context, from, to, name string) (bool, error) {
+	var grants gatewayv1.ReferenceGrantList
+	if err := s.client.List(ctx, &grants, client.InNamespace(to)); err != nil {
+		return false, fmt.Errorf("list ReferenceGrants in %s: %w", to, err)
+	}
+	for _, g := range grants.Items {
+		fromOK := slices.ContainsFunc(g.Spec.From, func(f gatewayv1.ReferenceGrantFrom) bool {
+			return f.Group == gatewayv1.GroupName && f.Kind == kindHTTPRoute && string(f.Namespace) == from
+		})
+		toOK := slices.ContainsFunc(g.Spec.To, func(t gatewayv1.ReferenceGrantTo) bool {
+			return t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name)
+		})
+		if fromOK && toOK {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func originOf(hr *gatewayv1.HTTPRoute) route.Origin {
+	return route.Origin{
+		Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kindHTTPRoute,
+		Namespace: hr.Namespace, Name: hr.Name, UID: hr.UID, Generation: hr.Generation,
+		Created: hr.CreationTimestamp.Time,
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,239 @@
+package gatewayapi
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+// Cache indexes, so that a change to a related object reaches the routes it concerns
+// without listing them all.
+const (
+	parentIndex       = "pic.httproute.parent"     // "namespace/name" of every parent Gateway
+	hostIndex         = "pic.httproute.host"       // every spec.hostnames entry, normalized
+	serviceIndex      = "pic.httproute.service"    // "namespace/name" of every backend Service
+	listenerHostIndex = "pic.gateway.listenerhost" // every listener hostname of a Gateway
+	noHostnames       = ""                         // the hostIndex key of routes without hostnames
+)
+
+// Indexes implements sources.Source.
+func (s *Source) Indexes() []sources.Index {
+	return []sources.Index{
+		{Object: &gatewayv1.HTTPRoute{}, Field: parentIndex, Func: indexParents},
+		{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: s.indexHosts},
+		{Object: &gatewayv1.HTTPRoute{}, Field: serviceIndex, Func: indexServices},
+		{Object: &gatewayv1.Gateway{}, Field: listenerHostIndex, Func: indexListenerHosts},
+	}
+}
+
+// Watch implements sources.Source: Gateways, GatewayClasses, ReferenceGrants, Services
+// and Namespaces (for allowedRoutes selectors) bring their routes back.
+func (s *Source) Watch(b *builder.Builder) {
+	b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		return s.requests(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName(), "")
+	})).
+		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass)).
+		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(s.routesOfGrant)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return s.requests(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName(), "")
+		})).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return s.inNamespace(ctx, o.GetName())
+		}))
+}
+
+// Hosts implements sources.Source.
+func (s *Source) Hosts(obj client.Object) []string {
+	var out []string
+	for _, h := range s.indexHosts(obj) {
+		if h != noHostnames {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Claimants implements sources.Source: routes naming host, and routes without
+// hostnames attached to a Gateway whose listener names host.
+func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
+	routes, err := s.list(ctx, client.MatchingFields{hostIndex: host})
+	if err != nil {
+		return nil, err
+	}
+	var gateways gatewayv1.GatewayList
+	if err := s.client.List(ctx, &gateways, client.MatchingFields{listenerHostIndex: host}); err != nil {
+		return nil, fmt.Errorf("list Gateways by listener hostname %s: %w", host, err)
+	}
+	for _, gw := range gateways.Items {
+		attached, err := s.attachedTo(ctx, types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range attached {
+			if len(r.Spec.Hostnames) == 0 {
+				routes = append(routes, r)
+			}
+		}
+	}
+	origins := make([]route.Origin, 0, len(routes))
+	for i := range routes {
+		origins = append(origins, originOf(&routes[i]))
+	}
+	return origins, nil
+}
+
+// attachedTo returns the routes with a parentRef to the Gateway.
+func (s *Source) attachedTo(ctx context.Context, gw types.NamespacedName) ([]gatewayv1.HTTPRoute, error) {
+	return s.list(ctx, client.MatchingFields{parentIndex: gw.String()})
+}
+
+func (s *Source) list(ctx context.Context, opts ...client.ListOption) ([]gatewayv1.HTTPRoute, error) {
+	var list gatewayv1.HTTPRouteList
+	if err := s.client.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("list HTTPRoutes: %w", err)
+	}
+	return list.Items, nil
+}
+
+func (s *Source) requests(ctx context.Context, index, value, namespace string) []reconcile.Request {
+	opts := []client.ListOption{client.MatchingFields{index: value}}
+	if namespace != "" {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	routes, err := s.list(ctx, opts...)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes", "index", index, "value", value)
+		return nil
+	}
+	return toRequests(routes)
+}
+
+func (s *Source) inNamespace(ctx context.Context, namespace string) []reconcile.Request {
+	routes, err := s.list(ctx, client.InNamespace(namespace))
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot list the HTTPRoutes of a namespace", "namespace", namespace)
+		return nil
+	}
+	return toRequests(routes)
+}
+
+// routesOfClass requeues the routes of every Gateway of a class that changed.
+func (s *Source) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	var gateways gatewayv1.GatewayList
+	if err := s.client.List(ctx, &gateways); err != nil {
+		log.FromContext(ctx).Error(err, "cannot list Gateways")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, gw := range gateways.Items {
+		if string(gw.Spec.GatewayClassName) == obj.GetName() {
+			out = append(out, s.requests(ctx, parentIndex, gw.Namespace+"/"+gw.Name, "")...)
+		}
+	}
+	return out
+}
+
+// routesOfGrant requeues the routes of the namespaces a ReferenceGrant names.
+func (s *Source) routesOfGrant(ctx context.Context, obj client.Object) []reconcile.Request {
+	grant, ok := obj.(*gatewayv1.ReferenceGrant)
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, f := range grant.Spec.From {
+		if f.Kind == kindHTTPRoute {
+			out = append(out, s.inNamespace(ctx, string(f.Namespace))...)
+		}
+	}
+	return out
+}
+
+func toRequests(routes []gatewayv1.HTTPRoute) []reconcile.Request {
+	out := make([]reconcile.Request, len(routes))
+	for i := range routes {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: routes[i].Namespace, Name: routes[i].Name}}
+	}
+	return out
+}
+
+func indexParents(obj client.Object) []string {
+	hr, ok := obj.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, ref := range hr.Spec.ParentRefs {
+		if ref.Kind != nil && *ref.Kind != "Gateway" {
+			continue
+		}
+		ns := hr.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		keys = append(keys, ns+"/"+string(ref.Name))
+	}
+	return keys
+}
+
+func (s *Source) indexHosts(obj client.Object) []string {
+	hr, ok := obj.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil
+	}
+	if len(hr.Spec.Hostnames) == 0 {
+		return []string{noHostnames}
+	}
+	var hosts []string
+	for _, h := range hr.Spec.Hostnames {
+		if n, problem := hostname.Normalize(string(h), s.config.ClusterDomain); problem == nil {
+			hosts = append(hosts, n)
+		}
+	}
+	return hosts
+}
+
+func indexServices(obj client.Object) []string {
+	hr, ok := obj.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, rule := range hr.Spec.Rules {
+		for _, ref := range rule.BackendRefs {
+			ns := hr.Namespace
+			if ref.Namespace != nil {
+				ns = string(*ref.Namespace)
+			}
+			keys = append(keys, ns+"/"+string(ref.Name))
+		}
+	}
+	return keys
+}
+
+func indexListenerHosts(obj client.Object) []string {
+	gw, ok := obj.(*gatewayv1.Gateway)
+	if !ok {
+		return nil
+	}
+	var hosts []string
+	for _, l := range gw.Spec.Listeners {
+		if l.Hostname != nil {
+			if n, problem := hostname.Normalize(string(*l.Hostname), ""); problem == nil {
+				hosts = append(hosts, n)
+			}
+		}
+	}
+	return hosts
+}

@@ -1,0 +1,92 @@
+package sources
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+)
+
+// Options are the per-object settings read from PIC's annotations, shared by every source.
+type Options struct {
+	Enabled       *bool // nil: not set
+	Tunnel        string
+	Domain        string
+	Subdomain     string
+	BackendScheme string
+	SSO           *bool
+	BlockAccess   *bool
+}
+
+// ParseOptions reads PIC's annotations. Every invalid value is reported; none is guessed.
+func ParseOptions(annotations map[string]string, defaultScheme string) (Options, []string) {
+	var (
+		o        Options
+		problems []string
+	)
+	boolean := func(key string) *bool {
+		v, ok := annotations[key]
+		if !ok {
+			return nil
+		}
+		switch strings.TrimSpace(v) {
+		case "true":
+			t := true
+			return &t
+		case "false":
+			f := false
+			return &f
+		}
+		problems = append(problems, fmt.Sprintf("%s=%q: want \"true\" or \"false\"", key, v))
+		return nil
+	}
+	o.Enabled = boolean(pic.AnnotationEnabled)
+	o.SSO = boolean(pic.AnnotationSSO)
+	o.BlockAccess = boolean(pic.AnnotationBlockAccess)
+	o.Tunnel = strings.TrimSpace(annotations[pic.AnnotationTunnelName])
+
+	if v, ok := annotations[pic.AnnotationDomainName]; ok {
+		if d, problem := hostname.Normalize(v, ""); problem != nil {
+			problems = append(problems, fmt.Sprintf("%s=%q: want a domain name such as example.com (%s)", pic.AnnotationDomainName, v, problem.Message))
+		} else {
+			o.Domain = d
+		}
+	}
+	if v, ok := annotations[pic.AnnotationSubdomain]; ok {
+		s := strings.ToLower(strings.Trim(strings.TrimSpace(v), "."))
+		if !validSubdomain(s) {
+			problems = append(problems, fmt.Sprintf("%s=%q: want one or more DNS labels such as app or api.staging", pic.AnnotationSubdomain, v))
+		} else {
+			o.Subdomain = s
+		}
+	}
+	o.BackendScheme = defaultScheme
+	if v, ok := annotations[pic.AnnotationBackendScheme]; ok {
+		switch s := strings.ToLower(strings.TrimSpace(v)); s {
+		case "http", "https":
+			o.BackendScheme = s
+		default:
+			problems = append(problems, fmt.Sprintf("%s=%q: want http or https", pic.AnnotationBackendScheme, v))
+		}
+	}
+	return o, problems
+}
+
+// validSubdomain accepts dot-separated DNS labels.
+func validSubdomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
