@@ -1,0 +1,137 @@
+{{/* Chart name. */}}
+{{- define "pic.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified name: the release name, prefixed to the chart name unless it holds it. */}}
+{{- define "pic.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "pic.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "pic.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "pic.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "pic.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "pic.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "pic.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Namespace of the leader-election Lease and of its Role. */}}
+{{- define "pic.leaderElectionNamespace" -}}
+{{- default .Release.Namespace .Values.leaderElection.namespace }}
+{{- end }}
+
+{{/*
+The keys of PIC's configuration file that .Values.config may hold: every key of
+internal/config/keys.go except tunnels and the leaderElection group, which are top-level
+values. internal/manifests tests that this list, values.yaml and keys.go agree.
+*/}}
+{{- define "pic.configKeys" -}}
+defaultTunnel tunnelNamespace tunnelClassMapping backendScheme clusterDomain defaultSSO defaultBlockAccess sources watchNamespaces resyncPeriod maxConcurrentReconciles kubeconfig kubeAPIQPS kubeAPIBurst metricsBindAddress healthProbeBindAddress logLevel logFormat
+{{- end }}
+
+{{/*
+PIC's configuration file, from .Values.config (null keys left out) and .Values.tunnels;
+empty when there is nothing to write. Unknown keys fail the render.
+*/}}
+{{- define "pic.configFile" -}}
+{{- $known := splitList " " (include "pic.configKeys" .) }}
+{{- $file := dict }}
+{{- range $key, $value := .Values.config | default dict }}
+{{- if or (eq $key "tunnels") (eq $key "leaderElection") }}
+{{- fail (printf "config.%s: set %s at the top level of the values, not under config" $key $key) }}
+{{- end }}
+{{- if not (has $key $known) }}
+{{- fail (printf "config.%s is not a PIC setting; the keys are: %s" $key (join ", " $known)) }}
+{{- end }}
+{{- if not (kindIs "invalid" $value) }}
+{{- $_ := set $file $key $value }}
+{{- end }}
+{{- end }}
+{{- with .Values.tunnels }}
+{{- $_ := set $file "tunnels" . }}
+{{- end }}
+{{- if $file }}
+{{- toYaml $file }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when PIC runs with the httproute source, else "": the sources PIC loads contain
+httproute. Like PIC, --sources in extraArgs (repeated flags add up) beats PIC_SOURCES in
+extraEnv, which beats config.sources, whose default is ingress; a list or a
+comma-separated string. internal/manifests tests that this agrees with the configuration
+PIC loads from the rendered Deployment.
+*/}}
+{{- define "pic.httpRoute" -}}
+{{- $sources := index (.Values.config | default dict) "sources" }}
+{{- range .Values.extraEnv }}
+{{- if and (eq (toString .name) "PIC_SOURCES") (ne (toString .value) "") }}
+{{- $sources = .value }}
+{{- end }}
+{{- end }}
+{{- $flags := list }}
+{{- $prev := "" }}
+{{- range .Values.extraArgs }}
+{{- $arg := toString . }}
+{{- if hasPrefix "--sources=" $arg }}
+{{- $flags = append $flags (trimPrefix "--sources=" $arg) }}
+{{- else if eq $prev "--sources" }}
+{{- $flags = append $flags $arg }}
+{{- end }}
+{{- $prev = $arg }}
+{{- end }}
+{{- if $flags }}
+{{- $sources = join "," $flags }}
+{{- end }}
+{{- if kindIs "invalid" $sources }}
+{{- $sources = "ingress" }}
+{{- else if kindIs "slice" $sources }}
+{{- $sources = join "," $sources }}
+{{- end }}
+{{- $list := list }}
+{{- range splitList "," (toString $sources) }}
+{{- $list = append $list (trim .) }}
+{{- end }}
+{{- if has "httproute" $list }}true{{ end }}
+{{- end }}
+
+{{/* The port of a bind address such as ":8080" (default when unset), or "" when it is "0". */}}
+{{- define "pic.port" -}}
+{{- $addr := index . 0 }}
+{{- if kindIs "invalid" $addr }}{{ index . 1 }}
+{{- else if ne (toString $addr) "0" }}
+{{- $port := regexFind "[0-9]+$" (toString $addr) }}
+{{- if not $port }}{{ fail (printf "%s: want host:port or :port, or \"0\"" (toString $addr)) }}{{ end }}
+{{- $port }}
+{{- end }}
+{{- end }}
+
+{{- define "pic.metricsPort" -}}
+{{- include "pic.port" (list (index (.Values.config | default dict) "metricsBindAddress") "8080") }}
+{{- end }}
+
+{{- define "pic.healthPort" -}}
+{{- include "pic.port" (list (index (.Values.config | default dict) "healthProbeBindAddress") "8081") }}
+{{- end }}

@@ -1,0 +1,469 @@
+package manifests
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+)
+
+// rendering is one way of installing PIC.
+type rendering struct {
+	name   string
+	render func(t *testing.T) []*unstructured.Unstructured
+	// gatewayAPI: PIC runs the httproute source, with the Gateway API ClusterRole and
+	// the GatewayClass pangolin. Every other rendering must grant nothing of it.
+	gatewayAPI bool
+}
+
+// everythingValues sets a value for every configuration key, tunnels, extra classes and a
+// ServiceMonitor: the chart's most complete rendering.
+const everythingValues = `
+leaderElection: {enabled: true, id: pic-lease, namespace: pic-leases}
+config:
+  defaultTunnel: pangolin-system/main
+  tunnelNamespace: pangolin-system
+  tunnelClassMapping: edge-us=network-us/edge-us-tunnel
+  backendScheme: https
+  clusterDomain: cluster.example
+  defaultSSO: false
+  defaultBlockAccess: true
+  sources: [ingress]
+  watchNamespaces: [shop, blog]
+  resyncPeriod: 90s
+  maxConcurrentReconciles: 8
+  kubeconfig: ""
+  kubeAPIQPS: 25.5
+  kubeAPIBurst: 200
+  metricsBindAddress: ":9090"
+  healthProbeBindAddress: ":9091"
+  logLevel: debug
+  logFormat: console
+tunnels:
+  edge-eu: {name: edge-eu-tunnel}
+  staging: {name: staging-tunnel, allowedNamespaces: [staging, qa]}
+ingressClasses: [pangolin, pangolin-edge-eu, pangolin-edge-us, pangolin-staging]
+serviceMonitor: {enabled: true}
+`
+
+// gatewayAPIValues enables the Gateway API source in the chart.
+const gatewayAPIValues = `
+config:
+  sources: [ingress, httproute]
+`
+
+var renderings = []rendering{
+	{"kustomize config/default", func(t *testing.T) []*unstructured.Unstructured {
+		return kustomizeBuild(t, repoPath("config", "default"))
+	}, false},
+	{"kustomize config/samples/multi-tunnel", func(t *testing.T) []*unstructured.Unstructured {
+		return kustomizeBuild(t, repoPath("config", "samples", "multi-tunnel"))
+	}, false},
+	{"the Helm chart with its default values", func(t *testing.T) []*unstructured.Unstructured {
+		return renderChart(t, "")
+	}, false},
+	{"the Helm chart with every key, tunnels, extra IngressClasses and a ServiceMonitor", func(t *testing.T) []*unstructured.Unstructured {
+		return renderChart(t, everythingValues)
+	}, false},
+	{"kustomize config/gateway-api", func(t *testing.T) []*unstructured.Unstructured {
+		return kustomizeBuild(t, repoPath("config", "gateway-api"))
+	}, true},
+	{"the Helm chart with config.sources [ingress, httproute]", func(t *testing.T) []*unstructured.Unstructured {
+		return renderChart(t, gatewayAPIValues)
+	}, true},
+}
+
+// TestInstallations checks what must hold in every way of installing PIC.
+func TestInstallations(t *testing.T) {
+	roleFile := readRoleFile(t)
+	gatewayRole := readGatewayRoleFile(t)
+	checks := []struct {
+		name  string
+		check func(t *testing.T, objs []*unstructured.Unstructured)
+	}{
+		{"each ClusterRole grants exactly the rules of its file, config/rbac/role.yaml or config/rbac/gateway-api/role.yaml", func(t *testing.T, objs []*unstructured.Unstructured) {
+			// The main ClusterRole is named like the Deployment (pangolin-ingress-controller,
+			// or the chart's fullname); the Gateway API one has the suffix -gateway-api, as
+			// in its file. Any other ClusterRole is an error.
+			base := only[appsv1.Deployment](t, objs, "Deployment").Name
+			want := map[string][]rbacv1.PolicyRule{
+				base:                         roleFile.clusterRole,
+				base + gatewayRoleNameSuffix: gatewayRole.Rules,
+			}
+			require.Equal(t, roleFile.clusterRoleName+gatewayRoleNameSuffix, gatewayRole.Name, "the name of config/rbac/gateway-api/role.yaml's ClusterRole")
+			seen := map[string]bool{}
+			for _, o := range ofKind(objs, "ClusterRole") {
+				cr := decodeStrict[rbacv1.ClusterRole](t, o)
+				assert.Nil(t, cr.AggregationRule, "ClusterRole %s: an aggregated ClusterRole would gather rules from elsewhere", cr.Name)
+				rules, ok := want[cr.Name]
+				if !assert.True(t, ok, "unexpected ClusterRole %s (want %s or %s%s)", cr.Name, base, base, gatewayRoleNameSuffix) {
+					continue
+				}
+				assert.False(t, seen[cr.Name], "ClusterRole %s twice", cr.Name)
+				seen[cr.Name] = true
+				assert.Equal(t, ruleSet(rules), ruleSet(cr.Rules), "ClusterRole %s", cr.Name)
+			}
+			assert.True(t, seen[base], "the main ClusterRole %s is rendered", base)
+		}},
+		{"the leader-election Role grants exactly the rules of config/rbac/role.yaml", func(t *testing.T, objs []*unstructured.Unstructured) {
+			r := only[rbacv1.Role](t, objs, "Role")
+			assert.Equal(t, ruleSet(roleFile.role), ruleSet(r.Rules))
+		}},
+		{"no rule has a wildcard", func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, rule := range allRules(t, objs) {
+				for _, field := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames, rule.NonResourceURLs} {
+					for _, v := range field {
+						assert.NotContains(t, v, "*", "rule %+v", rule)
+					}
+				}
+			}
+		}},
+		{"no rule mentions secrets", func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, rule := range allRules(t, objs) {
+				for _, r := range rule.Resources {
+					assert.False(t, r == "secrets" || strings.HasPrefix(r, "secrets/"), "rule %+v grants %s", rule, r)
+				}
+			}
+		}},
+		{"no object is a Secret", func(t *testing.T, objs []*unstructured.Unstructured) {
+			assert.Empty(t, ofKind(objs, "Secret"))
+		}},
+		{"every object decodes strictly into its Kubernetes type", func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "Namespace":
+					decodeStrict[corev1.Namespace](t, o)
+				case "ServiceAccount":
+					decodeStrict[corev1.ServiceAccount](t, o)
+				case "ConfigMap":
+					decodeStrict[corev1.ConfigMap](t, o)
+				case "Service":
+					decodeStrict[corev1.Service](t, o)
+				case "Deployment":
+					decodeStrict[appsv1.Deployment](t, o)
+				case "ClusterRole":
+					decodeStrict[rbacv1.ClusterRole](t, o)
+				case "ClusterRoleBinding":
+					decodeStrict[rbacv1.ClusterRoleBinding](t, o)
+				case "Role":
+					decodeStrict[rbacv1.Role](t, o)
+				case "RoleBinding":
+					decodeStrict[rbacv1.RoleBinding](t, o)
+				case "IngressClass":
+					decodeStrict[networkingv1.IngressClass](t, o)
+				case "GatewayClass":
+					decodeStrict[gatewayv1.GatewayClass](t, o)
+				case "ServiceMonitor":
+				default:
+					t.Errorf("unexpected %s %s", o.GetKind(), o.GetName())
+				}
+			}
+		}},
+		{"the pod and its container run as non-root, on a read-only root filesystem, without capabilities", func(t *testing.T, objs []*unstructured.Unstructured) {
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			pod := d.Spec.Template.Spec
+			psc := pod.SecurityContext
+			require.NotNil(t, psc, "pod securityContext")
+			assert.Equal(t, new(true), psc.RunAsNonRoot, "pod runAsNonRoot")
+			require.NotNil(t, psc.RunAsUser, "pod runAsUser")
+			assert.NotZero(t, *psc.RunAsUser, "pod runAsUser")
+			assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC, "host namespaces")
+			assert.Equal(t, new(true), pod.AutomountServiceAccountToken, "PIC needs its ServiceAccount token")
+			require.NotEmpty(t, pod.Containers)
+			for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+				sc := c.SecurityContext
+				require.NotNil(t, sc, "container %s securityContext", c.Name)
+				nonRoot, user := sc.RunAsNonRoot, sc.RunAsUser
+				if nonRoot == nil {
+					nonRoot = psc.RunAsNonRoot
+				}
+				if user == nil {
+					user = psc.RunAsUser
+				}
+				assert.Equal(t, new(true), nonRoot, "container %s runAsNonRoot", c.Name)
+				if assert.NotNil(t, user, "container %s runAsUser", c.Name) {
+					assert.NotZero(t, *user, "container %s runAsUser", c.Name)
+				}
+				assert.Equal(t, new(true), sc.ReadOnlyRootFilesystem, "container %s readOnlyRootFilesystem", c.Name)
+				assert.Equal(t, new(false), sc.AllowPrivilegeEscalation, "container %s allowPrivilegeEscalation", c.Name)
+				assert.NotEqual(t, new(true), sc.Privileged, "container %s privileged", c.Name)
+				if assert.NotNil(t, sc.Capabilities, "container %s capabilities", c.Name) {
+					assert.Contains(t, sc.Capabilities.Drop, corev1.Capability("ALL"), "container %s drops", c.Name)
+					assert.Empty(t, sc.Capabilities.Add, "container %s adds", c.Name)
+				}
+				seccomp := sc.SeccompProfile
+				if seccomp == nil {
+					seccomp = psc.SeccompProfile
+				}
+				if assert.NotNil(t, seccomp, "container %s seccompProfile", c.Name) {
+					assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, seccomp.Type)
+				}
+			}
+		}},
+		{"PIC loads the rendered configuration without error", func(t *testing.T, objs []*unstructured.Unstructured) {
+			picConfig(t, objs)
+		}},
+		{"the probes ask /healthz and /readyz on PIC's health probe port", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			c := manager(t, d)
+			want := addrPort(t, cfg.HealthProbeBindAddress)
+			for _, p := range []struct {
+				probe *corev1.Probe
+				path  string
+			}{{c.LivenessProbe, "/healthz"}, {c.ReadinessProbe, "/readyz"}} {
+				require.NotNil(t, p.probe, "probe for %s", p.path)
+				require.NotNil(t, p.probe.HTTPGet, "probe for %s", p.path)
+				assert.Equal(t, p.path, p.probe.HTTPGet.Path)
+				assert.Equal(t, want, containerPort(t, c, p.probe.HTTPGet.Port), "port of the %s probe", p.path)
+			}
+		}},
+		{"the metrics Service reaches PIC's metrics port", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			c := manager(t, d)
+			svc := only[corev1.Service](t, objs, "Service")
+			assert.Equal(t, d.Namespace, svc.Namespace)
+			for k, v := range svc.Spec.Selector {
+				assert.Equal(t, v, d.Spec.Template.Labels[k], "the Service selects pod label %s", k)
+			}
+			require.Len(t, svc.Spec.Ports, 1)
+			assert.Equal(t, "metrics", svc.Spec.Ports[0].Name)
+			assert.Equal(t, addrPort(t, cfg.MetricsBindAddress), containerPort(t, c, svc.Spec.Ports[0].TargetPort))
+		}},
+		{"the IngressClass pangolin is served by pangolin.io/ingress-controller and is not the default", func(t *testing.T, objs []*unstructured.Unstructured) {
+			o := named(objs, "IngressClass", "", "pangolin")
+			require.NotNil(t, o, "IngressClass pangolin")
+			ic := decodeStrict[networkingv1.IngressClass](t, o)
+			assert.Equal(t, ingressController, ic.Spec.Controller)
+			assert.NotEqual(t, "true", ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass])
+			for _, o := range ofKind(objs, "IngressClass") {
+				assert.Equal(t, ingressController, decodeStrict[networkingv1.IngressClass](t, o).Spec.Controller, o.GetName())
+			}
+		}},
+		{"each ClusterRole is bound, once, to the ServiceAccount the pod runs as, and nothing else is bound", func(t *testing.T, objs []*unstructured.Unstructured) {
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			sa := d.Spec.Template.Spec.ServiceAccountName
+			require.NotEmpty(t, sa)
+			if o := ofKind(objs, "ServiceAccount"); assert.Len(t, o, 1) {
+				assert.Equal(t, []string{d.Namespace, sa}, []string{o[0].GetNamespace(), o[0].GetName()})
+			}
+			roles := names(ofKind(objs, "ClusterRole"))
+			var bound []string
+			for _, o := range ofKind(objs, "ClusterRoleBinding") {
+				crb := decodeStrict[rbacv1.ClusterRoleBinding](t, o)
+				assert.Contains(t, roles, crb.RoleRef.Name, "ClusterRoleBinding %s binds a ClusterRole that is not rendered", crb.Name)
+				assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: crb.RoleRef.Name}, crb.RoleRef, crb.Name)
+				assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: d.Namespace}}, crb.Subjects, crb.Name)
+				bound = append(bound, crb.RoleRef.Name)
+			}
+			assert.ElementsMatch(t, roles, bound, "every ClusterRole bound exactly once")
+		}},
+		{"cluster-scoped objects have no namespace", func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "Namespace", "ClusterRole", "ClusterRoleBinding", "IngressClass", "GatewayClass":
+					assert.Empty(t, o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
+				}
+			}
+		}},
+		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs the httproute source", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			httpRoute := slices.Contains(cfg.Sources, config.SourceHTTPRoute)
+			assert.Equal(t, httpRoute, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
+			classes := ofKind(objs, "GatewayClass")
+			if !httpRoute {
+				assert.Empty(t, classes)
+				return
+			}
+			for _, o := range classes {
+				assert.Equal(t, pic.GatewayControllerName, string(decodeStrict[gatewayv1.GatewayClass](t, o).Spec.ControllerName), o.GetName())
+			}
+		}},
+		{"the leader-election Lease is in the namespace where the Role grants it", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			require.True(t, cfg.LeaderElection.Enabled, "leader election is on in every installation")
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			ns := cfg.LeaderElection.Namespace
+			if ns == "" {
+				ns = d.Namespace
+			}
+			r := only[rbacv1.Role](t, objs, "Role")
+			rb := only[rbacv1.RoleBinding](t, objs, "RoleBinding")
+			assert.Equal(t, ns, r.Namespace, "the Role's namespace")
+			assert.Equal(t, ns, rb.Namespace, "the RoleBinding's namespace")
+			assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}, rb.RoleRef)
+			assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: d.Namespace}}, rb.Subjects)
+		}},
+	}
+	for _, r := range renderings {
+		t.Run(r.name, func(t *testing.T) {
+			objs := r.render(t)
+			for _, c := range checks {
+				t.Run(c.name, func(t *testing.T) { c.check(t, objs) })
+			}
+		})
+	}
+}
+
+// TestRuleComparisonCatchesChanges makes sure the rule comparison above would fail if a
+// rendering granted one verb or one resource more.
+func TestRuleComparisonCatchesChanges(t *testing.T) {
+	base := readRoleFile(t).clusterRole
+	cases := []struct {
+		name   string
+		change func([]rbacv1.PolicyRule) []rbacv1.PolicyRule
+	}{
+		{"an added verb is a difference", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			r[0].Verbs = append(r[0].Verbs, "delete")
+			return r
+		}},
+		{"an added resource is a difference", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			r[1].Resources = append(r[1].Resources, "endpoints")
+			return r
+		}},
+		{"an added rule is a difference", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			return append(r, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}})
+		}},
+		{"a dropped resource name is a difference", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			for i := range r {
+				r[i].ResourceNames = nil
+			}
+			return r
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			changed := make([]rbacv1.PolicyRule, len(base))
+			for i := range base {
+				changed[i] = *base[i].DeepCopy()
+			}
+			assert.NotEqual(t, ruleSet(base), ruleSet(c.change(changed)))
+		})
+	}
+}
+
+type roleFile struct {
+	clusterRoleName   string
+	clusterRole, role []rbacv1.PolicyRule
+}
+
+// gatewayRoleNameSuffix turns the name of PIC's main ClusterRole into the name of its
+// Gateway API ClusterRole, in config/rbac and in the chart.
+const gatewayRoleNameSuffix = "-gateway-api"
+
+// readRoleFile reads config/rbac/role.yaml, the reference of PIC's permissions.
+func readRoleFile(t *testing.T) roleFile {
+	t.Helper()
+	data, err := os.ReadFile(repoPath("config", "rbac", "role.yaml"))
+	require.NoError(t, err)
+	objs, err := decodeYAML(data)
+	require.NoError(t, err)
+	cr := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+	return roleFile{
+		clusterRoleName: cr.Name,
+		clusterRole:     cr.Rules,
+		role:            only[rbacv1.Role](t, objs, "Role").Rules,
+	}
+}
+
+// readGatewayRoleFile reads config/rbac/gateway-api/role.yaml, the reference of what the
+// httproute source needs on top of role.yaml.
+func readGatewayRoleFile(t *testing.T) *rbacv1.ClusterRole {
+	t.Helper()
+	data, err := os.ReadFile(repoPath("config", "rbac", "gateway-api", "role.yaml"))
+	require.NoError(t, err)
+	objs, err := decodeYAML(data)
+	require.NoError(t, err)
+	require.Len(t, objs, 1, "config/rbac/gateway-api/role.yaml holds the ClusterRole only")
+	return only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+}
+
+// ruleSet flattens rules into "group resource [names]" → sorted verbs, so that two rule
+// lists compare equal when they grant the same, however they are grouped.
+func ruleSet(rules []rbacv1.PolicyRule) map[string][]string {
+	out := map[string][]string{}
+	add := func(key string, verbs []string) {
+		for _, v := range verbs {
+			if !slices.Contains(out[key], v) {
+				out[key] = append(out[key], v)
+			}
+		}
+		slices.Sort(out[key])
+	}
+	for _, r := range rules {
+		names := ""
+		if len(r.ResourceNames) > 0 {
+			n := slices.Clone(r.ResourceNames)
+			slices.Sort(n)
+			names = " names=" + strings.Join(n, ",")
+		}
+		for _, g := range r.APIGroups {
+			if g == "" {
+				g = "core"
+			}
+			for _, res := range r.Resources {
+				add(fmt.Sprintf("%s %s%s", g, res, names), r.Verbs)
+			}
+		}
+		for _, u := range r.NonResourceURLs {
+			add("url "+u, r.Verbs)
+		}
+	}
+	return out
+}
+
+// allRules is every rule of every Role and ClusterRole.
+func allRules(t *testing.T, objs []*unstructured.Unstructured) []rbacv1.PolicyRule {
+	t.Helper()
+	var rules []rbacv1.PolicyRule
+	for _, o := range ofKind(objs, "ClusterRole") {
+		rules = append(rules, decodeStrict[rbacv1.ClusterRole](t, o).Rules...)
+	}
+	for _, o := range ofKind(objs, "Role") {
+		rules = append(rules, decodeStrict[rbacv1.Role](t, o).Rules...)
+	}
+	require.NotEmpty(t, rules)
+	return rules
+}
+
+// addrPort is the port of a bind address such as ":8081".
+func addrPort(t *testing.T, addr string) int32 {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err, "address %q", addr)
+	n, err := strconv.ParseInt(port, 10, 32)
+	require.NoError(t, err)
+	return int32(n)
+}
+
+// containerPort resolves a port number or name of the container.
+func containerPort(t *testing.T, c *corev1.Container, p intstr.IntOrString) int32 {
+	t.Helper()
+	if p.Type == intstr.Int {
+		return p.IntVal
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return cp.ContainerPort
+		}
+	}
+	require.Failf(t, "no such port", "container %s has no port named %s", c.Name, p.StrVal)
+	return 0
+}
