@@ -237,7 +237,11 @@ func gatewayStatuses(t *testing.T, c client.Client) []string {
 	var out []string
 	line := func(prefix string, conditions []metav1.Condition) {
 		for _, cond := range conditions {
-			out = append(out, fmt.Sprintf("%s %s=%s (%s) %s", prefix, cond.Type, cond.Status, cond.Reason, cond.Message))
+			generation := "" // shown when set, so that a case can check observedGeneration
+			if cond.ObservedGeneration != 0 {
+				generation = fmt.Sprintf(" [observedGeneration %d]", cond.ObservedGeneration)
+			}
+			out = append(out, fmt.Sprintf("%s %s=%s (%s)%s %s", prefix, cond.Type, cond.Status, cond.Reason, generation, cond.Message))
 		}
 	}
 	var classes gatewayv1.GatewayClassList
@@ -250,7 +254,11 @@ func gatewayStatuses(t *testing.T, c client.Client) []string {
 	for _, gw := range gateways.Items {
 		line("Gateway "+gw.Namespace+"/"+gw.Name+":", gw.Status.Conditions)
 		for _, l := range gw.Status.Listeners {
-			line(fmt.Sprintf("Gateway %s/%s listener %s (attachedRoutes %d):", gw.Namespace, gw.Name, l.Name, l.AttachedRoutes), l.Conditions)
+			kinds := []string{}
+			for _, k := range l.SupportedKinds {
+				kinds = append(kinds, string(k.Kind))
+			}
+			line(fmt.Sprintf("Gateway %s/%s listener %s (attachedRoutes %d, supportedKinds [%s]):", gw.Namespace, gw.Name, l.Name, l.AttachedRoutes, strings.Join(kinds, ",")), l.Conditions)
 		}
 	}
 	var routes gatewayv1.HTTPRouteList

@@ -28,12 +28,21 @@ type attachment struct {
 func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, routeNamespace *corev1.Namespace) attachment {
 	var a attachment
 	selected, allowed := 0, 0
+	var refused []string // why each selected listener does not admit the route
 	for _, l := range gw.Spec.Listeners {
 		if ref.SectionName != nil && l.Name != *ref.SectionName || ref.Port != nil && l.Port != *ref.Port {
 			continue
 		}
 		selected++
-		if !servesHTTP(l) || !admitsNamespace(l, gw.Namespace, route.Namespace, routeNamespace) || !admitsKind(l) {
+		switch {
+		case !servesHTTP(l):
+			refused = append(refused, fmt.Sprintf("listener %s is %s, not HTTP or HTTPS", l.Name, l.Protocol))
+			continue
+		case !admitsNamespace(l, gw.Namespace, route.Namespace, routeNamespace):
+			refused = append(refused, fmt.Sprintf("listener %s does not admit routes from namespace %s (allowedRoutes.namespaces)", l.Name, route.Namespace))
+			continue
+		case !admitsKind(l):
+			refused = append(refused, fmt.Sprintf("listener %s does not admit HTTPRoutes (allowedRoutes.kinds)", l.Name))
 			continue
 		}
 		allowed++
@@ -53,7 +62,8 @@ func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatew
 	case selected == 0:
 		a.reason, a.message = gatewayv1.RouteReasonNoMatchingParent, fmt.Sprintf("Gateway %s/%s has no listener matching %s", gw.Namespace, gw.Name, describeRef(ref))
 	case allowed == 0:
-		a.reason, a.message = gatewayv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no HTTP listener of Gateway %s/%s admits HTTPRoutes from namespace %s", gw.Namespace, gw.Name, route.Namespace)
+		// Say which rule refused it: protocol, namespaces and kinds need different fixes.
+		a.reason, a.message = gatewayv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener of Gateway %s/%s admits the route: %s", gw.Namespace, gw.Name, strings.Join(refused, "; "))
 	default:
 		a.reason, a.message = gatewayv1.RouteReasonNoMatchingListenerHostname, fmt.Sprintf("no hostname of the route matches a listener hostname of Gateway %s/%s", gw.Namespace, gw.Name)
 	}

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -133,8 +134,16 @@ func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (r
 				ls.Conditions = append(ls.Conditions, old.Conditions...)
 			}
 		}
+		resolved, resolvedReason, resolvedMessage := true, string(gatewayv1.ListenerReasonResolvedRefs), ""
 		if servesHTTP(l) {
-			ls.SupportedKinds = []gatewayv1.RouteGroupKind{{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: kindHTTPRoute}}
+			var invalid []string
+			ls.SupportedKinds, invalid = routeKinds(l)
+			if len(invalid) > 0 {
+				// The Gateway API requires the kinds PIC cannot serve to be left out of
+				// supportedKinds and reported as InvalidRouteKinds.
+				resolved, resolvedReason = false, string(gatewayv1.ListenerReasonInvalidRouteKinds)
+				resolvedMessage = fmt.Sprintf("route kinds %s are not supported: PIC serves HTTPRoutes only", strings.Join(invalid, ", "))
+			}
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), programmed, programmedReason, message)
 		} else {
@@ -142,7 +151,7 @@ func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (r
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedProtocol), msg)
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), msg)
 		}
-		set(&ls.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+		set(&ls.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), resolved, resolvedReason, resolvedMessage)
 		set(&ls.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
 		listeners = append(listeners, ls)
 	}
@@ -163,16 +172,19 @@ func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map
 	counts := map[string]int32{}
 	for i := range routes {
 		hr := &routes[i]
-		var ns corev1.Namespace
-		if err := s.client.Get(ctx, types.NamespacedName{Name: hr.Namespace}, &ns); err != nil && !apierrors.IsNotFound(err) {
+		// The Gateway API counts only routes whose Accepted condition is True: a route
+		// refused for an unsupported match, an invalid annotation or the tunnel policy
+		// attaches to the listener but does not count.
+		ev, err := s.evaluate(ctx, hr)
+		if err != nil {
 			return nil, err
 		}
 		seen := map[string]bool{}
-		for _, ref := range hr.Spec.ParentRefs {
-			if !refersTo(ref, hr.Namespace, gw) {
+		for _, p := range ev.status.parents {
+			if !p.accepted.ok || !refersTo(p.ref, hr.Namespace, gw) {
 				continue
 			}
-			for _, l := range attach(hr, ref, gw, &ns).listeners {
+			for _, l := range p.listeners {
 				if !seen[l] {
 					seen[l] = true
 					counts[l]++
@@ -181,6 +193,30 @@ func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map
 		}
 	}
 	return counts, nil
+}
+
+// routeKinds returns the kinds an HTTP or HTTPS listener supports (HTTPRoute, unless
+// allowedRoutes.kinds leaves it out) and the kinds it names that PIC cannot serve.
+func routeKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string) {
+	httpRoute := gatewayv1.RouteGroupKind{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: kindHTTPRoute}
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		return []gatewayv1.RouteGroupKind{httpRoute}, nil
+	}
+	supported := []gatewayv1.RouteGroupKind{}
+	var invalid []string
+	for _, k := range l.AllowedRoutes.Kinds {
+		switch {
+		case k.Kind == kindHTTPRoute && (k.Group == nil || *k.Group == gatewayv1.GroupName):
+			if len(supported) == 0 {
+				supported = append(supported, httpRoute)
+			}
+		case k.Group == nil || *k.Group == "":
+			invalid = append(invalid, string(k.Kind))
+		default:
+			invalid = append(invalid, string(*k.Group)+"/"+string(k.Kind))
+		}
+	}
+	return supported, invalid
 }
 
 func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
@@ -193,7 +229,7 @@ func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv
 
 // tunnelState reports whether the tunnel the Gateway stands for exists.
 func (s *Source) tunnelState(ctx context.Context, gw *gatewayv1.Gateway) (bool, string, error) {
-	ref, problem := s.tunnelOf(gw, gw.Namespace)
+	ref, problem := s.gatewayTunnel(gw)
 	if problem != nil {
 		return false, problem.Message, nil
 	}

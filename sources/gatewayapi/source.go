@@ -48,6 +48,9 @@ type parentStatus struct {
 	ref          gatewayv1.ParentReference
 	accepted     verdict
 	resolvedRefs verdict
+	// listeners the route attaches to through this parentRef; they count it in their
+	// attachedRoutes only while it is accepted.
+	listeners []string
 }
 
 // verdict is one condition: true or false, with the Gateway API's reason.
@@ -93,7 +96,12 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 	}
 	res := sources.Result{Origin: &ev.origin, Rejections: ev.rejections, Status: ev.status}
 	if len(ev.status.parents) == 0 {
-		return res, nil // not attached to any Gateway of PIC's
+		// Not attached to any Gateway of PIC's. If it was (the parentRef was removed or
+		// its Gateway left PIC's class), PIC's stale status.parents entries must go.
+		res.OwnsStatus = slices.ContainsFunc(hr.Status.Parents, func(p gatewayv1.RouteParentStatus) bool {
+			return p.ControllerName == pic.GatewayControllerName
+		})
+		return res, nil
 	}
 	res.Managed, res.OwnsStatus = true, true
 	if !ev.served {
@@ -105,8 +113,16 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		if err != nil {
 			return sources.Result{}, err
 		}
-		if !owner {
-			continue // published through the oldest route that shares the host
+		if owner != ev {
+			// Published through the oldest route that shares the host. Its access
+			// settings are the host's: rules asking for others are not merged, so that
+			// a route that relies on SSO is never served through a public host.
+			if differ := settingsDiff(owner.options, ev.options); len(differ) > 0 {
+				res.Rejections = append(res.Rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: pic.ReasonHostConflict,
+					Message: fmt.Sprintf("host %s is published by %s, the oldest route for it on Gateway %s, whose annotations differ from this route's (%s): this route's rules are not served for it",
+						host, owner.origin.Key(), gw, strings.Join(differ, ", "))})
+			}
+			continue
 		}
 		res.Routes = append(res.Routes, route.Route{
 			Origin: ev.origin, Host: host, Tunnel: ev.tunnels[gw], Paths: paths,
@@ -119,12 +135,13 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 }
 
 // merged returns the paths published for host: the route's own and those of every
-// younger route served through the same Gateway for the same host. Only the oldest of
-// them (the owner) publishes the host, so the PangolinResource has one owner.
-func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, bool, error) {
+// younger route served through the same Gateway for the same host with the same
+// settings. Only the oldest of them (the owner, returned) publishes the host, so the
+// PangolinResource has one owner.
+func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, *evaluation, error) {
 	siblings, err := s.attachedTo(ctx, gw)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	group := []*evaluation{ev}
 	for i := range siblings {
@@ -134,7 +151,7 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 		}
 		sev, err := s.evaluate(ctx, sib)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if sev.served && sev.hosts[host] == gw {
 			group = append(group, sev)
@@ -147,13 +164,35 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 		return 1
 	})
 	if group[0] != ev {
-		return nil, false, nil
+		return nil, group[0], nil
 	}
 	var paths []route.PathRule
 	for _, member := range group {
-		paths = merge(paths, member.paths)
+		if len(settingsDiff(member.options, ev.options)) == 0 {
+			paths = merge(paths, member.paths)
+		}
 	}
-	return paths, true, nil
+	return paths, ev, nil
+}
+
+// settingsDiff names the host-wide settings (access control, public name) on which two
+// routes differ. Only routes that differ on none share a PangolinResource.
+func settingsDiff(a, b sources.Options) []string {
+	sameBool := func(x, y *bool) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
+	var out []string
+	if !sameBool(a.SSO, b.SSO) {
+		out = append(out, pic.AnnotationSSO)
+	}
+	if !sameBool(a.BlockAccess, b.BlockAccess) {
+		out = append(out, pic.AnnotationBlockAccess)
+	}
+	if a.Domain != b.Domain {
+		out = append(out, pic.AnnotationDomainName)
+	}
+	if a.Subdomain != b.Subdomain {
+		out = append(out, pic.AnnotationSubdomain)
+	}
+	return out
 }
 
 // evaluate judges a route against each of its parents that is a Gateway of PIC's.
@@ -185,6 +224,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 		}
 		ps := parentStatus{ref: ref, accepted: verdict{true, gatewayv1.RouteReasonAccepted, "attached to a Pangolin Gateway"}}
 		a := attach(hr, ref, gw, &ns)
+		ps.listeners = a.listeners
 		var tunnelRef route.TunnelRef
 		var tunnelProblem *tunnel.Problem
 		if len(a.listeners) > 0 {
@@ -201,6 +241,11 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 			ev.tunnels[key] = tunnelRef
 			for _, h := range a.hosts {
 				host, problem := hostname.Normalize(h, s.config.ClusterDomain)
+				if problem != nil && h == "" {
+					// hostname's message speaks of an Ingress rule's host; say where an
+					// HTTPRoute's host comes from.
+					problem.Message = fmt.Sprintf("neither the route nor the listeners of Gateway %s/%s it attaches to name a hostname: Pangolin publishes named hosts only; set spec.hostnames or a listener hostname", gw.Namespace, gw.Name)
+				}
 				if problem != nil {
 					reject(h, problem.Reason, false, false, "%s", problem.Message)
 					continue
@@ -285,21 +330,42 @@ func (s *Source) ourClass(ctx context.Context, name string) (bool, error) {
 // alias of the Gateway's name in the tunnel configuration, else the default tunnel.
 // The namespace policy applies to the route's namespace.
 func (s *Source) tunnelOf(gw *gatewayv1.Gateway, routeNamespace string) (route.TunnelRef, *tunnel.Problem) {
-	explicit := gw.Annotations[pic.AnnotationTunnelName]
-	if explicit != "" && !strings.Contains(explicit, "/") {
-		explicit = gw.Namespace + "/" + explicit // a Gateway's tunnel lives beside it
+	return s.tunnels(gw).Resolve(routeNamespace, s.aliasOf(gw), strings.TrimSpace(gw.Annotations[pic.AnnotationTunnelName]))
+}
+
+// tunnels is the tunnel configuration seen from a Gateway: unqualified tunnel names
+// live beside the Gateway (unless a tunnel namespace is configured), not beside each
+// route. Resolving in the route's namespace with it applies the namespace policy to the
+// route alone. Resolving in the Gateway's namespace would also apply it to the Gateway,
+// refusing every route of a Gateway whose namespace the policy does not list; and an
+// annotation qualified with the Gateway's namespace while resolving in the route's
+// would no longer match the configured tunnel, silently dropping its policy.
+func (s *Source) tunnels(gw *gatewayv1.Gateway) tunnel.Resolver {
+	r := s.config.Tunnels
+	if r.Namespace == "" {
+		r.Namespace = gw.Namespace
 	}
-	alias := ""
+	return r
+}
+
+func (s *Source) aliasOf(gw *gatewayv1.Gateway) string {
 	if _, ok := s.config.Tunnels.Aliases[gw.Name]; ok {
-		alias = gw.Name
+		return gw.Name
 	}
-	// Unqualified tunnel names live beside the Gateway; the policy is the route's.
-	ref, problem := s.config.Tunnels.Resolve(gw.Namespace, alias, explicit)
-	if problem != nil {
-		return ref, problem
+	return ""
+}
+
+// gatewayTunnel is the tunnel a Gateway stands for, whoever may use it: the namespace
+// policy is about routes, and must not make the Gateway itself look unprogrammed.
+func (s *Source) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tunnel.Problem) {
+	r := s.tunnels(gw)
+	r.Default.AllowedNamespaces = nil
+	r.Aliases = make(map[string]tunnel.Tunnel, len(s.config.Tunnels.Aliases))
+	for k, t := range s.config.Tunnels.Aliases {
+		t.AllowedNamespaces = nil
+		r.Aliases[k] = t
 	}
-	_, problem = s.config.Tunnels.Resolve(routeNamespace, alias, explicit)
-	return ref, problem
+	return r.Resolve(gw.Namespace, s.aliasOf(gw), strings.TrimSpace(gw.Annotations[pic.AnnotationTunnelName]))
 }
 
 // resolver resolves backendRefs to Services, honouring ReferenceGrants across namespaces.
@@ -307,7 +373,7 @@ func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute) backendR
 	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
-				message: fmt.Sprintf("backendRef %s: only Services can be reached through a Pangolin tunnel", ref.Name)}
+				message: fmt.Sprintf("backendRef %s: only Services can be reached through a Pangolin tunnel", describeBackend(ref))}
 		}
 		ns := hr.Namespace
 		if ref.Namespace != nil {
@@ -371,6 +437,19 @@ func (s *Source) granted(ctx context.Context, from, to, name string) (bool, erro
 		}
 	}
 	return false, nil
+}
+
+// describeBackend names a backendRef with its kind, so that an InvalidKind message
+// says what was referred to.
+func describeBackend(ref gatewayv1.BackendObjectReference) string {
+	kind := "Service"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Group != nil && *ref.Group != "" {
+		kind = string(*ref.Group) + "/" + kind
+	}
+	return kind + " " + string(ref.Name)
 }
 
 func originOf(hr *gatewayv1.HTTPRoute) route.Origin {
