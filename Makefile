@@ -50,6 +50,17 @@ test: controlplane vet build ## Run every test: unit, golden, envtest and e2e on
 test-unit: ## Run the tests that need no control plane (go test -short).
 	$(GO) test -count=1 -short ./...
 
+# Plain `go test` runs the fuzz targets' seeds (f.Add and testdata/fuzz/<target>/) too;
+# `make fuzz` mutates them. A crasher is written to testdata/fuzz/<target>/: keep it as a seed.
+FUZZTIME  ?= 30s
+FUZZFLAGS ?=
+
+.PHONY: fuzz
+fuzz: ## Fuzz host parsing, annotation parsing and Ingress translation, FUZZTIME (30s) each (FUZZFLAGS=-parallel=1).
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./internal/hostname
+	$(GO) test -run '^$$' -fuzz '^FuzzParseOptions$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./sources
+	$(GO) test -run '^$$' -fuzz '^FuzzTranslate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./sources/ingress
+
 COVERED_PACKAGES := ./internal/engine/...,./internal/hostname/...,./internal/tunnel/...,./internal/controller/...,./sinks/...,./sources/...
 
 .PHONY: coverage
@@ -94,3 +105,15 @@ manifests: $(KUSTOMIZE) ## Render config/default into dist/install.yaml (IMAGE=<
 	$(KUSTOMIZE) build dist/.overlay > dist/install.yaml.tmp
 	@mv dist/install.yaml.tmp dist/install.yaml && rm -rf dist/.overlay
 	@echo "dist/install.yaml: $$(grep -c '^kind:' dist/install.yaml) objects, image $(IMAGE)"
+
+##@ End-to-end
+
+E2E_CLUSTER ?= local
+E2E_TIMEOUT ?= 20m
+
+.PHONY: test-e2e
+test-e2e: build $(if $(filter kind,$(E2E_CLUSTER)),,controlplane) ## Run the e2e suite (e2e/) against bin/manager on a local control plane, both CRD variants (E2E_CLUSTER=kind: on kind).
+	@start=$$(date +%s); \
+	  E2E_CLUSTER=$(E2E_CLUSTER) PIC_MANAGER_BINARY=$(BIN)/manager \
+	  $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -v ./e2e/ ; status=$$?; \
+	  echo "e2e finished in $$(( $$(date +%s) - start ))s"; exit $$status

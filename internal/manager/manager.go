@@ -144,9 +144,9 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) [
 				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
 			}))
 		case config.SourceHTTPRoute:
-			if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}, gatewayv1.GroupVersion.Version); err != nil {
+			if missing := missingGatewayAPIKinds(mgr); len(missing) > 0 {
 				// Keep serving Ingresses: a missing optional API is not a reason to stop.
-				log.FromContext(ctx).Info("the httproute source is disabled: the Gateway API CRDs (gateway.networking.k8s.io/v1 HTTPRoute) are not installed; install them and restart PIC", "error", err.Error())
+				log.FromContext(ctx).Info("the httproute source is disabled: Gateway API CRDs are not installed at "+gatewayv1.GroupVersion.String()+"; install the Gateway API v1.5+ standard CRDs and restart PIC", "missing", missing)
 				continue
 			}
 			out = append(out, gatewayapi.New(mgr.GetClient(), gatewayapi.Config{
@@ -218,4 +218,18 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// missingGatewayAPIKinds lists the Gateway API kinds the httproute source reads that the
+// API server does not serve at v1. An older bundle serving ReferenceGrant only at v1beta1
+// would leave an informer that never syncs, so it counts as missing.
+func missingGatewayAPIKinds(mgr ctrl.Manager) []string {
+	var missing []string
+	for _, kind := range []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"} {
+		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
+		if _, err := mgr.GetRESTMapper().RESTMapping(gk, gatewayv1.GroupVersion.Version); err != nil {
+			missing = append(missing, kind)
+		}
+	}
+	return missing
 }

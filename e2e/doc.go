@@ -1,0 +1,19 @@
+// Package e2e is PIC's end-to-end suite. It runs the real manager binary (bin/manager,
+// or $PIC_MANAGER_BINARY) as a separate process against a cluster and checks what it
+// does only through the Kubernetes API, PIC's log and its metrics and probe endpoints;
+// it never calls controller code in-process.
+//
+// The cluster comes from a provider chosen by E2E_CLUSTER:
+//
+//   - local (default, what `make test` and CI use): a control plane started by
+//     internal/testenv (etcd, kube-apiserver with RBAC, kube-controller-manager with the
+//     garbage collector) per operator CRD variant. PIC runs as a client-certificate user
+//     named like its ServiceAccount, bound by the RBAC rendered from config/rbac, so a
+//     missing permission fails the suite.
+//   - kind (E2E_CLUSTER=kind): a kind cluster (created, or the current context with
+//     E2E_KIND_USE_CURRENT=1) running the image built from the Dockerfile and deployed
+//     with config/default.
+//
+// The specs are written once against the Provider and PIC interfaces. Run them with
+// `make test-e2e`; `make test` runs them too, as part of `go test ./...`.
+package e2e

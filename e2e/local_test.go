@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// localProvider is a testenv cluster of its own per variant, with PIC running as local
+// processes authenticated as PIC's ServiceAccount user.
+type localProvider struct {
+	variant    testenv.Variant
+	cluster    *testenv.Cluster
+	kubeconfig string // PIC's: the ServiceAccount user, with only the rendered RBAC
+	dir        string
+	seq        int // numbers PIC processes, for log file names
+}
+
+// newLocalProvider starts a cluster with the variant's CRDs and PIC's RBAC; the cluster
+// stops with t. Its directory (logs of every process) is kept when t fails.
+func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pic-e2e-"+v.Name+"-")
+	require.NoError(t, err)
+	start := time.Now()
+	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: dir, Variant: &v})
+	require.NoError(t, err, "start the local cluster")
+	t.Logf("local cluster (%s CRDs) ready in %s; files in %s", v.Name, time.Since(start).Round(time.Millisecond), dir)
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stop the local cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("kept the cluster's files (logs of etcd, kube-apiserver, kube-controller-manager and PIC) in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs, err := rbacObjects()
+	require.NoError(t, err, "render PIC's RBAC")
+	require.NoError(t, ensureNamespace(ctx, cluster.Client, picNamespace))
+	require.NoError(t, applyObjects(ctx, cluster.Client, objs), "apply PIC's RBAC")
+	saNamespace, saName := serviceAccountIdentity(objs)
+	// RBAC matches a ServiceAccount subject by this user name and these groups, which
+	// is what a ServiceAccount token would authenticate as.
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", saNamespace, saName)
+	kubeconfig, err := cluster.AddUser(user, []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"})
+	require.NoError(t, err)
+	return &localProvider{variant: v, cluster: cluster, kubeconfig: kubeconfig, dir: dir}
+}
+
+func (p *localProvider) Name() string               { return "local" }
+func (p *localProvider) Variant() testenv.Variant   { return p.variant }
+func (p *localProvider) Client() client.Client      { return p.cluster.Client }
+func (p *localProvider) RESTConfig() *rest.Config   { return p.cluster.Config }
+func (p *localProvider) StopAPIServer(t *testing.T) { require.NoError(t, p.cluster.StopAPIServer()) }
+func (p *localProvider) StartAPIServer(t *testing.T) {
+	require.NoError(t, p.cluster.StartAPIServer())
+}
+
+func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
+	t.Helper()
+	args := []string{"--kubeconfig", p.kubeconfig, "--log-format", "console"}
+	if opts.LeaderElect {
+		args = append(args, "--leader-elect=true", "--leader-election-namespace", picNamespace)
+	}
+	if opts.ConfigFile != "" {
+		path := filepath.Join(p.dir, fmt.Sprintf("pic-config-%d.yaml", p.seq+1))
+		require.NoError(t, os.WriteFile(path, []byte(opts.ConfigFile), 0o600))
+		args = append(args, "--config", path)
+	}
+	args = append(args, opts.Args...)
+	n := max(opts.Replicas, 1)
+	pics := make([]*localPIC, n)
+	out := make([]PIC, n)
+	for i := range pics {
+		p.seq++
+		lp := &localPIC{
+			name:    fmt.Sprintf("pic-%d", p.seq),
+			bin:     managerBinary,
+			logPath: filepath.Join(p.cluster.LogDir, fmt.Sprintf("pic-%d.log", p.seq)),
+			metrics: freeAddr(t),
+			probes:  freeAddr(t),
+		}
+		lp.args = append(append([]string{}, args...), "--metrics-bind-address", lp.metrics, "--health-probe-bind-address", lp.probes)
+		require.NoError(t, lp.start())
+		pics[i], out[i] = lp, lp
+	}
+	for _, lp := range pics {
+		require.NoError(t, waitReady(context.Background(), lp, lp.alive), "PIC %s did not get ready; its log:\n%s", lp.name, lp.Log(t))
+	}
+	return out
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// localPIC is PIC as a child process; every run appends to the same log file.
+type localPIC struct {
+	name            string
+	bin             string
+	args            []string
+	logPath         string
+	metrics, probes string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	runs int
+}
+
+func (l *localPIC) Name() string { return l.name }
+
+func (l *localPIC) start() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // the child has its own copy of the descriptor
+	l.runs++
+	fmt.Fprintf(f, "=== e2e: %s run %d: %s %v\n", l.name, l.runs, l.bin, l.args)
+	cmd := exec.Command(l.bin, l.args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = childProcAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", l.bin, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	l.cmd, l.done = cmd, done
+	return nil
+}
+
+// alive is nil while the current process runs.
+func (l *localPIC) alive() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.done:
+		return fmt.Errorf("%s exited: %s", l.name, l.cmd.ProcessState)
+	default:
+		return nil
+	}
+}
+
+func (l *localPIC) Running(*testing.T) bool { return l.alive() == nil }
+
+func (l *localPIC) Get(ctx context.Context, e Endpoint, path string) (int, string, error) {
+	addr := l.metrics
+	if e == Probes {
+		addr = l.probes
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+func (l *localPIC) signal(sig syscall.Signal, grace time.Duration) {
+	l.mu.Lock()
+	cmd, done := l.cmd, l.done
+	l.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Stop sends SIGTERM and waits up to 30 s for a graceful exit, then kills.
+func (l *localPIC) Stop(*testing.T) { l.signal(syscall.SIGTERM, 30*time.Second) }
+
+func (l *localPIC) Kill(*testing.T) { l.signal(syscall.SIGKILL, 10*time.Second) }
+
+func (l *localPIC) Start(t *testing.T) {
+	t.Helper()
+	if l.alive() == nil {
+		t.Fatalf("%s: Start while the previous process still runs", l.name)
+	}
+	require.NoError(t, l.start())
+	require.NoError(t, waitReady(context.Background(), l, l.alive), "PIC %s did not get ready; its log:\n%s", l.name, l.Log(t))
+}
+
+func (l *localPIC) Log(*testing.T) string {
+	data, err := os.ReadFile(l.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", l.logPath, err)
+	}
+	return string(data)
+}

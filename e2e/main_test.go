@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// managerBinary is the PIC binary the local provider runs: $PIC_MANAGER_BINARY (make
+// test and make test-e2e build bin/manager and set it), else built once by TestMain.
+var managerBinary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse() // testing.Short and -test.list are flags
+	start := time.Now()
+	defer func() { fmt.Printf("e2e: suite finished in %s\n", time.Since(start).Round(time.Millisecond)) }()
+	// Only the local provider runs the binary; -short (make test-unit) skips the suite.
+	if !testing.Short() && clusterKind() == "local" && !listOnly() {
+		cleanup, err := prepareBinary()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer cleanup()
+	}
+	code := m.Run()
+	if err := teardownKind(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// listOnly is true for go test -list, which runs no test.
+func listOnly() bool {
+	f := flag.Lookup("test.list")
+	return f != nil && f.Value.String() != ""
+}
+
+func prepareBinary() (func(), error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if p := os.Getenv("PIC_MANAGER_BINARY"); p != "" {
+		// go test runs in the package directory: a relative path means the repository's.
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("PIC_MANAGER_BINARY: %w (run make build)", err)
+		}
+		managerBinary = p
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "pic-e2e-bin-")
+	if err != nil {
+		return nil, err
+	}
+	managerBinary = filepath.Join(dir, "manager")
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", managerBinary, "./cmd/manager")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("build ./cmd/manager (set PIC_MANAGER_BINARY to skip): %w", err)
+	}
+	fmt.Printf("e2e: built %s in %s\n", managerBinary, time.Since(start).Round(time.Millisecond))
+	return func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// clusterKind is E2E_CLUSTER: local (default) or kind.
+func clusterKind() string {
+	if k := os.Getenv("E2E_CLUSTER"); k != "" {
+		return k
+	}
+	return "local"
+}
+
+// variants are the operator CRD variants to run against: both, or those listed in
+// E2E_VARIANTS (comma-separated), to iterate on one.
+func variants(t *testing.T) []testenv.Variant {
+	all := testenv.Variants()
+	want := os.Getenv("E2E_VARIANTS")
+	if want == "" {
+		return all
+	}
+	var out []testenv.Variant
+	for _, v := range all {
+		if slices.Contains(strings.Split(want, ","), v.Name) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("E2E_VARIANTS=%q names no variant (want %s and/or %s)", want, testenv.VariantOriginal, testenv.VariantFork)
+	}
+	return out
+}
+
+// specs is the suite, in the order it runs on each variant. The API server outage goes
+// last: it is the one spec that disturbs the whole cluster.
+var specs = []struct {
+	name string
+	fn   func(t *testing.T, p Provider)
+}{
+	{"Lifecycle", specLifecycle},
+	{"MultiTunnelConfigFile", specMultiTunnel},
+	{"RestartNoWrites", specRestart},
+	{"LeaderElectionFailover", specLeaderElection},
+	{"MetricsAndProbes", specMetricsAndProbes},
+	{"APIServerOutage", specAPIServerOutage},
+}
+
+// TestE2E runs every spec against each operator CRD variant, on the cluster provider
+// chosen by E2E_CLUSTER.
+func TestE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the e2e suite needs a control plane; skipped with -short")
+	}
+	for _, v := range variants(t) {
+		t.Run(v.Name, func(t *testing.T) {
+			var p Provider
+			switch k := clusterKind(); k {
+			case "local":
+				p = newLocalProvider(t, v)
+			case "kind":
+				p = newKindProvider(t, v)
+			default:
+				t.Fatalf("E2E_CLUSTER=%q: want local or kind", k)
+			}
+			for _, s := range specs {
+				t.Run(s.name, func(t *testing.T) {
+					start := time.Now()
+					defer func() { t.Logf("%s/%s took %s", v.Name, s.name, time.Since(start).Round(time.Millisecond)) }()
+					s.fn(t, p)
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// fieldOwner is the suite's server-side apply field manager.
+const fieldOwner = client.FieldOwner("pic-e2e")
+
+// hasKustomization reports whether dir holds a kustomization.
+func hasKustomization(dir string) bool {
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// kustomize renders dir with the kustomize Go API (the same engine as kubectl -k). If
+// namespace is not empty, dir is rendered through an overlay that sets it, as a
+// deployment's own overlay would.
+func kustomize(dir, namespace string) ([]*unstructured.Unstructured, error) {
+	target := dir
+	if namespace != "" {
+		overlay, err := os.MkdirTemp("", "pic-e2e-overlay-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(overlay)
+		rel, err := filepath.Rel(overlay, dir)
+		if err != nil {
+			return nil, err
+		}
+		k := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources:\n  - %s\n", namespace, rel)
+		if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+			return nil, err
+		}
+		target = overlay
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), target)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	}
+	data, err := m.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	}
+	return decodeYAML(data)
+}
+
+// decodeYAML splits a multi-document manifest into objects, skipping empty documents.
+func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*unstructured.Unstructured
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			out = append(out, obj)
+		}
+	}
+}
+
+// applyObjects server-side applies objects in order, creating namespaces first.
+func applyObjects(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	for _, pass := range []bool{true, false} {
+		for _, obj := range objs {
+			if (obj.GetKind() == "Namespace") != pass {
+				continue
+			}
+			obj = obj.DeepCopy()
+			obj.SetManagedFields(nil)
+			obj.SetResourceVersion("")
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), fieldOwner, client.ForceOwnership); err != nil {
+				return fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// ensureNamespace creates a namespace if it does not exist.
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// serviceAccountIdentity is PIC's identity as the rendered RBAC sees it: the rendered
+// ServiceAccount, else the first ServiceAccount subject of a binding, else the default.
+func serviceAccountIdentity(objs []*unstructured.Unstructured) (namespace, name string) {
+	for _, o := range objs {
+		if o.GetKind() == "ServiceAccount" {
+			return o.GetNamespace(), o.GetName()
+		}
+	}
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
+			continue
+		}
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		for _, s := range subjects {
+			m, _ := s.(map[string]any)
+			if m["kind"] == "ServiceAccount" {
+				ns, _ := m["namespace"].(string)
+				n, _ := m["name"].(string)
+				if ns == "" {
+					ns = o.GetNamespace()
+				}
+				return ns, n
+			}
+		}
+	}
+	return picNamespace, "pangolin-ingress-controller"
+}
+
+// rbacObjects is PIC's RBAC for the local provider: config/rbac rendered with kustomize
+// into picNamespace when it has a kustomization; otherwise config/rbac/role.yaml with
+// the namespaced Role moved to picNamespace, and a binding of each role to PIC's
+// ServiceAccount, made here because nothing in the tree makes them yet.
+func rbacObjects() ([]*unstructured.Unstructured, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "config", "rbac")
+	if hasKustomization(dir) {
+		return kustomize(dir, picNamespace)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "role.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("read PIC's RBAC: %w", err)
+	}
+	objs, err := decodeYAML(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse config/rbac/role.yaml: %w", err)
+	}
+	const sa = "pangolin-ingress-controller"
+	subject := []any{map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": picNamespace}}
+	out := []*unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount",
+		"metadata": map[string]any{"name": sa, "namespace": picNamespace},
+	}}}
+	for _, o := range objs {
+		ref := map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": o.GetKind(), "name": o.GetName()}
+		switch o.GetKind() {
+		case "ClusterRole":
+			out = append(out, o, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+				"metadata": map[string]any{"name": o.GetName()},
+				"roleRef":  ref, "subjects": subject,
+			}})
+		case "Role":
+			o.SetNamespace(picNamespace)
+			out = append(out, o, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+				"metadata": map[string]any{"name": o.GetName(), "namespace": picNamespace},
+				"roleRef":  ref, "subjects": subject,
+			}})
+		default:
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// installCRDs creates (or updates) the CRDs in files and waits until they are
+// established.
+func installCRDs(ctx context.Context, c client.Client, files []string) ([]string, error) {
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		o, err := decodeYAML(data)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", f, err)
+		}
+		objs = append(objs, o...)
+	}
+	if err := applyObjects(ctx, c, objs); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetName())
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(ctx, client.ObjectKey{Name: o.GetName()}, &crd); err != nil {
+				return false, nil
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("wait for CRD %s to be established: %w", o.GetName(), err)
+		}
+	}
+	return names, nil
+}
