@@ -213,6 +213,16 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 	}
 	var problems []string
 	ev.options, problems = sources.ParseOptions(hr.Annotations, s.config.BackendScheme)
+	if ev.options.Enabled != nil && !*ev.options.Enabled {
+		// Opted out: treated as detached, so what PIC published for it goes, and so
+		// do PIC's status entries.
+		return ev, nil
+	}
+	if ev.options.Tunnel != "" {
+		// Not a guess either way: the Gateway chooses the tunnel, and the user is told.
+		reject("", pic.ReasonInvalidAnnotation, false, false,
+			"%s has no effect on an HTTPRoute: the tunnel is the one its Gateway stands for (annotate the Gateway instead)", pic.AnnotationTunnelName)
+	}
 
 	for _, ref := range hr.Spec.ParentRefs {
 		gw, err := s.ourGateway(ctx, hr.Namespace, ref)
@@ -233,6 +243,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 		switch {
 		case len(a.listeners) == 0:
 			ps.accepted = verdict{false, a.reason, a.message}
+			reject("", string(a.reason), false, false, "Gateway %s/%s: %s", gw.Namespace, gw.Name, a.message)
 		case tunnelProblem != nil:
 			ps.accepted = verdict{false, gatewayv1.RouteReasonNotAllowedByListeners, tunnelProblem.Message}
 			reject("", tunnelProblem.Reason, false, false, "%s", tunnelProblem.Message)
