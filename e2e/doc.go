@@ -12,7 +12,7 @@
 //     missing permission fails the suite.
 //   - kind (E2E_CLUSTER=kind): a kind cluster (created, or the current context with
 //     E2E_KIND_USE_CURRENT=1) running the image built from the Dockerfile and deployed
-//     with config/default.
+//     with config/gateway-api (config/default plus the opt-in Gateway API RBAC).
 //
 // The specs are written once against the Provider and PIC interfaces. Run them with
 // `make test-e2e`; `make test` runs them too, as part of `go test ./...`.

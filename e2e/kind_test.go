@@ -2,7 +2,7 @@ package e2e
 
 // The kind provider (E2E_CLUSTER=kind) runs the specs against PIC deployed in a kind
 // cluster the way a user deploys it: the image built from the Dockerfile, loaded with
-// `kind load docker-image`, and config/default applied with kustomize. It needs docker
+// `kind load docker-image`, and config/gateway-api (config/default + Gateway API RBAC) applied with kustomize. It needs docker
 // and kind on PATH (kubectl is not used: logs come from the pods/log API and metrics
 // and probes through the API server's pod proxy).
 //
@@ -72,7 +72,7 @@ type kindCluster struct {
 	c          client.Client
 	cs         *kubernetes.Clientset
 	deploy     types.NamespacedName
-	baseArgs   []string // the container's args in config/default
+	baseArgs   []string // the container's args in config/gateway-api
 	metrics    int      // container ports of the metrics and probe listeners
 	probes     int
 	variant    string // whose CRDs are installed
@@ -175,7 +175,16 @@ func setupKind() (*kindCluster, error) {
 		return nil, err
 	}
 
-	dir := filepath.Join(root, "config", "default")
+	// The Gateway API overlay is config/default plus the opt-in Gateway API RBAC and
+	// GatewayClass, so the HTTPRoute spec runs too; each spec picks its --sources.
+	gatewayCRDs, err := testenv.GatewayAPICRDFiles()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := installCRDs(context.Background(), k.c, gatewayCRDs); err != nil {
+		return nil, fmt.Errorf("install the Gateway API CRDs: %w", err)
+	}
+	dir := filepath.Join(root, "config", "gateway-api")
 	if !hasKustomization(dir) {
 		return nil, fmt.Errorf("%s has no kustomization: the kind provider deploys PIC with it", dir)
 	}
@@ -191,14 +200,14 @@ func setupKind() (*kindCluster, error) {
 		}
 	}
 	if len(deploys) != 1 {
-		return nil, fmt.Errorf("config/default renders %d Deployments, want 1", len(deploys))
+		return nil, fmt.Errorf("config/gateway-api renders %d Deployments, want 1", len(deploys))
 	}
 	var d appsv1.Deployment
 	if err := runtimeConvert(deploys[0], &d); err != nil {
 		return nil, err
 	}
 	if len(d.Spec.Template.Spec.Containers) == 0 {
-		return nil, errors.New("config/default's Deployment has no container")
+		return nil, errors.New("config/gateway-api's Deployment has no container")
 	}
 	ctr := &d.Spec.Template.Spec.Containers[0]
 	ctr.Image, ctr.ImagePullPolicy = image, corev1.PullIfNotPresent
@@ -439,7 +448,7 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	k.runs++
 
 	args := slices.DeleteFunc(slices.Clone(k.baseArgs), func(a string) bool {
-		return strings.HasPrefix(a, "--leader-elect") || strings.HasPrefix(a, "--config")
+		return strings.HasPrefix(a, "--leader-elect") || strings.HasPrefix(a, "--config") || strings.HasPrefix(a, "--sources")
 	})
 	args = append(args,
 		fmt.Sprintf("--metrics-bind-address=:%d", k.metrics),

@@ -39,7 +39,7 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 	dir, err := os.MkdirTemp("", "pic-e2e-"+v.Name+"-")
 	require.NoError(t, err)
 	start := time.Now()
-	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: dir, Variant: &v})
+	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: dir, Variant: &v, GatewayAPI: true})
 	require.NoError(t, err, "start the local cluster")
 	t.Logf("local cluster (%s CRDs) ready in %s; files in %s", v.Name, time.Since(start).Round(time.Millisecond), dir)
 	t.Cleanup(func() {

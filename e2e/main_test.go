@@ -121,6 +121,7 @@ var specs = []struct {
 }{
 	{"Lifecycle", specLifecycle},
 	{"MultiTunnelConfigFile", specMultiTunnel},
+	{"HTTPRoute", specHTTPRoute},
 	{"RestartNoWrites", specRestart},
 	{"LeaderElectionFailover", specLeaderElection},
 	{"MetricsAndProbes", specMetricsAndProbes},

@@ -159,7 +159,13 @@ func rbacObjects() ([]*unstructured.Unstructured, error) {
 	}
 	dir := filepath.Join(root, "config", "rbac")
 	if hasKustomization(dir) {
-		return kustomize(dir, picNamespace)
+		objs, err := kustomize(dir, picNamespace)
+		if err != nil {
+			return nil, err
+		}
+		// The opt-in Gateway API rules, which the HTTPRoute spec needs.
+		gateway, err := kustomize(filepath.Join(dir, "gateway-api"), picNamespace)
+		return append(objs, gateway...), err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "role.yaml"))
 	if err != nil {
