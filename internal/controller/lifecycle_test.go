@@ -3,6 +3,9 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"path"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -39,7 +43,40 @@ type world struct {
 	c    client.Client
 	ns   string
 	fork bool
+	// requests counts what this PIC sent to the API server, for "writes nothing" checks
+	// that a no-op update (which the API server does not persist) would pass unseen.
+	requests *requestLog
 }
+
+// requestLog counts requests by method and the path's last segment (such as
+// "PUT status"); it wraps PIC's transport.
+type requestLog struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		if l.counts == nil {
+			l.counts = map[string]int{}
+		}
+		l.counts[req.Method+" "+path.Base(req.URL.Path)]++
+		l.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// count is the number of requests with method whose path ends in last.
+func (l *requestLog) count(method, last string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts[method+" "+last]
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // start runs PIC (the real manager, every source and the sink) against env, and
 // returns when it is running. It stops with the test.
@@ -52,7 +89,10 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 	for _, c := range configure {
 		c(cfg)
 	}
-	mgr, err := manager.New(ctx, cfg, env.Config)
+	requests := &requestLog{}
+	rc := rest.CopyConfig(env.Config)
+	rc.Wrap(requests.wrap)
+	mgr, err := manager.New(ctx, cfg, rc)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -61,7 +101,7 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 		require.NoError(t, <-done)
 	})
 	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
-	w := &world{t: t, ctx: ctx, c: env.Client, ns: testenv.NewNamespace(t, env.Client), fork: env.Variant.Name == testenv.VariantFork}
+	w := &world{t: t, ctx: ctx, c: env.Client, ns: testenv.NewNamespace(t, env.Client), fork: env.Variant.Name == testenv.VariantFork, requests: requests}
 	return w
 }
 
