@@ -316,6 +316,21 @@ func TestHTTPRouteMerge(t *testing.T) {
 				assert.Contains(c, backends, "web."+w.ns+".svc.cluster.local")
 			}
 		}, wait, tick)
+
+		// The owner lets the host go: the younger route takes it over, without a resync.
+		w.updateRoute(older, func(r *gatewayv1.HTTPRoute) {
+			r.Spec.Hostnames = []gatewayv1.Hostname{gatewayv1.Hostname(w.host("elsewhere"))}
+		})
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			r, ok := w.resources()[w.host("shop")]
+			if !assert.True(c, ok, "host %s is published", w.host("shop")) {
+				return
+			}
+			ref := metav1.GetControllerOf(&r)
+			if assert.NotNil(c, ref) {
+				assert.Equal(c, younger.UID, ref.UID, "the next route took the host over")
+			}
+		}, wait, tick)
 	})
 }
 
