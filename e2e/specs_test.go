@@ -376,6 +376,9 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 	require.True(t, pic.Running(t), "PIC exited during the API server outage")
 	p.StartAPIServer(t)
 	restarted = true
+	// Until a few seconds after /readyz, the new API server may still refuse requests
+	// while its RBAC caches fill.
+	e.restarts = append(e.restarts, window{from: stopped, to: time.Now().Add(5 * time.Second)})
 	t.Logf("API server back after %s", time.Since(stopped).Round(time.Millisecond))
 
 	// A change written after the outage: PIC's watches must have come back.
