@@ -198,7 +198,7 @@ func render(ctx context.Context, c client.Client) (string, bool, error) {
 	var warnings []string
 	seen := map[string]bool{}
 	for _, e := range events.Items {
-		if e.Type != "Warning" {
+		if e.Type != "Warning" || e.ReportingController != "pangolin-ingress-controller" { // not the control plane's own
 			continue
 		}
 		seen[e.Reason] = true

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// TestDemoOneShot runs the demo as a user does with DEMO_ONESHOT=1 make demo: its own
+// process, a local control plane, the real manager binary. It passes when the demo
+// prints the table with every sample host and the expected Warnings, and exits 0.
+func TestDemoOneShot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo starts a control plane")
+	}
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	manager := os.Getenv("PIC_MANAGER_BINARY") // make test builds bin/manager and sets it
+	if manager == "" {
+		manager = filepath.Join(t.TempDir(), "manager")
+		build := exec.Command("go", "build", "-o", manager, "./cmd/manager")
+		build.Dir = root
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "build the manager: %s", out)
+	}
+	demo := filepath.Join(t.TempDir(), "demo")
+	build := exec.Command("go", "build", "-o", demo, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build the demo: %s", out)
+
+	cmd := exec.Command(demo)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "DEMO_ONESHOT=1", "PIC_MANAGER_BINARY="+manager)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	err = cmd.Run()
+	output := stdout.String()
+	require.NoError(t, err, "the demo failed; its output:\n%s", output)
+	t.Logf("demo output:\n%s", output)
+	for _, want := range append(append([]string{}, expected.hosts...), expected.warnings...) {
+		assert.Contains(t, output, want)
+	}
+	assert.Contains(t, output, "kubeconfig: ", "the demo tells the user how to reach its cluster")
+	assert.Contains(t, output, "WARNINGS", "the table shows the Warning events")
+	assert.NotContains(t, output, "ClusterIPNotAllocated", "only PIC's own Warnings are shown")
+}
