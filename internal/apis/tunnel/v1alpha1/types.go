@@ -54,10 +54,12 @@ type PangolinResourceSpec struct {
 	// Targets is the fork's list of backends with path routing.
 	Targets []Target `json:"targets,omitempty"`
 
+	// Name is the resource's name in Pangolin, used by the operator when it creates it.
+	Name string `json:"name,omitempty"`
+
 	// The fields below are never written by PIC. They are read so that a hand edit
 	// setting them on an object PIC owns is seen as drift and undone: siteRef, for one,
 	// would silently move the resource to another site.
-	Name        string       `json:"name,omitempty"`
 	ResourceID  string       `json:"resourceId,omitempty"`
 	SiteRef     *SiteRef     `json:"siteRef,omitempty"`
 	ProxyConfig *ProxyConfig `json:"proxyConfig,omitempty"`
