@@ -188,14 +188,16 @@ func singleTarget(r route.Route, reject func(route.Route, string, string, ...any
 	catchAll := slices.ContainsFunc(r.Paths, func(p route.PathRule) bool {
 		return p.Fallback || p.Match == route.MatchPrefix && strings.TrimRight(p.Path, "/") == ""
 	})
-	if same {
-		if !catchAll {
-			// Published, as the user asked, but not silently wider than asked.
-			reject(r, pic.ReasonPathRoutingUnsupported,
-				"host %s routes only some paths to %s, but the installed PangolinResource CRD (original pangolin-operator) has no path routing: every path of the host reaches %s; install the fork's CRD to restrict it",
-				r.Host, first, first)
-		}
+	if same && catchAll {
 		return []Target{{Backend: first}}, true
+	}
+	if same {
+		// Fail closed: publishing the host would expose every path of the Service, not
+		// only those the user listed (the specification skips non-root paths).
+		reject(r, pic.ReasonPathRoutingUnsupported,
+			"host %s routes only some paths (%s) to %s, but the installed PangolinResource CRD (original pangolin-operator) has no path routing: publishing it would expose every path, so it is not published; add a / path, or install the fork's CRD",
+			r.Host, pathList(r.Paths), first)
+		return nil, false
 	}
 	// Send everything to what the object itself sends unmatched requests to: other
 	// paths lose their routing, but no request reaches a backend the user did not
@@ -240,4 +242,12 @@ func rejectOverrideCollisions(resources []Resource, rejections []route.Rejection
 		kept = append(kept, r)
 	}
 	return kept, rejections
+}
+
+func pathList(paths []route.PathRule) string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, p.Path)
+	}
+	return strings.Join(out, ", ")
 }
