@@ -11,6 +11,8 @@
 //     source: config/gateway-api and the chart with httproute in its sources, never
 //     config/default or the chart's defaults;
 //   - the pod runs non-root on a read-only root filesystem, without capabilities;
+//   - the Dockerfile builds a static binary on a distroless nonroot base, run as the
+//     numeric user (65532) every rendering's pod asks for;
 //   - the probes, ports, ServiceAccount, bindings and Lease fit together and with the
 //     configuration PIC loads from the rendered Deployment (internal/config.Load);
 //   - the multi-tunnel ConfigMap is internal/config/testdata/multi-tunnel.yaml;
