@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -305,7 +309,9 @@ func specLeaderElection(t *testing.T, p Provider) {
 
 	before := ingress(e.ns, "before", "pangolin", e.host("before"), "web", 8080)
 	e.create(before)
-	e.eventuallyOne(before, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
+	published := e.eventuallyOne(before, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
+	// The standby writes nothing while it is not the leader.
+	require.Zero(t, e.writes(follower, ""), "PangolinResource writes of the standby %s", follower.Name())
 
 	killed := time.Now()
 	leader.Kill(t)
@@ -321,6 +327,37 @@ func specLeaderElection(t *testing.T, p Provider) {
 		assert.True(t, isLeader(t, e.ctx, follower), "the surviving replica does not report itself leader")
 	}
 	assert.True(t, follower.Running(t), "the surviving replica exited")
+
+	// No duplicates: after a bounded settle (a duplicate write would be in by now), the
+	// namespace holds exactly one PangolinResource per Ingress, the one published before
+	// the kill is the very object it was (not recreated, not rewritten), and each Ingress
+	// was told of one creation only.
+	time.Sleep(3 * time.Second)
+	all := e.resources(t, e.ns)
+	require.Len(t, all, 2, "PangolinResources in %s: %v", e.ns, names(all))
+	for _, ing := range []*networkingv1.Ingress{before, after} {
+		require.Len(t, e.owned(t, e.ns, ing.UID), 1, "PangolinResources of Ingress %s", ing.Name)
+		assert.Equal(t, 1, e.normalEvents(ing, "Created"), "Created events regarding Ingress %s", ing.Name)
+	}
+	e.requireUntouched(published)
+}
+
+// normalEvents counts the Normal events with reason regarding the Ingress, a series
+// counting as many as it has occurrences.
+func (e *env) normalEvents(ing *networkingv1.Ingress, reason string) int {
+	e.t.Helper()
+	var list eventsv1.EventList
+	require.NoError(e.t, e.c.List(e.ctx, &list, client.InNamespace(ing.Namespace)))
+	n := 0
+	for _, ev := range list.Items {
+		if ev.Regarding.Kind == "Ingress" && ev.Regarding.UID == ing.UID && ev.Type == corev1.EventTypeNormal && ev.Reason == reason {
+			n++
+			if ev.Series != nil && ev.Series.Count > 1 {
+				n += int(ev.Series.Count) - 1
+			}
+		}
+	}
+	return n
 }
 
 func isLeader(c assert.TestingT, ctx context.Context, pic PIC) bool {
@@ -358,10 +395,10 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 	e.create(keep)
 	e.create(change)
 	kept := e.eventuallyOne(keep, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
-	e.eventuallyOne(change, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
+	obsolete := e.eventuallyOne(change, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
 
 	// A change written just before the outage: PIC may or may not act on it before the
-	// API server goes away.
+	// API server goes away. The resource of change-1 is the one PIC may delete.
 	e.updateIngress("change", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("change-2") })
 	p.StopAPIServer(t)
 	stopped := time.Now()
@@ -371,8 +408,16 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 			p.StartAPIServer(t)
 		}
 	}()
+	// The outage is real from its start to its end: the suite's own client is refused.
+	unreachable := func(when string) {
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+		defer cancel()
+		require.Error(t, e.c.List(ctx, &tunnelv1alpha1.PangolinResourceList{}, client.InNamespace(e.ns)), "the API server answered %s the outage", when)
+	}
+	unreachable("at the start of")
 	// The outage itself lasts a fixed time: there is nothing to wait for.
-	time.Sleep(outage)
+	time.Sleep(outage - time.Since(stopped))
+	unreachable("at the end of")
 	require.True(t, pic.Running(t), "PIC exited during the API server outage")
 	p.StartAPIServer(t)
 	restarted = true
@@ -400,11 +445,40 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 		}
 	}, recovery, tick)
 	t.Logf("converged %s after the API server came back", time.Since(converged).Round(time.Millisecond))
+	// Nothing was deleted or rewritten for the outage: the unchanged Ingress's resource is
+	// the very object it was, and the only resource PIC ever deleted (by its log, which
+	// also covers the outage) is the one of the host that was changed away.
+	e.requireUntouched(kept)
+	deleted := deletedResources(pic.Log(t))
+	for _, name := range deleted {
+		require.Equal(t, obsolete.Name, name, "PIC deleted a PangolinResource other than %s (host change-1)", obsolete.Name)
+	}
+	require.NotEmpty(t, deleted, "PIC never logged the deletion of %s, the resource of the host changed away: the log check sees nothing", obsolete.Name)
+	t.Logf("PIC deleted only %s (the host changed away), %d log line(s)", obsolete.Name, len(deleted))
 	require.True(t, pic.Running(t), "PIC exited after the API server outage")
 	code, _, err := pic.Get(e.ctx, Probes, "/readyz")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, "/readyz after the outage")
 }
+
+// deletedResources are the PangolinResources a PIC log says were deleted, in order:
+// the resource field of its "deleted PangolinResource" lines (JSON or console format).
+func deletedResources(log string) []string {
+	var out []string
+	for line := range strings.SplitSeq(log, "\n") {
+		if !strings.Contains(line, "deleted PangolinResource") {
+			continue
+		}
+		if m := resourceField.FindStringSubmatch(line); m != nil {
+			out = append(out, m[1])
+		} else {
+			out = append(out, "(unparsed) "+line)
+		}
+	}
+	return out
+}
+
+var resourceField = regexp.MustCompile(`"resource": ?"([^"]+)"`)
 
 // specMetricsAndProbes checks PIC's listeners: probes answer 200 and /metrics carries
 // PIC's series, with the detected CRD variant, and controller-runtime's.
