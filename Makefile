@@ -52,14 +52,23 @@ test-unit: ## Run the tests that need no control plane (go test -short).
 
 # Plain `go test` runs the fuzz targets' seeds (f.Add and testdata/fuzz/<target>/) too;
 # `make fuzz` mutates them. A crasher is written to testdata/fuzz/<target>/: keep it as a seed.
-FUZZTIME  ?= 30s
-FUZZFLAGS ?=
+# Go minimizes every new interesting input for up to a minute by default, and a worker that
+# minimizes fuzzes nothing: with short budgets on few cores that was most of the run.
+FUZZTIME     ?= 30s
+FUZZFLAGS    ?= -fuzzminimizetime=3s
+FUZZ_TARGETS := ./internal/hostname:FuzzNormalize ./sources:FuzzParseOptions ./sources/ingress:FuzzTranslate
 
+# Go 1.26 may end a clean -fuzztime run with a bare "context deadline exceeded" and no
+# failing input (go.dev/issue/75804, fixed in Go 1.27): that alone is not a failure.
 .PHONY: fuzz
-fuzz: ## Fuzz host parsing, annotation parsing and Ingress translation, FUZZTIME (30s) each (FUZZFLAGS=-parallel=1).
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./internal/hostname
-	$(GO) test -run '^$$' -fuzz '^FuzzParseOptions$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./sources
-	$(GO) test -run '^$$' -fuzz '^FuzzTranslate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./sources/ingress
+fuzz: ## Fuzz host parsing, annotation parsing and Ingress translation, FUZZTIME (30s) each.
+	@for target in $(FUZZ_TARGETS); do pkg=$${target%%:*}; name=$${target##*:}; log=$$(mktemp); \
+	  echo "== $$name ($$pkg) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg 2>&1 | tee $$log; status=$${PIPESTATUS[0]}; \
+	  if [ $$status -ne 0 ] && grep -qx '    context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+	    echo "$$name: only the Go 1.26 fuzztime race (go.dev/issue/75804), no failing input: passed"; status=0; fi; \
+	  rm -f $$log; [ $$status -eq 0 ] || exit $$status; \
+	done
 
 COVERED_PACKAGES := ./internal/engine/...,./internal/hostname/...,./internal/tunnel/...,./internal/controller/...,./sinks/...,./sources/...
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -43,6 +44,12 @@ func Normalize(host, clusterDomain string) (string, *Problem) {
 	}
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return "", problem(pic.ReasonIPAddressHost, "host %q is an IP address: Pangolin publishes DNS names; use a host name in one of your Pangolin domains", raw)
+	}
+	// idna encodes invalid UTF-8 as U+FFFD instead of refusing it, which yields a punycode
+	// label ("\xff.example.com" -> "xn--zn7c.example.com") that is not a valid IDN: found
+	// by FuzzNormalize.
+	if !utf8.ValidString(host) {
+		return "", problem(pic.ReasonInvalidHost, "host %q is not a valid DNS name: it is not valid UTF-8", raw)
 	}
 	ascii, err := idnaProfile.ToASCII(host)
 	if err != nil {
@@ -137,6 +144,12 @@ func Public(host, domainOverride, subdomainOverride string) (subdomain, domain s
 	}
 	if p != nil {
 		return "", "", p
+	}
+	// Each override is valid alone, but not every pair is: a subdomain of 253 characters
+	// makes too long a host under any domain (found by FuzzTranslate).
+	if err := validDNSName(subdomain + "." + domain); err != nil {
+		return "", "", problem(pic.ReasonInvalidAnnotation, "the %s and %s annotations publish host %q as %q, which is not a valid DNS name: %v",
+			pic.AnnotationDomainName, pic.AnnotationSubdomain, host, subdomain+"."+domain, err)
 	}
 	return subdomain, domain, nil
 }

@@ -36,6 +36,7 @@ func TestNormalize(t *testing.T) {
 		{"a label of 63 characters is fine", strings.Repeat("a", 63) + ".example.com", strings.Repeat("a", 63) + ".example.com", ""},
 		{"an underscore is invalid", "my_app.example.com", "", pic.ReasonInvalidHost},
 		{"a label starting with a hyphen is invalid", "-app.example.com", "", pic.ReasonInvalidHost},
+		{"invalid UTF-8 is invalid, not punycoded as U+FFFD", "\xff\xfe.example.com", "", pic.ReasonInvalidHost},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +91,8 @@ func TestPublic(t *testing.T) {
 		{"both overrides replace both", "app.example.com", "example.org", "web", "web", "example.org", ""},
 		{"a subdomain override makes an apex host publishable", "example.com", "", "www", "www", "example.com", ""},
 		{"an apex host stays an apex with only its own domain as override", "example.com", "example.com", "", "", "", pic.ReasonApexHost},
+		{"overrides that together exceed 253 characters are refused", "app.example.com", "", strings.Repeat("abcdefghi.", 25) + "abc", "", "", pic.ReasonInvalidAnnotation},
+		{"a public host of exactly 253 characters is fine", "app.example.com", "", strings.Repeat("abcdefghi.", 24) + "a", strings.Repeat("abcdefghi.", 24) + "a", "example.com", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

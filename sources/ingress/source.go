@@ -257,8 +257,11 @@ func servicePort(svc *corev1.Service, p networkingv1.ServiceBackendPort) (int32,
 			return sp.Port, true
 		}
 	}
-	// An ExternalName Service needs no ports: a number is dialled as written.
-	if svc.Spec.Type == corev1.ServiceTypeExternalName && p.Name == "" && p.Number > 0 {
+	// An ExternalName Service needs no ports: a number is dialled as written. The API
+	// server refuses Ingress ports outside 1-65535, but should one reach PIC anyway, the
+	// CRD would refuse the target and fail every apply: the host is rejected instead
+	// (found by FuzzTranslate).
+	if svc.Spec.Type == corev1.ServiceTypeExternalName && p.Name == "" && p.Number > 0 && p.Number <= 65535 {
 		return p.Number, true
 	}
 	return 0, false
