@@ -65,7 +65,7 @@ func NewReconciler(source sources.Source, deps Deps) *Reconciler {
 		source:   source,
 		sink:     deps.Sink,
 		cache:    deps.Cache,
-		recorder: deps.Recorder,
+		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
 		claims:   hostClaims{sources: all},
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
