@@ -62,7 +62,8 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 func DetectCapabilities(ctx context.Context, rc *rest.Config) (tunnelv1alpha1.Capabilities, error) {
 	c, err := client.New(rc, client.Options{Scheme: apis.Scheme()})
 	if err != nil {
-		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("create client: %w", err)
+		// client-go's own text can be as bare as "unknown" for refused credentials.
+		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
 	}
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := c.Get(ctx, client.ObjectKey{Name: tunnelv1alpha1.ResourceCRDName}, &crd); err != nil {
