@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// hostsPerMultiIngress is the multi-host shape: N/10 Ingresses of 10 hosts.
+const hostsPerMultiIngress = 10
+
+// convergenceResync is the resync period of the convergence and change-latency run: long
+// enough that no full resync falls inside either window. The resync is measured on
+// its own, in the steady-state run.
+const convergenceResync = "1h"
+
+type bench struct {
+	opts options
+	res  *results
+	// picDefaults are PIC's own defaults (internal/config), which the baseline copies.
+	picDefaults *config.Config
+}
+
+func (b *bench) all(ctx context.Context, sizes []int) error {
+	b.picDefaults = config.Default()
+	variant, err := testenv.VariantByName(testenv.VariantFork)
+	if err != nil {
+		return err
+	}
+	largest := sizes[len(sizes)-1]
+	for _, n := range sizes {
+		shapes := []shape{{Name: "single", Ingresses: n, HostsPerIngress: 1}}
+		if n >= hostsPerMultiIngress {
+			shapes = append(shapes, shape{Name: "multi", Ingresses: n / hostsPerMultiIngress, HostsPerIngress: hostsPerMultiIngress})
+		}
+		for _, s := range shapes {
+			if len(b.opts.Shapes) > 0 && !slices.Contains(b.opts.Shapes, s.Name) {
+				continue
+			}
+			full := n == largest && s.Name == "single"
+			if err := b.one(ctx, variant, s, full); err != nil {
+				return fmt.Errorf("N=%d %s: %w", n, s.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// one measures one shape on a fresh control plane: convergence always; with full, also
+// change latency, memory, startup after a restart and the steady state.
+func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full bool) (err error) {
+	logf := b.opts.Logf
+	dir, err := newDir(b.opts.WorkDir, fmt.Sprintf("%s-%d", s.Name, s.resources()))
+	if err != nil {
+		return err
+	}
+	logf("N=%d %s (%d Ingresses x %d hosts): starting a control plane", s.resources(), s.Name, s.Ingresses, s.HostsPerIngress)
+	w, err := startWorld(dir, variant)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, w.stop()) }()
+	start := time.Now()
+	if err := w.setup(ctx, s); err != nil {
+		return err
+	}
+	logf("created %d Ingresses in %.1fs", s.Ingresses, since(start))
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watch, err := startWatcher(watchCtx, w.env.Config)
+	if err != nil {
+		return err
+	}
+
+	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
+	if err := b.baseline(ctx, w, watch, &conv); err != nil {
+		return err
+	}
+	p, err := b.converge(ctx, w, watch, dir, &conv)
+	if p != nil {
+		defer p.stop()
+	}
+	b.res.Convergence = append(b.res.Convergence, conv)
+	if err != nil || !full {
+		return err
+	}
+
+	if err := b.changeLatency(ctx, w, watch, p); err != nil {
+		return err
+	}
+	peak, _ := p.memory()
+	p.stop()
+	return b.restart(ctx, w, dir, peak)
+}
+
+// timeout for waiting on n writes: the time PIC's client rate limit needs, five times
+// over, and at least two minutes.
+func (b *bench) timeout(n int) time.Duration {
+	need := time.Duration(float64(n)/float64(b.picDefaults.KubeAPIQPS)*float64(time.Second)) * 5
+	return max(need, 2*time.Minute)
+}
+
+// baseline creates the objects PIC would create with a plain client using PIC's
+// concurrency and client rate limits, times it through the watch, and deletes them.
+func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *convergence) error {
+	objs := w.baselineObjects()
+	watch.expect(w.expectations())
+	cfg := rest.CopyConfig(w.env.Config)
+	cfg.QPS, cfg.Burst = b.picDefaults.KubeAPIQPS, b.picDefaults.KubeAPIBurst
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		return err
+	}
+	all := watch.allMatched(len(objs))
+	start := time.Now()
+	if err := parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
+		return c.Create(ctx, objs[i])
+	}); err != nil {
+		return fmt.Errorf("baseline create: %w", err)
+	}
+	done, err := await(ctx, all, b.timeout(len(objs)), "the baseline's objects", b.progress(watch, len(objs)))
+	if err != nil {
+		return err
+	}
+	conv.BaselineSeconds = seconds(done.Sub(start))
+	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, client QPS %v burst %d)",
+		len(objs), conv.BaselineSeconds, b.picDefaults.MaxConcurrentReconciles, b.picDefaults.KubeAPIQPS, b.picDefaults.KubeAPIBurst)
+
+	gone := watch.empty()
+	if err := w.fast.DeleteAllOf(ctx, &tunnelv1alpha1.PangolinResource{}, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("delete the baseline's objects: %w", err)
+	}
+	_, err = await(ctx, gone, b.timeout(len(objs)), "the baseline's objects to be deleted", b.progress(watch, len(objs)))
+	return err
+}
+
+func (b *bench) progress(watch *watcher, want int) func() string {
+	return func() string {
+		objects, matched := watch.counts()
+		return fmt.Sprintf("%d objects, %d of %d matching; %s", objects, matched, want, watch.mismatch())
+	}
+}
+
+// converge starts PIC on the fixture and times it until every expected resource is
+// seen. It returns the running process.
+func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir string, conv *convergence) (*picProcess, error) {
+	want := w.shape.resources()
+	watch.expect(w.expectations())
+	all := watch.allMatched(want)
+	p, err := startPIC(b.opts.Binary, w.kubeconfig, filepath.Join(dir, "pic-converge.log"), "--resync-period", convergenceResync)
+	if err != nil {
+		return nil, err
+	}
+	ready := make(chan time.Duration, 1)
+	go func() {
+		d, err := p.waitReady(ctx, b.timeout(want))
+		if err != nil {
+			d = -1
+		}
+		ready <- d
+	}()
+	done, err := await(ctx, all, b.timeout(want), "PIC's PangolinResources", func() string {
+		return b.progress(watch, want)() + "; " + errString(p.alive())
+	})
+	if err != nil {
+		return p, err
+	}
+	conv.PICSeconds = seconds(done.Sub(p.started))
+	conv.Ratio = round(conv.PICSeconds/conv.BaselineSeconds, 2)
+	if d := <-ready; d >= 0 {
+		conv.PICReadySeconds = seconds(d)
+	}
+	c, err := p.settle(ctx, float64(w.shape.Ingresses), time.Second, b.timeout(want))
+	if err != nil {
+		return p, err
+	}
+	conv.PICWrites = int(c.writes)
+	conv.PICReconciles = int(c.reconciles)
+	conv.PICRequests = int(c.requests)
+	peak, _ := p.memory()
+	conv.PICPeakRSSBytes = peak
+	p.saveHeapProfile(ctx, filepath.Join(dir, "heap-converged.pprof"))
+	b.opts.Logf("PIC: %d PangolinResources in %.2fs (ready after %.2fs), ratio %.2f; %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB",
+		want, conv.PICSeconds, conv.PICReadySeconds, conv.Ratio, conv.PICWrites, conv.PICReconciles, conv.PICRequests, mib(peak))
+	return p, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "PIC running"
+	}
+	return err.Error()
+}
+
+// changeLatency updates Ingresses one at a time while PIC runs and times each until the
+// PangolinResource update is seen through the watch; before each, a direct write of an
+// unowned PangolinResource gives the round trip to compare with.
+func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *picProcess) error {
+	n := b.opts.Updates
+	logf := b.opts.Logf
+	logf("change latency: %d Ingress updates, each after a direct PangolinResource write", n)
+	pr := probe(1000)
+	watch.expectHost(probeHost, expectation{spec: pr.Spec})
+	seen := watch.hostMatched(probeHost)
+	if err := w.fast.Create(ctx, pr); err != nil {
+		return fmt.Errorf("create the probe: %w", err)
+	}
+	if _, err := await(ctx, seen, time.Minute, "the probe", func() string { return "" }); err != nil {
+		return err
+	}
+	before, err := p.counters(ctx)
+	if err != nil {
+		return err
+	}
+	var direct, change []time.Duration
+	for k := range n {
+		// The direct write: one update of a PangolinResource, seen through the watch.
+		port := int32(1001 + k)
+		pr.Spec = expectedSpec(probeHost, port)
+		watch.expectHost(probeHost, expectation{spec: pr.Spec})
+		seen := watch.hostMatched(probeHost)
+		start := time.Now()
+		if err := w.fast.Update(ctx, pr); err != nil {
+			return fmt.Errorf("update the probe: %w", err)
+		}
+		at, err := await(ctx, seen, time.Minute, "the probe's update", func() string { return "" })
+		if err != nil {
+			return err
+		}
+		direct = append(direct, at.Sub(start))
+
+		// The change through PIC: the Ingress's backend port, then its resources.
+		i := k * w.shape.Ingresses / n
+		next := int32(portB)
+		if w.port[i] == portB {
+			next = portA
+		}
+		ing, err := w.getIngress(ctx, i)
+		if err != nil {
+			return err
+		}
+		setBackendPort(ing, next)
+		for h := range w.shape.HostsPerIngress {
+			host := w.shape.host(i, h)
+			watch.expectHost(host, expectation{spec: expectedSpec(host, next), owner: ing.UID})
+		}
+		hosts := w.shape.HostsPerIngress
+		updated := watch.when(func() bool {
+			for h := range hosts {
+				if !watch.matched[w.shape.host(i, h)] {
+					return false
+				}
+			}
+			return true
+		})
+		start = time.Now()
+		if err := w.fast.Update(ctx, ing); err != nil {
+			return fmt.Errorf("update Ingress %s: %w", ing.Name, err)
+		}
+		w.port[i] = next
+		at, err = await(ctx, updated, time.Minute, "the PangolinResource of "+ing.Name, func() string { return errString(p.alive()) })
+		if err != nil {
+			return err
+		}
+		change = append(change, at.Sub(start))
+	}
+	after, err := p.counters(ctx)
+	if err != nil {
+		return err
+	}
+	lat := &changeLatency{
+		N: w.shape.resources(), Updates: n,
+		P50Ms: ms(percentile(change, 50)), P99Ms: ms(percentile(change, 99)), MaxMs: ms(slices.Max(change)),
+		DirectP50Ms: ms(percentile(direct, 50)), DirectP99Ms: ms(percentile(direct, 99)),
+		PICWrites: int(after.writes - before.writes),
+	}
+	lat.RatioP99ToDirectP50 = round(lat.P99Ms/lat.DirectP50Ms, 2)
+	b.res.ChangeLatency = lat
+	logf("change latency: p50 %.1f ms, p99 %.1f ms; direct write p50 %.1f ms; p99/direct p50 %.2f", lat.P50Ms, lat.P99Ms, lat.DirectP50Ms, lat.RatioP99ToDirectP50)
+	return nil
+}
+
+// restart starts PIC again on the converged cluster: startup to /readyz, the writes of
+// its first full pass (none expected), then one full resync (none expected either).
+func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePeak int64) error {
+	logf := b.opts.Logf
+	n := w.shape.Ingresses
+	p, err := startPIC(b.opts.Binary, w.kubeconfig, filepath.Join(dir, "pic-restart.log"), "--resync-period", b.opts.ResyncPeriod.String())
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	ready, err := p.waitReady(ctx, b.timeout(n))
+	if err != nil {
+		return err
+	}
+	settled, err := p.settle(ctx, float64(n), time.Second, b.timeout(n))
+	if err != nil {
+		return err
+	}
+	st := &startup{
+		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.started)-1, 3),
+		Writes: int(settled.writes), Reconciles: int(settled.reconciles), Requests: int(settled.requests),
+	}
+	b.res.Startup = st
+	logf("restart: ready after %.2fs, first pass done after %.2fs: %d writes, %d reconciles, %d API requests",
+		st.ReadySeconds, st.SettledSeconds, st.Writes, st.Reconciles, st.Requests)
+
+	logf("steady state: waiting for a full resync (period %s)", b.opts.ResyncPeriod)
+	resynced, err := p.settle(ctx, settled.reconciles+float64(n), time.Second, 2*b.opts.ResyncPeriod+b.timeout(n))
+	if err != nil {
+		return err
+	}
+	ss := &steadyState{
+		N: n, ResyncPeriod: b.opts.ResyncPeriod.String(),
+		WritesAfterRestart: st.Writes,
+		ResyncWrites:       int(resynced.writes - settled.writes),
+		ResyncReconciles:   int(resynced.reconciles - settled.reconciles),
+		ResyncRequests:     int(resynced.requests - settled.requests),
+	}
+	ss.RequestsPerReconcile = round(float64(ss.ResyncRequests)/float64(ss.ResyncReconciles), 3)
+	ss.StartupRequestsPerIngress = round(float64(st.Requests)/float64(n), 3)
+	b.res.SteadyState = ss
+	logf("steady state: resync of %d reconciles: %d writes, %d API requests (%.3f per reconcile)", ss.ResyncReconciles, ss.ResyncWrites, ss.ResyncRequests, ss.RequestsPerReconcile)
+
+	restartPeak, _ := p.memory()
+	p.saveHeapProfile(ctx, filepath.Join(dir, "heap-restarted.pprof"))
+	b.res.Memory = &memory{
+		N: n, PeakRSSBytes: max(convergencePeak, restartPeak),
+		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,
+	}
+	b.res.Memory.BytesPerIngress = b.res.Memory.PeakRSSBytes / int64(n)
+	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB)", mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak))
+	return nil
+}

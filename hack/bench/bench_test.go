@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// TestSmoke runs the whole harness with N=20 so that it cannot rot: every figure must be
+// produced and the steady state must write nothing. It asserts correctness only, never
+// a duration: timings depend on the machine.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the bench needs a control plane; skipped with -short")
+	}
+	binary := managerBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := run(ctx, options{
+		Sizes:        []int{20},
+		Updates:      20,
+		ResyncPeriod: 2 * time.Second,
+		Binary:       binary,
+		WorkDir:      filepath.Join(dir, "work"),
+		Logf:         t.Logf,
+	})
+	require.NoError(t, err, "the harness failed; PIC's logs are in %s", filepath.Join(dir, "work"))
+	require.NoError(t, res.write(out))
+	t.Log(res.table())
+
+	require.Len(t, res.Convergence, 2, "the single-host and the multi-host shape")
+	for _, c := range res.Convergence {
+		assert.Equal(t, 20, c.Resources, c.Shape)
+		assert.Positive(t, c.PICSeconds, c.Shape)
+		assert.Positive(t, c.BaselineSeconds, c.Shape)
+		assert.Positive(t, c.Ratio, c.Shape)
+		assert.Positive(t, c.PICReconciles, c.Shape)
+		assert.GreaterOrEqual(t, c.PICWrites, c.Resources, "%s: PIC created every resource", c.Shape)
+	}
+	require.NotNil(t, res.SteadyState)
+	assert.Zero(t, res.SteadyState.WritesAfterRestart, "a restarted PIC on a converged cluster writes nothing")
+	assert.Zero(t, res.SteadyState.ResyncWrites, "a full resync of a converged cluster writes nothing")
+	assert.GreaterOrEqual(t, res.SteadyState.ResyncReconciles, 20, "the resync reconciled every Ingress")
+
+	require.NotNil(t, res.ChangeLatency)
+	assert.Equal(t, 20, res.ChangeLatency.Updates)
+	assert.Positive(t, res.ChangeLatency.P50Ms)
+	assert.Positive(t, res.ChangeLatency.P99Ms)
+	assert.Positive(t, res.ChangeLatency.DirectP50Ms)
+	assert.Equal(t, 20, res.ChangeLatency.PICWrites, "one update per changed Ingress, nothing else")
+
+	require.NotNil(t, res.Memory)
+	require.NotNil(t, res.Startup)
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		assert.Positive(t, res.Memory.PeakRSSBytes)
+		assert.Positive(t, res.Memory.BytesPerIngress)
+	}
+	assert.Positive(t, res.Startup.ReadySeconds)
+	assert.Zero(t, res.Startup.Writes)
+
+	require.Len(t, res.Goals, 4)
+	for _, g := range res.Goals {
+		assert.NotEmpty(t, g.Measured, g.Goal)
+	}
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"convergence"`)
+}
+
+// managerBinary is $PIC_MANAGER_BINARY (make test sets it to bin/manager), else a
+// binary built for the test.
+func managerBinary(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	if p := os.Getenv("PIC_MANAGER_BINARY"); p != "" {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		return p
+	}
+	p := filepath.Join(t.TempDir(), "manager")
+	cmd := exec.Command("go", "build", "-o", p, "./cmd/manager")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "build ./cmd/manager: %s", out)
+	return p
+}

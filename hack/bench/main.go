@@ -1,0 +1,190 @@
+// Command bench is `make bench`: it measures PIC, the real bin/manager process, on a
+// local control plane (etcd and kube-apiserver from internal/testenv, the fork
+// pangolin-operator's CRDs, no operator), and prints a table and writes the same
+// figures as JSON (bench/results.json):
+//
+//   - convergence: N Ingresses exist, PIC starts; the time until every expected
+//     PangolinResource exists with the right spec, seen through a watch, against a
+//     baseline client creating the same objects with PIC's concurrency and client rate
+//     limits;
+//   - steady state: PIC restarted on the converged cluster, then one full resync: the
+//     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
+//   - change latency: Ingresses updated one at a time, from the update to the
+//     PangolinResource update seen through a watch, against a direct write;
+//   - memory: PIC's peak RSS (VmHWM) at the largest N;
+//   - startup: process start to /readyz on the converged cluster, and its writes.
+//
+// Settings (environment):
+//
+//	BENCH_SIZES         comma-separated N (default 100,1000,5000)
+//	BENCH_SHAPES        single (one host per Ingress) and/or multi (10 hosts per
+//	                    Ingress, N/10 Ingresses); default both
+//	BENCH_UPDATES       change-latency updates (default 200)
+//	BENCH_RESYNC        resync period of the steady-state run (default 30s)
+//	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
+//	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
+//	                    directory, removed after a successful run)
+//	PIC_MANAGER_BINARY  the binary (default bin/manager)
+//
+// Timings depend on the machine and on what else runs on it; the harness asserts
+// nothing about them (the smoke test checks only that every figure is produced and that
+// the steady state writes nothing).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+func main() {
+	// The harness's own watch logs nothing worth reading (a reflector ending when a
+	// control plane stops).
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := optionsFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	res, err := run(ctx, opts)
+	if res != nil {
+		fmt.Print(res.table())
+		if opts.Out != "" {
+			if werr := res.write(opts.Out); werr != nil {
+				fmt.Fprintln(os.Stderr, "bench:", werr)
+				os.Exit(1)
+			}
+			fmt.Printf("\nwrote %s\n", opts.Out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the harness's settings.
+type options struct {
+	Sizes        []int
+	Shapes       []string // "single", "multi"; empty: both
+	Updates      int
+	ResyncPeriod time.Duration
+	Binary       string
+	Out          string
+	// WorkDir receives kubeconfigs and PIC's logs; kept on failure.
+	WorkDir string
+	// Logf reports progress.
+	Logf func(format string, args ...any)
+}
+
+func optionsFromEnv() (options, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return options{}, err
+	}
+	opts := options{
+		Sizes:        []int{100, 1000, 5000},
+		Updates:      200,
+		ResyncPeriod: 30 * time.Second,
+		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
+		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
+		WorkDir:      os.Getenv("BENCH_WORKDIR"),
+		Logf:         stderrf,
+	}
+	if opts.Out == "-" {
+		opts.Out = ""
+	}
+	if !filepath.IsAbs(opts.Binary) {
+		opts.Binary = filepath.Join(root, opts.Binary)
+	}
+	if v := os.Getenv("BENCH_SIZES"); v != "" {
+		opts.Sizes = nil
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return options{}, fmt.Errorf("BENCH_SIZES=%q: want positive integers separated by commas", v)
+			}
+			opts.Sizes = append(opts.Sizes, n)
+		}
+	}
+	if v := os.Getenv("BENCH_SHAPES"); v != "" {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "single" && f != "multi" {
+				return options{}, fmt.Errorf("BENCH_SHAPES=%q: want single and/or multi", v)
+			}
+			opts.Shapes = append(opts.Shapes, strings.TrimSpace(f))
+		}
+	}
+	if v := os.Getenv("BENCH_UPDATES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return options{}, fmt.Errorf("BENCH_UPDATES=%q: want a positive integer", v)
+		}
+		opts.Updates = n
+	}
+	if v := os.Getenv("BENCH_RESYNC"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return options{}, fmt.Errorf("BENCH_RESYNC=%q: want a positive Go duration", v)
+		}
+		opts.ResyncPeriod = d
+	}
+	return opts, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func stderrf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// run measures every size and returns what it measured, also when it fails part way.
+func run(ctx context.Context, opts options) (*results, error) {
+	if _, err := os.Stat(opts.Binary); err != nil {
+		return nil, fmt.Errorf("%s: %w (run make build; make bench does)", opts.Binary, err)
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	sizes := slices.Sorted(slices.Values(opts.Sizes))
+	sizes = slices.Compact(sizes)
+	keep := opts.WorkDir != ""
+	if !keep {
+		dir, err := os.MkdirTemp("", "pic-bench-")
+		if err != nil {
+			return nil, err
+		}
+		opts.WorkDir = dir
+	}
+	b := &bench{opts: opts, res: newResults(opts, sizes)}
+	start := time.Now()
+	err := b.all(ctx, sizes)
+	b.res.finish(time.Since(start))
+	if err != nil {
+		opts.Logf("failed; PIC's logs are in %s", opts.WorkDir)
+		return b.res, err
+	}
+	if !keep {
+		_ = os.RemoveAll(opts.WorkDir)
+	}
+	return b.res, nil
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+)
+
+// results is everything the bench measured; bench/results.json is its JSON.
+type results struct {
+	Machine         machine        `json:"machine"`
+	Settings        settings       `json:"settings"`
+	Convergence     []convergence  `json:"convergence"`
+	SteadyState     *steadyState   `json:"steadyState"`
+	ChangeLatency   *changeLatency `json:"changeLatency"`
+	Memory          *memory        `json:"memory"`
+	Startup         *startup       `json:"startup"`
+	Goals           []goal         `json:"goals"`
+	Started         time.Time      `json:"started"`
+	DurationSeconds float64        `json:"durationSeconds"`
+}
+
+type machine struct {
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpuModel,omitempty"`
+	OS       string `json:"os"`
+	Kernel   string `json:"kernel,omitempty"`
+	Go       string `json:"go"`
+	// LoadAverage is /proc/loadavg at the start and the end: the machine is shared, and
+	// what else ran shows here.
+	LoadAverageStart string `json:"loadAverageStart,omitempty"`
+	LoadAverageEnd   string `json:"loadAverageEnd,omitempty"`
+}
+
+type settings struct {
+	Sizes   []int `json:"sizes"`
+	Updates int   `json:"changeLatencyUpdates"`
+	// PIC's defaults, which the baseline client copies.
+	MaxConcurrentReconciles int     `json:"maxConcurrentReconciles"`
+	KubeAPIQPS              float32 `json:"kubeAPIQPS"`
+	KubeAPIBurst            int     `json:"kubeAPIBurst"`
+	ConvergenceResync       string  `json:"convergenceResyncPeriod"`
+	SteadyStateResync       string  `json:"steadyStateResyncPeriod"`
+	OperatorCRDs            string  `json:"operatorCRDs"`
+	ControlPlane            string  `json:"controlPlane"`
+}
+
+// convergence is one shape at one N.
+type convergence struct {
+	Shape           string  `json:"shape"` // single: one host per Ingress; multi: 10 hosts per Ingress
+	Ingresses       int     `json:"ingresses"`
+	HostsPerIngress int     `json:"hostsPerIngress"`
+	Resources       int     `json:"resources"`
+	PICSeconds      float64 `json:"picSeconds"` // process start to the last expected resource seen
+	BaselineSeconds float64 `json:"baselineSeconds"`
+	Ratio           float64 `json:"ratio"`
+	PICReadySeconds float64 `json:"picReadySeconds"`
+	PICWrites       int     `json:"picWrites"`
+	PICReconciles   int     `json:"picReconciles"`
+	PICRequests     int     `json:"picRequests"`
+	PICPeakRSSBytes int64   `json:"picPeakRSSBytes"`
+}
+
+type steadyState struct {
+	N                         int     `json:"n"`
+	ResyncPeriod              string  `json:"resyncPeriod"`
+	WritesAfterRestart        int     `json:"writesAfterRestart"`
+	ResyncWrites              int     `json:"resyncWrites"`
+	ResyncReconciles          int     `json:"resyncReconciles"`
+	ResyncRequests            int     `json:"resyncRequests"`
+	RequestsPerReconcile      float64 `json:"requestsPerReconcile"`
+	StartupRequestsPerIngress float64 `json:"startupRequestsPerIngress"`
+}
+
+type changeLatency struct {
+	N                   int     `json:"n"`
+	Updates             int     `json:"updates"`
+	P50Ms               float64 `json:"p50Ms"`
+	P99Ms               float64 `json:"p99Ms"`
+	MaxMs               float64 `json:"maxMs"`
+	DirectP50Ms         float64 `json:"directWriteP50Ms"`
+	DirectP99Ms         float64 `json:"directWriteP99Ms"`
+	RatioP99ToDirectP50 float64 `json:"ratioP99ToDirectP50"`
+	PICWrites           int     `json:"picWrites"`
+}
+
+type memory struct {
+	N                       int   `json:"n"`
+	PeakRSSBytes            int64 `json:"peakRSSBytes"`
+	ConvergencePeakRSSBytes int64 `json:"convergencePeakRSSBytes"`
+	RestartPeakRSSBytes     int64 `json:"restartPeakRSSBytes"`
+	BytesPerIngress         int64 `json:"bytesPerIngress"`
+	// MarginalBytesPerIngress is the slope of the converging process's peak RSS between
+	// the smallest and the largest N (single-host shape).
+	MarginalBytesPerIngress int64 `json:"marginalBytesPerIngress,omitempty"`
+}
+
+type startup struct {
+	N              int     `json:"n"`
+	ReadySeconds   float64 `json:"readySeconds"`
+	SettledSeconds float64 `json:"settledSeconds"` // until the first full pass is done
+	Writes         int     `json:"writes"`
+	Reconciles     int     `json:"reconciles"`
+	Requests       int     `json:"requests"`
+}
+
+// goal is one of the project's performance goals with what was measured.
+type goal struct {
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Met      *bool  `json:"met"` // null: not measured in this run
+}
+
+func newResults(opts options, sizes []int) *results {
+	d := defaultsForReport()
+	return &results{
+		Started: time.Now().UTC().Round(time.Second),
+		Machine: machine{
+			CPUs: runtime.NumCPU(), CPUModel: cpuModel(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+			Kernel: readTrimmed("/proc/sys/kernel/osrelease"), Go: runtime.Version(),
+			LoadAverageStart: readTrimmed("/proc/loadavg"),
+		},
+		Settings: settings{
+			Sizes: sizes, Updates: opts.Updates,
+			MaxConcurrentReconciles: d.MaxConcurrentReconciles, KubeAPIQPS: d.KubeAPIQPS, KubeAPIBurst: d.KubeAPIBurst,
+			ConvergenceResync: convergenceResync, SteadyStateResync: opts.ResyncPeriod.String(),
+			OperatorCRDs: "fork", ControlPlane: "envtest etcd + kube-apiserver (hack/controlplane), same machine",
+		},
+	}
+}
+
+func (r *results) finish(d time.Duration) {
+	r.DurationSeconds = math.Round(d.Seconds())
+	r.Machine.LoadAverageEnd = readTrimmed("/proc/loadavg")
+	if r.Memory != nil {
+		var small, large *convergence
+		for i := range r.Convergence {
+			c := &r.Convergence[i]
+			if c.Shape != "single" {
+				continue
+			}
+			if small == nil || c.Ingresses < small.Ingresses {
+				small = c
+			}
+			if large == nil || c.Ingresses > large.Ingresses {
+				large = c
+			}
+		}
+		if small != nil && large != nil && large.Ingresses > small.Ingresses {
+			r.Memory.MarginalBytesPerIngress = (large.PICPeakRSSBytes - small.PICPeakRSSBytes) / int64(large.Ingresses-small.Ingresses)
+		}
+	}
+	r.Goals = r.goals()
+}
+
+func (r *results) goals() []goal {
+	yes := func(b bool) *bool { return &b }
+	var out []goal
+
+	g := goal{Goal: "convergence at N=1000 within 1.25x the baseline", Measured: "N=1000 not measured"}
+	for _, c := range r.Convergence {
+		if c.Shape == "single" && c.Resources == 1000 {
+			g.Measured = fmt.Sprintf("%.2fx (%.2fs vs %.2fs)", c.Ratio, c.PICSeconds, c.BaselineSeconds)
+			g.Met = yes(c.Ratio <= 1.25)
+		}
+	}
+	out = append(out, g)
+
+	g = goal{Goal: "0 writes at steady state and after a restart", Measured: "not measured"}
+	if s := r.SteadyState; s != nil {
+		g.Measured = fmt.Sprintf("%d after restart, %d in a full resync (N=%d)", s.WritesAfterRestart, s.ResyncWrites, s.N)
+		g.Met = yes(s.WritesAfterRestart == 0 && s.ResyncWrites == 0)
+	}
+	out = append(out, g)
+
+	g = goal{Goal: "p99 change latency within 3x a single write's round trip", Measured: "not measured"}
+	if l := r.ChangeLatency; l != nil {
+		g.Measured = fmt.Sprintf("%.2fx (p99 %.1f ms vs direct write p50 %.1f ms, N=%d)", l.RatioP99ToDirectP50, l.P99Ms, l.DirectP50Ms, l.N)
+		g.Met = yes(l.RatioP99ToDirectP50 <= 3)
+	}
+	out = append(out, g)
+
+	g = goal{Goal: "RSS <= 100 MiB at N=5000", Measured: "not measured"}
+	if m := r.Memory; m != nil {
+		g.Measured = fmt.Sprintf("%.1f MiB at N=%d", mib(m.PeakRSSBytes), m.N)
+		if m.N == 5000 {
+			g.Met = yes(m.PeakRSSBytes <= 100<<20)
+		} else {
+			g.Measured += " (N=5000 not measured)"
+		}
+	}
+	out = append(out, g)
+	return out
+}
+
+// table renders the results as Markdown tables.
+func (r *results) table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### Convergence (PIC process start to the last PangolinResource seen; baseline: %d workers, client QPS %v burst %d)\n\n",
+		r.Settings.MaxConcurrentReconciles, r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst)
+	b.WriteString("| resources | Ingresses x hosts | PIC | baseline | ratio | PIC ready | PIC writes | reconciles | API requests | peak RSS |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range r.Convergence {
+		fmt.Fprintf(&b, "| %d | %d x %d | %.2f s | %.2f s | %.2f | %.2f s | %d | %d | %d | %.1f MiB |\n",
+			c.Resources, c.Ingresses, c.HostsPerIngress, c.PICSeconds, c.BaselineSeconds, c.Ratio, c.PICReadySeconds,
+			c.PICWrites, c.PICReconciles, c.PICRequests, mib(c.PICPeakRSSBytes))
+	}
+	if s := r.SteadyState; s != nil {
+		fmt.Fprintf(&b, "\n### Steady state (N=%d, PIC restarted, then one full resync, period %s)\n\n", s.N, s.ResyncPeriod)
+		b.WriteString("| writes after restart | writes in the resync | reconciles in the resync | API requests in the resync | requests per reconcile | startup requests per Ingress |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %d | %d | %d | %d | %.3f | %.3f |\n", s.WritesAfterRestart, s.ResyncWrites, s.ResyncReconciles, s.ResyncRequests, s.RequestsPerReconcile, s.StartupRequestsPerIngress)
+	}
+	if l := r.ChangeLatency; l != nil {
+		fmt.Fprintf(&b, "\n### Change latency (N=%d, %d Ingress updates one at a time, update to PangolinResource update seen through a watch)\n\n", l.N, l.Updates)
+		b.WriteString("| p50 | p99 | max | direct write p50 | direct write p99 | p99 / direct p50 |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.2f |\n", l.P50Ms, l.P99Ms, l.MaxMs, l.DirectP50Ms, l.DirectP99Ms, l.RatioP99ToDirectP50)
+	}
+	if m := r.Memory; m != nil {
+		fmt.Fprintf(&b, "\n### Memory (N=%d)\n\n", m.N)
+		b.WriteString("| peak RSS (VmHWM) | converging | restarted | bytes per Ingress | marginal bytes per Ingress |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.1f MiB | %.1f MiB | %.1f MiB | %d | %d |\n", mib(m.PeakRSSBytes), mib(m.ConvergencePeakRSSBytes), mib(m.RestartPeakRSSBytes), m.BytesPerIngress, m.MarginalBytesPerIngress)
+	}
+	if s := r.Startup; s != nil {
+		fmt.Fprintf(&b, "\n### Startup on a converged cluster (N=%d)\n\n", s.N)
+		b.WriteString("| to /readyz | to the end of the first pass | writes | reconciles | API requests |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.2f s | %.2f s | %d | %d | %d |\n", s.ReadySeconds, s.SettledSeconds, s.Writes, s.Reconciles, s.Requests)
+	}
+	b.WriteString("\n### Goals\n\n| goal | measured | met |\n|---|---|---|\n")
+	for _, g := range r.Goals {
+		met := "not measured"
+		if g.Met != nil {
+			met = map[bool]string{true: "yes", false: "**no**"}[*g.Met]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", g.Goal, g.Measured, met)
+	}
+	fmt.Fprintf(&b, "\n%d CPUs (%s), %s, %s; load average %s at the start, %s at the end; %.0f s in all.\n",
+		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.OS, r.Machine.Go, r.Machine.LoadAverageStart, r.Machine.LoadAverageEnd, r.DurationSeconds)
+	return b.String()
+}
+
+func (r *results) write(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// percentile is the nearest-rank percentile.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[min(max(rank, 1), len(s))-1]
+}
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 2) }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func round(f float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(f*p) / p
+}
+
+func readTrimmed(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+func cpuModel() string {
+	for line := range strings.SplitSeq(readTrimmed("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func defaultsForReport() *config.Config { return config.Default() }
