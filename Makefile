@@ -126,3 +126,11 @@ test-e2e: build $(if $(filter kind,$(E2E_CLUSTER)),,controlplane) ## Run the e2e
 	  E2E_CLUSTER=$(E2E_CLUSTER) PIC_MANAGER_BINARY=$(BIN)/manager \
 	  $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -v ./e2e/ ; status=$$?; \
 	  echo "e2e finished in $$(( $$(date +%s) - start ))s"; exit $$status
+
+##@ Performance
+
+# BENCH_SIZES (100,1000,5000), BENCH_SHAPES (single,multi), BENCH_UPDATES (200),
+# BENCH_RESYNC (30s) and BENCH_OUT (bench/results.json) tune the run; see hack/bench.
+.PHONY: bench
+bench: controlplane build ## Measure PIC on a local control plane (convergence, steady state, change latency, memory, startup); writes bench/results.json.
+	PIC_MANAGER_BINARY=$(BIN)/manager $(GO) run ./hack/bench
