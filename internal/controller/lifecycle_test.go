@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -48,30 +47,53 @@ type world struct {
 	requests *requestLog
 }
 
-// requestLog counts requests by method and the path's last segment (such as
-// "PUT status"); it wraps PIC's transport.
+// requestLog counts the writes a PIC sends, by namespaced resource and method.
 type requestLog struct {
 	mu     sync.Mutex
-	counts map[string]int
+	writes map[string]map[string]int
 }
 
 func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		l.mu.Lock()
-		if l.counts == nil {
-			l.counts = map[string]int{}
+		if req.Method != http.MethodGet {
+			resource := namespacedResource(req.URL.Path)
+			l.mu.Lock()
+			if l.writes == nil {
+				l.writes = map[string]map[string]int{}
+			}
+			if l.writes[resource] == nil {
+				l.writes[resource] = map[string]int{}
+			}
+			l.writes[resource][req.Method]++
+			l.mu.Unlock()
 		}
-		l.counts[req.Method+" "+path.Base(req.URL.Path)]++
-		l.mu.Unlock()
 		return rt.RoundTrip(req)
 	})
 }
 
-// count is the number of requests with method whose path ends in last.
-func (l *requestLog) count(method, last string) int {
+// namespacedResource is "<ns>/<resource>" for a namespaced request path
+// (.../namespaces/<ns>/<resource>[/<name>...]), or "" for any other path.
+func namespacedResource(p string) string {
+	segments := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range segments {
+		if s == "namespaces" && i+2 < len(segments) {
+			return segments[i+1] + "/" + segments[i+2]
+		}
+	}
+	return ""
+}
+
+// writesTo is the number of writes this PIC sent for resource in namespace, by method.
+// Unlike PIC's metrics, it counts only this test's PIC and namespace: the envtest API
+// server keeps earlier tests' objects, which this PIC reconciles too.
+func (l *requestLog) writesTo(namespace, resource string) map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.counts[method+" "+last]
+	out := map[string]int{}
+	for method, n := range l.writes[namespace+"/"+resource] {
+		out[method] = n
+	}
+	return out
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -226,22 +248,6 @@ func (w *world) updateIngress(name string, mutate func(*networkingv1.Ingress)) {
 	}, wait, tick)
 }
 
-// writes is PIC's own count of PangolinResource writes, across the process.
-func writes(t *testing.T) float64 {
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "pic_pangolinresource_writes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			total += m.GetCounter().GetValue()
-		}
-	}
-	return total
-}
-
 func TestLifecycle(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
 		w := start(t, env)
@@ -297,11 +303,11 @@ func TestLifecycle(t *testing.T) {
 			}, wait, tick)
 		})
 		t.Run("a reconcile with nothing to change writes nothing", func(t *testing.T) {
-			before := writes(t)
+			before := w.requests.writesTo(w.ns, "pangolinresources")
 			// An unrelated label change triggers a reconcile of the Ingress.
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
 			time.Sleep(2 * time.Second) // let the reconcile happen; nothing may be written
-			assert.Equal(t, before, writes(t))
+			assert.Equal(t, before, w.requests.writesTo(w.ns, "pangolinresources"))
 		})
 		t.Run("opting out removes the resources and opting in restores them", func(t *testing.T) {
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) {
