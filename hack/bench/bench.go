@@ -274,7 +274,8 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 		}
 		change = append(change, at.Sub(start))
 	}
-	after, err := p.counters(ctx)
+	// The watch can show the last update before PIC has counted its write: let it settle.
+	after, err := p.settle(ctx, before.reconciles+float64(n), 500*time.Millisecond, time.Minute)
 	if err != nil {
 		return err
 	}
