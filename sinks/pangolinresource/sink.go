@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -85,8 +87,18 @@ type Result struct {
 
 // Apply carries out plan. It stops at the first API error, which the caller retries with
 // backoff; what was done before it is in the result.
+//
+// Before it returns, Apply waits (briefly, see cacheCatchUp) until the cache shows its
+// own writes. Each write wakes the owner up again through its watch event; a reconcile
+// running on a cache that has not seen every write yet would create a resource again
+// (AlreadyExists, then a read) or update it from a stale version (a 409 and a retry).
+// A multi-host Ingress met that on about one resource in twenty while converging.
 func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
-	var res Result
+	var (
+		res     Result
+		written []write
+	)
+	defer func() { s.awaitCache(ctx, written) }()
 	for _, d := range plan.Create {
 		key := d.Namespace + "/" + d.Name
 		if _, known := s.conflicts.Load(key); known {
@@ -110,6 +122,7 @@ func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 		switch {
 		case err == nil:
 			res.Created = append(res.Created, d)
+			written = append(written, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}})
 		case apierrors.IsAlreadyExists(err):
 			exists, mine, getErr := s.inspect(ctx, d)
 			if getErr != nil {
@@ -124,10 +137,12 @@ func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 		}
 	}
 	for _, d := range plan.Update {
-		if err := s.update(ctx, d); err != nil {
+		before, err := s.update(ctx, d)
+		if err != nil {
 			return res, err
 		}
 		res.Updated = append(res.Updated, d)
+		written = append(written, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, before: before})
 	}
 	for _, e := range plan.Delete {
 		obj := &tunnelv1alpha1.PangolinResource{}
@@ -140,17 +155,19 @@ func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 			return res, fmt.Errorf("delete PangolinResource %s/%s: %w", e.Namespace, e.Name, err)
 		}
 		res.Deleted = append(res.Deleted, e.Resource)
+		written = append(written, write{key: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}, deleted: true, uid: e.UID})
 	}
 	return res, nil
 }
 
-func (s *Sink) update(ctx context.Context, d engine.Resource) error {
+// update writes d over the cached object and returns the resourceVersion it replaced.
+func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
 	var current tunnelv1alpha1.PangolinResource
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &current); err != nil {
-		return fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		return "", fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	if uid, ok := owner(&current); !ok || uid != d.Origin.UID {
-		return fmt.Errorf("PangolinResource %s/%s changed owner since it was read", d.Namespace, d.Name)
+		return "", fmt.Errorf("PangolinResource %s/%s changed owner since it was read", d.Namespace, d.Name)
 	}
 	want := render(d, s.caps)
 	updated := current.DeepCopy()
@@ -172,9 +189,61 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) error {
 	err := s.client.Update(ctx, updated)
 	countWrite("update", err)
 	if err != nil {
-		return fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		return "", fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	return nil
+	return current.ResourceVersion, nil
+}
+
+// cacheCatchUp bounds how long Apply waits for the cache to show its writes. The watch
+// delivers them in milliseconds; if it lags longer, the next reconcile copes as before
+// (AlreadyExists is read, a conflict is retried).
+const cacheCatchUp = 5 * time.Second
+
+// write is one successful write of Apply, as the cache will show it.
+type write struct {
+	key types.NamespacedName
+	// before is the resourceVersion an update replaced: the cache shows the update once
+	// it holds another version. Empty for a create: the cache shows it once it has it.
+	before string
+	// deleted: the cache shows a delete once the object with uid is gone from it.
+	deleted bool
+	uid     types.UID
+}
+
+// awaitCache waits until the cache shows every write, cacheCatchUp at most. A failing
+// read ends the wait: the next reconcile reads again anyway.
+func (s *Sink) awaitCache(ctx context.Context, written []write) {
+	if len(written) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, cacheCatchUp)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 2*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for len(written) > 0 {
+			seen, err := s.cached(ctx, written[0])
+			if err != nil || !seen {
+				return false, err
+			}
+			written = written[1:]
+		}
+		return true, nil
+	})
+}
+
+// cached reports whether the cache shows w.
+func (s *Sink) cached(ctx context.Context, w write) (bool, error) {
+	var obj tunnelv1alpha1.PangolinResource
+	err := s.client.Get(ctx, w.key, &obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return w.deleted, nil
+	case err != nil:
+		return false, err
+	case w.deleted:
+		return obj.UID != w.uid, nil
+	default:
+		return w.before == "" || obj.ResourceVersion != w.before, nil
+	}
 }
 
 // inspect reads, past the cache (which holds only labelled objects), whether an object
