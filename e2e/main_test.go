@@ -123,6 +123,8 @@ var specs = []struct {
 	{"MultiTunnelConfigFile", specMultiTunnel},
 	{"HTTPRoute", specHTTPRoute},
 	{"RestartNoWrites", specRestart},
+	{"DecoysUntouched", specDecoys},
+	{"WriteFaults", specWriteFaults},
 	{"LeaderElectionFailover", specLeaderElection},
 	{"MetricsAndProbes", specMetricsAndProbes},
 	{"APIServerOutage", specAPIServerOutage},

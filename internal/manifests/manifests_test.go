@@ -175,6 +175,20 @@ func TestInstallations(t *testing.T) {
 				}
 			}
 		}},
+		{"Go's memory limit follows the container's memory limit", func(t *testing.T, objs []*unstructured.Unstructured) {
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			for _, c := range d.Spec.Template.Spec.Containers {
+				require.NotNil(t, c.Resources.Limits.Memory(), "container %s memory limit", c.Name)
+				i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+				if assert.GreaterOrEqual(t, i, 0, "container %s sets GOMEMLIMIT", c.Name) && assert.NotNil(t, c.Env[i].ValueFrom) {
+					ref := c.Env[i].ValueFrom.ResourceFieldRef
+					if assert.NotNil(t, ref, "GOMEMLIMIT from a resourceFieldRef") {
+						assert.Equal(t, "limits.memory", ref.Resource)
+						assert.True(t, ref.Divisor.IsZero() || ref.Divisor.Value() == 1, "in bytes: Go reads a bare number as bytes")
+					}
+				}
+			}
+		}},
 		{"the pod and its container run as non-root, on a read-only root filesystem, without capabilities", func(t *testing.T, objs []*unstructured.Unstructured) {
 			d := only[appsv1.Deployment](t, objs, "Deployment")
 			pod := d.Spec.Template.Spec

@@ -67,6 +67,9 @@ func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServ
 	// RBAC is envtest's default; set it explicitly because RBAC tests and the e2e
 	// suite rely on it to prove that the rendered RBAC is enough.
 	apiServer.Configure().Set("authorization-mode", "RBAC")
+	// As on OpenShift and hardened clusters: an owner reference with blockOwnerDeletion
+	// needs update on the owner's finalizers, which the rendered RBAC must then grant.
+	apiServer.Configure().Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 	return &envtest.Environment{
 		ControlPlane:          envtest.ControlPlane{APIServer: apiServer, Etcd: etcd},
 		BinaryAssetsDirectory: assets,
