@@ -66,6 +66,17 @@ func TestHostConflict(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Equal(c, []string{other + "/second"}, w.ownersOf(c, w.host("app")))
 		}, wait, tick)
+
+		// A third claim loses to the new winner; deleting that winner hands the host on.
+		time.Sleep(1100 * time.Millisecond)
+		w.create(ingressFor("third", "pangolin", rule(w.host("app"), "/", "web", 8080)))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+other+"/second")
+		require.NoError(t, w.c.Delete(w.ctx, second))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			// No garbage collector runs in envtest: the deleted Ingress's resource stays
+			// (e2e WriteFaults sees it collected). PIC itself never deletes it.
+			assert.ElementsMatch(c, []string{other + "/second", w.ns + "/third"}, w.ownersOf(c, w.host("app")))
+		}, wait, tick)
 	})
 }
 
