@@ -189,11 +189,12 @@ func specWriteFaults(t *testing.T, p Provider) {
 			assert.Equal(c, e.svcAddr("api", 9090), e.backend(r))
 			assert.Equal(c, last, r.Annotations["example.com/other-writer"], "the other writer's annotation")
 		})
-		// One update is needed; each conflict costs a retry with backoff. A loop would
-		// send one per event of the other writer, hundreds in 3 s.
+		// One update is needed; each conflict costs a retry with backoff (2 or 3 in all
+		// here). A loop would send one per event of the other writer, hundreds in 3 s; the
+		// bound leaves room for a busy machine, where more reads are stale.
 		updates := e.writes(pic, "update") - updatesBefore
 		t.Logf("PIC sent %v updates (conflicts included)", updates)
-		assert.LessOrEqual(t, updates, 10.0, "PIC's updates while another writer wrote %d times", written)
+		assert.LessOrEqual(t, updates, 20.0, "PIC's updates while another writer wrote %d times", written)
 	})
 
 	t.Run("deleting the winner of a contested host hands it over", func(t *testing.T) {
