@@ -13,6 +13,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -113,7 +114,10 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 		return nil, err
 	}
 	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
-	all := enabledSources(ctx, cfg, mgr)
+	all, err := enabledSources(ctx, cfg, mgr)
+	if err != nil {
+		return nil, err
+	}
 	deps := controller.Deps{
 		Sink:     sink,
 		Cache:    mgr.GetCache(),
@@ -136,7 +140,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 }
 
 // enabledSources is the one place sources are registered by name.
-func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) []sources.Source {
+func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) ([]sources.Source, error) {
 	var out []sources.Source
 	for _, name := range cfg.Sources {
 		switch name {
@@ -145,7 +149,11 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) [
 				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
 			}))
 		case config.SourceHTTPRoute:
-			if missing := missingGatewayAPIKinds(mgr); len(missing) > 0 {
+			missing, err := missingGatewayAPIKinds(mgr)
+			if err != nil {
+				return nil, err
+			}
+			if len(missing) > 0 {
 				// Keep serving Ingresses: a missing optional API is not a reason to stop.
 				log.FromContext(ctx).Info("the httproute source is disabled: Gateway API CRDs are not installed at "+gatewayv1.GroupVersion.String()+"; install the Gateway API v1.5+ standard CRDs and restart PIC", "missing", missing)
 				continue
@@ -155,7 +163,7 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) [
 			}))
 		}
 	}
-	return out
+	return out, nil
 }
 
 func managerOptions(cfg *config.Config) ctrl.Options {
@@ -224,13 +232,19 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 // missingGatewayAPIKinds lists the Gateway API kinds the httproute source reads that the
 // API server does not serve at v1. An older bundle serving ReferenceGrant only at v1beta1
 // would leave an informer that never syncs, so it counts as missing.
-func missingGatewayAPIKinds(mgr ctrl.Manager) []string {
+// Any other discovery error is returned: a passing API server hiccup must not switch the
+// source off until the next restart.
+func missingGatewayAPIKinds(mgr ctrl.Manager) ([]string, error) {
 	var missing []string
 	for _, kind := range []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"} {
 		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
-		if _, err := mgr.GetRESTMapper().RESTMapping(gk, gatewayv1.GroupVersion.Version); err != nil {
+		_, err := mgr.GetRESTMapper().RESTMapping(gk, gatewayv1.GroupVersion.Version)
+		switch {
+		case meta.IsNoMatchError(err):
 			missing = append(missing, kind)
+		case err != nil:
+			return nil, fmt.Errorf("look up the Gateway API %s kind: %w", kind, err)
 		}
 	}
-	return missing
+	return missing, nil
 }

@@ -33,7 +33,7 @@ func renderSpec(r engine.Resource, caps tunnelv1alpha1.Capabilities) tunnelv1alp
 	spec := tunnelv1alpha1.PangolinResourceSpec{
 		// The operator sends spec.name to Pangolin when it creates the resource, and
 		// Pangolin refuses an empty name: the public host is the name users look for.
-		Name:      r.Subdomain + "." + r.Domain,
+		Name:      r.PublicHost(),
 		Enabled:   ptr.To(true),
 		Protocol:  tunnelv1alpha1.ProtocolHTTP,
 		TunnelRef: &tunnelv1alpha1.TunnelRef{Name: r.Tunnel.Name},

@@ -191,6 +191,10 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
+	if updated.ResourceVersion == current.ResourceVersion {
+		// The API server found nothing to change: no new version for the cache to show.
+		return "", nil
+	}
 	return current.ResourceVersion, nil
 }
 

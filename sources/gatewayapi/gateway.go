@@ -38,7 +38,7 @@ func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			var out []reconcile.Request
 			for _, key := range indexParents(o) {
-				ns, name, _ := cutKey(key)
+				ns, name, _ := strings.Cut(key, "/")
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 			}
 			return out
@@ -47,15 +47,6 @@ func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
 		Complete(reconcile.Func(s.ReconcileGateway))
-}
-
-func cutKey(key string) (string, string, bool) {
-	for i := range key {
-		if key[i] == '/' {
-			return key[:i], key[i+1:], true
-		}
-	}
-	return "", key, false
 }
 
 func (s *Source) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,7 +108,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 	if !ev.served {
 		return res, nil
 	}
-	for _, host := range sortedKeys(ev.hosts) {
+	for _, host := range slices.Sorted(maps.Keys(ev.hosts)) {
 		gw := ev.hosts[host]
 		paths, owner, err := s.merged(ctx, ev, host, gw)
 		if err != nil {
@@ -469,13 +470,4 @@ func originOf(hr *gatewayv1.HTTPRoute) route.Origin {
 		Namespace: hr.Namespace, Name: hr.Name, UID: hr.UID, Generation: hr.Generation,
 		Created: hr.CreationTimestamp.Time,
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
