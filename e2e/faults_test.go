@@ -18,6 +18,7 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // specDecoys puts 100 PangolinResources that PIC does not own among the Ingresses it
@@ -117,7 +118,7 @@ func specDecoys(t *testing.T, p Provider) {
 func reconciles(c assert.TestingT, e *env, pic PIC) float64 {
 	m, err := metrics(e.ctx, pic)
 	assert.NoError(c, err)
-	n, _ := m.sum("pic_reconcile_total", map[string]string{"source": "ingress"})
+	n := m.Sum("pic_reconcile_total", map[string]string{"source": "ingress"})
 	return n
 }
 
@@ -186,7 +187,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 		require.Positive(t, written)
 		e.eventuallyOne(app, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 			assert.Equal(c, first.UID, r.UID, "updated in place")
-			assert.Equal(c, e.svcAddr("api", 9090), e.backend(r))
+			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 			assert.Equal(c, last, r.Annotations["example.com/other-writer"], "the other writer's annotation")
 		})
 		// One update is needed; each conflict costs a retry with backoff (2 or 3 in all
@@ -213,7 +214,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 		require.NoError(t, e.c.Delete(e.ctx, older, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 		e.eventuallyOne(younger, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 			assert.Equal(c, shared, publicHost(r))
-			assert.Equal(c, e.svcAddr("api", 9090), e.backend(r))
+			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 		})
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			err := e.c.Get(e.ctx, client.ObjectKeyFromObject(&olderRes), &tunnelv1alpha1.PangolinResource{})

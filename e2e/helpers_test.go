@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -318,20 +317,6 @@ func publicHost(r tunnelv1alpha1.PangolinResource) string {
 	return r.Spec.HTTPConfig.Subdomain + "." + r.Spec.HTTPConfig.DomainName
 }
 
-// backend is the resource's catch-all target as ip:port, whichever variant wrote it.
-func (e *env) backend(r tunnelv1alpha1.PangolinResource) string {
-	if e.fork {
-		if len(r.Spec.Targets) == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%s:%d", r.Spec.Targets[0].IP, r.Spec.Targets[0].Port)
-	}
-	if r.Spec.Target == nil {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", r.Spec.Target.IP, r.Spec.Target.Port)
-}
-
 // svcAddr is the address PIC must target for a Service of the spec's namespace.
 func (e *env) svcAddr(name string, port int32) string {
 	return fmt.Sprintf("%s.%s.svc.cluster.local:%d", name, e.ns, port)
@@ -362,84 +347,15 @@ func (e *env) eventuallyWarning(ing *networkingv1.Ingress, reason string) events
 }
 
 // metrics scrapes one PIC's /metrics.
-func metrics(ctx context.Context, pic PIC) (promText, error) {
+func metrics(ctx context.Context, pic PIC) (testenv.Metrics, error) {
 	code, body, err := pic.Get(ctx, Metrics, "/metrics")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if code != 200 {
-		return "", fmt.Errorf("GET /metrics of %s: status %d", pic.Name(), code)
+		return nil, fmt.Errorf("GET /metrics of %s: status %d", pic.Name(), code)
 	}
-	return promText(body), nil
-}
-
-// promText is a Prometheus text exposition.
-type promText string
-
-// sum adds the samples of a series whose labels include every pair in match. ok is
-// false when no sample matches (a vector with no child set is not exported at all).
-func (p promText) sum(name string, match map[string]string) (total float64, ok bool) {
-	for line := range strings.SplitSeq(string(p), "\n") {
-		if !strings.HasPrefix(line, name) || len(line) == len(name) || (line[len(name)] != '{' && line[len(name)] != ' ') {
-			continue
-		}
-		labels, value := parseSample(line[len(name):])
-		matched := true
-		for k, v := range match {
-			matched = matched && labels[k] == v
-		}
-		if !matched {
-			continue
-		}
-		f, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		total, ok = total+f, true
-	}
-	return total, ok
-}
-
-// has reports whether a metric family is exported (by its # TYPE line).
-func (p promText) has(name string) bool {
-	return slices.ContainsFunc(strings.Split(string(p), "\n"), func(l string) bool {
-		return strings.HasPrefix(l, "# TYPE "+name+" ")
-	})
-}
-
-// parseSample splits `{a="x",b="y"} 1` into labels and value; quotes and backslashes
-// in label values are unescaped.
-func parseSample(s string) (map[string]string, string) {
-	labels := map[string]string{}
-	if strings.HasPrefix(s, "{") {
-		i := 1
-		for i < len(s) && s[i] != '}' {
-			eq := strings.IndexByte(s[i:], '=')
-			if eq < 0 {
-				break
-			}
-			key := strings.TrimLeft(s[i:i+eq], ", ")
-			i += eq + 2 // skip ="
-			var v strings.Builder
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				}
-				v.WriteByte(s[i])
-			}
-			labels[key] = v.String()
-			i++ // closing quote
-			if i < len(s) && s[i] == ',' {
-				i++
-			}
-		}
-		s = s[min(i+1, len(s)):]
-	}
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return labels, ""
-	}
-	return labels, fields[0]
+	return testenv.ParseMetrics(body)
 }
 
 // logTime is the time at the start of a console-format log line, if it has one.

@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // specHTTPRoute publishes one HTTPRoute end to end, with the httproute source opted in:
@@ -61,7 +62,7 @@ func specHTTPRoute(t *testing.T, p Provider) {
 		}
 		published = rs[0]
 		assert.Equal(c, host, publicHost(published))
-		assert.Equal(c, e.svcAddr("web", 8080), e.backend(published))
+		assert.Equal(c, e.svcAddr("web", 8080), testenv.Backend(published))
 		ref := metav1.GetControllerOf(&published)
 		if assert.NotNil(c, ref) {
 			assert.Equal(c, "HTTPRoute", ref.Kind)

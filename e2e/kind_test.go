@@ -293,7 +293,7 @@ func (k *kindCluster) installVariant(ctx context.Context, v testenv.Variant) err
 		if err != nil {
 			return err
 		}
-		o, err := decodeYAML(data)
+		o, err := testenv.DecodeYAML(data)
 		if err != nil {
 			return err
 		}

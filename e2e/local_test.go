@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,19 +177,7 @@ func (l *localPIC) Get(ctx context.Context, e Endpoint, path string) (int, strin
 	if e == Probes {
 		addr = l.probes
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	return testenv.Get(ctx, "http://"+addr+path, 5*time.Second)
 }
 
 func (l *localPIC) signal(sig syscall.Signal, grace time.Duration) {

@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,11 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -68,29 +62,7 @@ func kustomize(dir, namespace string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
 	}
-	return decodeYAML(data)
-}
-
-// decodeYAML splits a multi-document manifest into objects, skipping empty documents.
-func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
+	return testenv.DecodeYAML(data)
 }
 
 // applyObjects server-side applies objects in order, creating namespaces first.
@@ -171,7 +143,7 @@ func rbacObjects() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read PIC's RBAC: %w", err)
 	}
-	objs, err := decodeYAML(data)
+	objs, err := testenv.DecodeYAML(data)
 	if err != nil {
 		return nil, fmt.Errorf("parse config/rbac/role.yaml: %w", err)
 	}
@@ -213,7 +185,7 @@ func installCRDs(ctx context.Context, c client.Client, files []string) ([]string
 		if err != nil {
 			return nil, err
 		}
-		o, err := decodeYAML(data)
+		o, err := testenv.DecodeYAML(data)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", f, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // specLifecycle is the acceptance criteria: an Ingress gets its PangolinResource, which
@@ -43,7 +44,7 @@ func specLifecycle(t *testing.T, p Provider) {
 		if assert.NotNil(c, r.Spec.TunnelRef) {
 			assert.Equal(c, tunnelv1alpha1.TunnelRef{Name: "default"}, *r.Spec.TunnelRef)
 		}
-		assert.Equal(c, e.svcAddr("web", 8080), e.backend(r))
+		assert.Equal(c, e.svcAddr("web", 8080), testenv.Backend(r))
 		assert.Equal(c, "app", r.Labels["pic.ingress.k8s.io/name"])
 		assert.Equal(c, e.ns, r.Labels["pic.ingress.k8s.io/namespace"])
 		assert.Equal(c, host1, r.Annotations["pic.ingress.k8s.io/host"])
@@ -69,7 +70,7 @@ func specLifecycle(t *testing.T, p Provider) {
 	e.updateIngress("app", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = host2 })
 	moved := e.eventuallyOne(ing, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 		assert.Equal(c, host2, publicHost(r))
-		assert.Equal(c, e.svcAddr("web", 8080), e.backend(r))
+		assert.Equal(c, e.svcAddr("web", 8080), testenv.Backend(r))
 	})
 	// A new backend updates the resource in place.
 	e.updateIngress("app", func(i *networkingv1.Ingress) {
@@ -79,7 +80,7 @@ func specLifecycle(t *testing.T, p Provider) {
 	})
 	updated := e.eventuallyOne(ing, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 		assert.Equal(c, host2, publicHost(r))
-		assert.Equal(c, e.svcAddr("api", 9090), e.backend(r))
+		assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 	})
 	require.Equal(t, moved.UID, updated.UID, "a backend change must update the resource, not replace it")
 
@@ -125,20 +126,7 @@ func specLifecycle(t *testing.T, p Provider) {
 // valid for the installed CRD variant.
 func (e *env) foreignResource(name, host string, mutate func(*tunnelv1alpha1.PangolinResource)) tunnelv1alpha1.PangolinResource {
 	e.t.Helper()
-	r := tunnelv1alpha1.PangolinResource{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
-		Spec: tunnelv1alpha1.PangolinResourceSpec{
-			Enabled: ptr.To(true), Protocol: "http",
-			TunnelRef:  &tunnelv1alpha1.TunnelRef{Name: "default"},
-			HTTPConfig: &tunnelv1alpha1.HTTPConfig{DomainName: "example.com", Subdomain: host[:len(host)-len(".example.com")]},
-		},
-	}
-	target := tunnelv1alpha1.Target{IP: "10.0.0.1", Port: 80, Method: "http"}
-	if e.fork {
-		r.Spec.Targets = []tunnelv1alpha1.Target{target}
-	} else {
-		r.Spec.Target = &target
-	}
+	r := *testenv.ForeignResource(e.ns, name, host, e.fork)
 	mutate(&r)
 	e.create(&r)
 	return r
@@ -161,7 +149,7 @@ func (e *env) writes(pic PIC, operation string) float64 {
 	if operation != "" {
 		match["operation"] = operation
 	}
-	n, _ := m.sum("pic_pangolinresource_writes_total", match)
+	n := m.Sum("pic_pangolinresource_writes_total", match)
 	return n
 }
 
@@ -231,7 +219,7 @@ func specRestart(t *testing.T, p Provider) {
 		if !assert.NoError(c, err) {
 			return
 		}
-		got, _ := m.sum("pic_reconcile_total", map[string]string{"source": "ingress"})
+		got := m.Sum("pic_reconcile_total", map[string]string{"source": "ingress"})
 		assert.GreaterOrEqual(c, got, float64(len(all.Items)), "reconciles in the new process")
 	}, eventually, tick)
 	// Bounded settle: a write that would follow those reconciles (a requeue, an event
@@ -240,11 +228,11 @@ func specRestart(t *testing.T, p Provider) {
 
 	m, err := metrics(e.ctx, pic)
 	require.NoError(t, err)
-	writes, _ := m.sum("pic_pangolinresource_writes_total", nil)
+	writes := m.Sum("pic_pangolinresource_writes_total", nil)
 	if writes != 0 {
 		var detail []string
 		for _, op := range []string{"create", "update", "delete"} {
-			v, _ := m.sum("pic_pangolinresource_writes_total", map[string]string{"operation": op})
+			v := m.Sum("pic_pangolinresource_writes_total", map[string]string{"operation": op})
 			detail = append(detail, fmt.Sprintf("%s=%v", op, v))
 		}
 		t.Fatalf("the restarted PIC sent %v PangolinResource writes (%v); a converged controller sends none", writes, detail)
@@ -365,7 +353,7 @@ func isLeader(c assert.TestingT, ctx context.Context, pic PIC) bool {
 	if !assert.NoError(c, err) {
 		return false
 	}
-	v, _ := m.sum("leader_election_master_status", map[string]string{"name": leaseName})
+	v := m.Sum("leader_election_master_status", map[string]string{"name": leaseName})
 	return v == 1
 }
 
@@ -437,7 +425,7 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 		rs := e.owned(c, e.ns, change.UID)
 		if assert.Len(c, names(rs), 1, "PangolinResources of Ingress change") {
 			assert.Equal(c, e.host("change-2"), publicHost(rs[0]))
-			assert.Equal(c, e.svcAddr("api", 9090), e.backend(rs[0]))
+			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(rs[0]))
 		}
 		ks := e.owned(c, e.ns, keep.UID)
 		if assert.Len(c, names(ks), 1, "PangolinResources of Ingress keep") {
@@ -507,19 +495,19 @@ func specMetricsAndProbes(t *testing.T, p Provider) {
 		}
 		for _, name := range []string{"pic_reconcile_total", "pic_pangolinresource_managed", "pic_reconcile_duration_seconds",
 			"pic_operator_crd_info", "controller_runtime_reconcile_total"} {
-			assert.True(c, m.has(name), "/metrics has no %s", name)
+			assert.True(c, m.Has(name, nil), "/metrics has no %s", name)
 		}
-		v, _ := m.sum("pic_operator_crd_info", map[string]string{"variant": variant})
+		v := m.Sum("pic_operator_crd_info", map[string]string{"variant": variant})
 		assert.Equal(c, 1.0, v, "pic_operator_crd_info{variant=%q}", variant)
-		_, wrong := m.sum("pic_operator_crd_info", map[string]string{"variant": other})
+		wrong := m.Has("pic_operator_crd_info", map[string]string{"variant": other})
 		assert.False(c, wrong, "pic_operator_crd_info{variant=%q} is exported", other)
-		ok, _ := m.sum("pic_reconcile_total", map[string]string{"source": "ingress", "result": "success"})
+		ok := m.Sum("pic_reconcile_total", map[string]string{"source": "ingress", "result": "success"})
 		assert.GreaterOrEqual(c, ok, 1.0, "pic_reconcile_total{source=ingress,result=success}")
-		managed, _ := m.sum("pic_pangolinresource_managed", nil)
+		managed := m.Sum("pic_pangolinresource_managed", nil)
 		assert.GreaterOrEqual(c, managed, 1.0, "pic_pangolinresource_managed")
-		count, _ := m.sum("pic_reconcile_duration_seconds_count", map[string]string{"source": "ingress"})
+		count := m.Sum("pic_reconcile_duration_seconds_count", map[string]string{"source": "ingress"})
 		assert.GreaterOrEqual(c, count, 1.0, "pic_reconcile_duration_seconds_count{source=ingress}")
-		cr, _ := m.sum("controller_runtime_reconcile_total", nil)
+		cr := m.Sum("controller_runtime_reconcile_total", nil)
 		assert.GreaterOrEqual(c, cr, 1.0, "controller_runtime_reconcile_total")
 	}, eventually, tick)
 }

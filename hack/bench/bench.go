@@ -189,7 +189,6 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir stri
 	conv.PICRequests = int(c.requests)
 	peak, _ := p.memory()
 	conv.PICPeakRSSBytes = peak
-	p.saveHeapProfile(ctx, filepath.Join(dir, "heap-converged.pprof"))
 	b.opts.Logf("PIC: %d PangolinResources in %.2fs (ready after %.2fs), ratio %.2f; %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB",
 		want, conv.PICSeconds, conv.PICReadySeconds, conv.Ratio, conv.PICWrites, conv.PICReconciles, conv.PICRequests, mib(peak))
 	return p, nil
@@ -335,7 +334,6 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 	logf("steady state: resync of %d reconciles: %d writes, %d API requests (%.3f per reconcile)", ss.ResyncReconciles, ss.ResyncWrites, ss.ResyncRequests, ss.RequestsPerReconcile)
 
 	restartPeak, _ := p.memory()
-	p.saveHeapProfile(ctx, filepath.Join(dir, "heap-restarted.pprof"))
 	b.res.Memory = &memory{
 		N: n, PeakRSSBytes: max(convergencePeak, restartPeak),
 		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,

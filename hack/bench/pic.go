@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // picProcess is bin/manager run as a child process against a world, as in production
@@ -104,19 +105,7 @@ func (p *picProcess) stop() {
 }
 
 func (p *picProcess) get(ctx context.Context, addr, path string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	return testenv.Get(ctx, "http://"+addr+path, 10*time.Second)
 }
 
 // waitReady polls /readyz every 20 ms and returns the time from process start to the
@@ -142,21 +131,20 @@ func (p *picProcess) waitReady(ctx context.Context, timeout time.Duration) (time
 }
 
 // scrape reads /metrics.
-func (p *picProcess) scrape(ctx context.Context) (promText, error) {
+func (p *picProcess) scrape(ctx context.Context) (testenv.Metrics, error) {
 	code, body, err := p.get(ctx, p.metrics, "/metrics")
 	if err != nil {
-		return "", fmt.Errorf("scrape PIC's metrics: %w", err)
+		return nil, fmt.Errorf("scrape PIC's metrics: %w", err)
 	}
 	if code != http.StatusOK {
-		return "", fmt.Errorf("scrape PIC's metrics: status %d", code)
+		return nil, fmt.Errorf("scrape PIC's metrics: status %d", code)
 	}
-	return promText(body), nil
+	return testenv.ParseMetrics(body)
 }
 
 // counters are the series the bench reads.
 type counters struct {
 	writes     float64 // pic_pangolinresource_writes_total
-	creates    float64
 	reconciles float64 // controller_runtime_reconcile_total of the ingress controller
 	requests   float64 // rest_client_requests_total: every API request of the process
 	depth      float64 // workqueue_depth of the ingress controller
@@ -169,11 +157,10 @@ func (p *picProcess) counters(ctx context.Context) (counters, error) {
 	}
 	ingress := map[string]string{"controller": "ingress"}
 	return counters{
-		writes:     m.sum("pic_pangolinresource_writes_total", nil),
-		creates:    m.sum("pic_pangolinresource_writes_total", map[string]string{"operation": "create"}),
-		reconciles: m.sum("controller_runtime_reconcile_total", ingress),
-		requests:   m.sum("rest_client_requests_total", nil),
-		depth:      m.sum("workqueue_depth", map[string]string{"name": "ingress"}),
+		writes:     m.Sum("pic_pangolinresource_writes_total", nil),
+		reconciles: m.Sum("controller_runtime_reconcile_total", ingress),
+		requests:   m.Sum("rest_client_requests_total", nil),
+		depth:      m.Sum("workqueue_depth", map[string]string{"name": "ingress"}),
 	}, nil
 }
 
@@ -236,73 +223,4 @@ func (p *picProcess) memory() (peak, current int64) {
 		}
 	}
 	return peak, current
-}
-
-// promText is a Prometheus text exposition.
-type promText string
-
-// sum adds the samples of a series whose labels include every pair in match.
-func (p promText) sum(name string, match map[string]string) float64 {
-	var total float64
-	for line := range strings.SplitSeq(string(p), "\n") {
-		if !strings.HasPrefix(line, name) || len(line) == len(name) || (line[len(name)] != '{' && line[len(name)] != ' ') {
-			continue
-		}
-		labels, value := parseSample(line[len(name):])
-		matched := true
-		for k, v := range match {
-			matched = matched && labels[k] == v
-		}
-		if !matched {
-			continue
-		}
-		if f, err := strconv.ParseFloat(value, 64); err == nil {
-			total += f
-		}
-	}
-	return total
-}
-
-// parseSample splits `{a="x",b="y"} 1` into labels and value.
-func parseSample(s string) (map[string]string, string) {
-	labels := map[string]string{}
-	if strings.HasPrefix(s, "{") {
-		i := 1
-		for i < len(s) && s[i] != '}' {
-			eq := strings.IndexByte(s[i:], '=')
-			if eq < 0 {
-				break
-			}
-			key := strings.TrimLeft(s[i:i+eq], ", ")
-			i += eq + 2 // skip ="
-			var v strings.Builder
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				}
-				v.WriteByte(s[i])
-			}
-			labels[key] = v.String()
-			i++ // closing quote
-			if i < len(s) && s[i] == ',' {
-				i++
-			}
-		}
-		s = s[min(i+1, len(s)):]
-	}
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return labels, ""
-	}
-	return labels, fields[0]
-}
-
-// saveHeapProfile writes /debug/pprof/heap to path if the binary serves it (PIC does
-// not by default: a build with a profiling handler does, for investigations).
-func (p *picProcess) saveHeapProfile(ctx context.Context, path string) bool {
-	code, body, err := p.get(ctx, p.metrics, "/debug/pprof/heap")
-	if err != nil || code != http.StatusOK {
-		return false
-	}
-	return os.WriteFile(path, []byte(body), 0o600) == nil
 }

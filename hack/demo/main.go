@@ -5,11 +5,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,7 +21,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -132,19 +128,11 @@ func run() error {
 
 // apply creates every sample, and marks the tunnels Ready as the operator would.
 func apply(ctx context.Context, c client.Client, manifest []byte) error {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, errEOF) || err != nil && err.Error() == "EOF" {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil || len(obj.Object) == 0 {
-			continue
-		}
+	objs, err := testenv.DecodeYAML(manifest)
+	if err != nil {
+		return fmt.Errorf("read the samples: %w", err)
+	}
+	for _, obj := range objs {
 		if err := c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
@@ -156,9 +144,8 @@ func apply(ctx context.Context, c client.Client, manifest []byte) error {
 			}
 		}
 	}
+	return nil
 }
-
-var errEOF = errors.New("EOF")
 
 // render prints each Ingress with its PangolinResources, then the Warning events.
 func render(ctx context.Context, c client.Client) (string, bool, error) {

@@ -375,24 +375,9 @@ func counter(t *testing.T, name string, match map[string]string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	require.NoError(t, err)
-	total := 0.0
+	m := testenv.Metrics{}
 	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range match {
-				if labels[k] != v {
-					continue metric
-				}
-			}
-			total += m.GetCounter().GetValue()
-		}
+		m[f.GetName()] = f
 	}
-	return total
+	return m.Sum(name, match)
 }

@@ -158,13 +158,15 @@ func TestHTTPRouteAttachAndDetach(t *testing.T) {
 			}
 			statusBefore := statusWrites()
 			writesBefore := w.requests.writesTo(w.ns, "pangolinresources")
+			reconciled := reconciles(t, "httproute")
 			// A change to the Gateway brings every attached route back to reconcile,
 			// and the Gateway's own status controller too.
 			w.updateGateway(func(gw *gatewayv1.Gateway) {
 				gw.Annotations = map[string]string{"example.com/touched": "yes"}
 			})
 			w.service("sentinel", 9000)
-			time.Sleep(2 * time.Second) // the reconciles to happen; nothing to wait for
+			w.eventuallyReconciledSince(reconciled, "httproute")
+			time.Sleep(time.Second) // a write the reconciles would cause has been sent by now
 			assert.Equal(t, statusBefore, statusWrites(),
 				"a reconcile with nothing new wrote a status (the API server drops no-op updates, so only the requests show it)")
 			assert.Equal(t, writesBefore, w.requests.writesTo(w.ns, "pangolinresources"), "a reconcile with nothing new wrote PangolinResources")
@@ -270,7 +272,7 @@ func TestHTTPRouteReferenceGrant(t *testing.T) {
 		}
 		w.create(grant)
 		got := w.eventuallyHosts(w.host("shared"))
-		assert.Equal(t, "shared."+backends+".svc.cluster.local:9090", w.backend(got[w.host("shared")]))
+		assert.Equal(t, "shared."+backends+".svc.cluster.local:9090", testenv.Backend(got[w.host("shared")]))
 		w.routeCondition(hr, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionTrue, gatewayv1.RouteReasonResolvedRefs)
 
 		// Revoking the grant unpublishes the host.
@@ -338,7 +340,7 @@ func TestHTTPRouteMerge(t *testing.T) {
 			if assert.NotNil(c, ref) {
 				assert.Equal(c, younger.UID, ref.UID, "the next route took the host over")
 			}
-			assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", w.backend(r), "its catch-all now serves /")
+			assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", testenv.Backend(r), "its catch-all now serves /")
 		}, wait, tick)
 	})
 }

@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -104,6 +103,13 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // returns when it is running. It stops with the test.
 func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *world {
 	t.Helper()
+	return startWith(t, env, nil, "", configure...)
+}
+
+// startWith is start with PIC's transport wrapped by wrap, to watch or disturb what PIC
+// sends to the API server. ns, if set, is the world's namespace (created beforehand).
+func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http.RoundTripper, ns string, configure ...func(*config.Config)) *world {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
@@ -114,6 +120,9 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 	requests := &requestLog{}
 	rc := rest.CopyConfig(env.Config)
 	rc.Wrap(requests.wrap)
+	if wrap != nil {
+		rc.Wrap(wrap)
+	}
 	mgr, err := manager.New(ctx, cfg, rc)
 	require.NoError(t, err)
 	done := make(chan error, 1)
@@ -123,8 +132,24 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 		require.NoError(t, <-done)
 	})
 	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
-	w := &world{t: t, ctx: ctx, c: env.Client, ns: testenv.NewNamespace(t, env.Client), fork: env.Variant.Name == testenv.VariantFork, requests: requests}
-	return w
+	if ns == "" {
+		ns = testenv.NewNamespace(t, env.Client)
+	}
+	return &world{t: t, ctx: ctx, c: env.Client, ns: ns, fork: env.Variant.Name == testenv.VariantFork, requests: requests}
+}
+
+// reconciles is how many reconciles the controller of source has finished, in this
+// process.
+func reconciles(t *testing.T, source string) float64 {
+	return counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": source})
+}
+
+// eventuallyReconciledSince waits until the controller of source has finished a
+// reconcile since it had finished before: a "nothing was written" check that follows
+// proves something only once the reconcile it is about has run.
+func (w *world) eventuallyReconciledSince(before float64, source string) {
+	w.t.Helper()
+	require.Eventually(w.t, func() bool { return reconciles(w.t, source) > before }, wait, tick, "a %s reconcile", source)
 }
 
 // host is a public host unique to the test: the envtest API server is shared by the
@@ -183,20 +208,6 @@ func (w *world) resources() map[string]tunnelv1alpha1.PangolinResource {
 		}
 	}
 	return out
-}
-
-// backend is the first target of a resource, whichever variant wrote it.
-func (w *world) backend(r tunnelv1alpha1.PangolinResource) string {
-	if w.fork {
-		if len(r.Spec.Targets) == 0 {
-			return ""
-		}
-		return fmt.Sprintf("%s:%d", r.Spec.Targets[0].IP, r.Spec.Targets[0].Port)
-	}
-	if r.Spec.Target == nil {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", r.Spec.Target.IP, r.Spec.Target.Port)
 }
 
 func (w *world) eventuallyHosts(hosts ...string) map[string]tunnelv1alpha1.PangolinResource {
@@ -259,7 +270,7 @@ func TestLifecycle(t *testing.T) {
 		got := w.eventuallyHosts(w.host("app"))
 		r := got[w.host("app")]
 		assert.Equal(t, "default", r.Spec.TunnelRef.Name)
-		assert.Equal(t, "web."+w.ns+".svc.cluster.local:8080", w.backend(r))
+		assert.Equal(t, "web."+w.ns+".svc.cluster.local:8080", testenv.Backend(r))
 		require.NotEmpty(t, r.OwnerReferences)
 		assert.Equal(t, "shop", r.OwnerReferences[0].Name)
 		w.eventuallyEvent(pic.ReasonCreated)
@@ -275,7 +286,7 @@ func TestLifecycle(t *testing.T) {
 			})
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
 				after := w.resources()[w.host("shop")]
-				assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", w.backend(after))
+				assert.Equal(c, "api."+w.ns+".svc.cluster.local:9090", testenv.Backend(after))
 				assert.Equal(c, before.UID, after.UID, "updated, not recreated")
 			}, wait, tick)
 		})
@@ -304,9 +315,11 @@ func TestLifecycle(t *testing.T) {
 		})
 		t.Run("a reconcile with nothing to change writes nothing", func(t *testing.T) {
 			before := w.requests.writesTo(w.ns, "pangolinresources")
+			reconciled := reconciles(t, "ingress")
 			// An unrelated label change triggers a reconcile of the Ingress.
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
-			time.Sleep(2 * time.Second) // let the reconcile happen; nothing may be written
+			w.eventuallyReconciledSince(reconciled, "ingress")
+			time.Sleep(time.Second) // a write the reconcile would cause has been sent by now
 			assert.Equal(t, before, w.requests.writesTo(w.ns, "pangolinresources"))
 		})
 		t.Run("opting out removes the resources and opting in restores them", func(t *testing.T) {
@@ -347,16 +360,8 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		owned := w.eventuallyHosts(w.host("app"))[w.host("app")]
 
 		// A look-alike: PIC's labels with the Ingress's UID, but no owner reference.
-		decoy := &tunnelv1alpha1.PangolinResource{
-			ObjectMeta: metav1.ObjectMeta{Name: "decoy", Namespace: w.ns, Labels: owned.Labels, Annotations: map[string]string{pic.AnnotationHost: w.host("gone")}},
-			Spec: tunnelv1alpha1.PangolinResourceSpec{Protocol: "http", TunnelRef: &tunnelv1alpha1.TunnelRef{Name: "default"},
-				HTTPConfig: &tunnelv1alpha1.HTTPConfig{Subdomain: "gone." + w.ns, DomainName: "example.com"}},
-		}
-		if w.fork {
-			decoy.Spec.Targets = []tunnelv1alpha1.Target{{IP: "10.0.0.1", Port: 1}}
-		} else {
-			decoy.Spec.Target = &tunnelv1alpha1.Target{IP: "10.0.0.1", Port: 1}
-		}
+		decoy := testenv.ForeignResource(w.ns, "decoy", w.host("gone"), w.fork)
+		decoy.Labels, decoy.Annotations = owned.Labels, map[string]string{pic.AnnotationHost: w.host("gone")}
 		require.NoError(t, w.c.Create(w.ctx, decoy))
 		// Make PIC look at the Ingress again: the decoy must survive it.
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })

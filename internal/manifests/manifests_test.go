@@ -21,6 +21,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // rendering is one way of installing PIC.
@@ -387,7 +388,7 @@ func readRoleFile(t *testing.T) roleFile {
 	t.Helper()
 	data, err := os.ReadFile(repoPath("config", "rbac", "role.yaml"))
 	require.NoError(t, err)
-	objs, err := decodeYAML(data)
+	objs, err := testenv.DecodeYAML(data)
 	require.NoError(t, err)
 	cr := only[rbacv1.ClusterRole](t, objs, "ClusterRole")
 	return roleFile{
@@ -403,7 +404,7 @@ func readGatewayRoleFile(t *testing.T) *rbacv1.ClusterRole {
 	t.Helper()
 	data, err := os.ReadFile(repoPath("config", "rbac", "gateway-api", "role.yaml"))
 	require.NoError(t, err)
-	objs, err := decodeYAML(data)
+	objs, err := testenv.DecodeYAML(data)
 	require.NoError(t, err)
 	require.Len(t, objs, 1, "config/rbac/gateway-api/role.yaml holds the ClusterRole only")
 	return only[rbacv1.ClusterRole](t, objs, "ClusterRole")

@@ -1,12 +1,9 @@
 package manifests
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,12 +20,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 const (
@@ -54,7 +51,7 @@ func kustomizeBuild(t *testing.T, dir string) []*unstructured.Unstructured {
 	require.NoError(t, err, "kustomize build %s", dir)
 	data, err := m.AsYaml()
 	require.NoError(t, err)
-	objs, err := decodeYAML(data)
+	objs, err := testenv.DecodeYAML(data)
 	require.NoError(t, err)
 	return objs
 }
@@ -85,7 +82,7 @@ func tryRenderChart(values string) ([]*unstructured.Unstructured, error) {
 	sort.Strings(names)
 	var objs []*unstructured.Unstructured
 	for _, name := range names {
-		o, err := decodeYAML([]byte(files[name]))
+		o, err := testenv.DecodeYAML([]byte(files[name]))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -119,28 +116,6 @@ func toYAML(t *testing.T, v any) string {
 	data, err := yaml.Marshal(v)
 	require.NoError(t, err)
 	return string(data)
-}
-
-// decodeYAML splits a multi-document manifest into objects, skipping empty documents.
-func decodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, fmt.Errorf("%w in:\n%s", err, doc)
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
 }
 
 func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {

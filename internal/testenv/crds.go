@@ -14,7 +14,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
 
 // Names of the two pangolin-operator CRD variants.
@@ -175,4 +178,38 @@ func crdPaths(variant *Variant, gatewayAPI bool) ([]string, error) {
 		paths = append(paths, files...)
 	}
 	return paths, nil
+}
+
+// Backend is a PangolinResource's first target as ip:port, whichever CRD variant wrote
+// it (the fork's targets[] or the original's target), or "" without one.
+func Backend(r tunnelv1alpha1.PangolinResource) string {
+	target := r.Spec.Target
+	if len(r.Spec.Targets) > 0 {
+		target = &r.Spec.Targets[0]
+	}
+	if target == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", target.IP, target.Port)
+}
+
+// ForeignResource is a PangolinResource for host under example.com as a user or another
+// tool would write it, valid for the variant (fork: targets[], original: target), with
+// no label, annotation or owner of PIC's: the tests' decoys start from it.
+func ForeignResource(namespace, name, host string, fork bool) *tunnelv1alpha1.PangolinResource {
+	r := &tunnelv1alpha1.PangolinResource{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: tunnelv1alpha1.PangolinResourceSpec{
+			Enabled: ptr.To(true), Protocol: tunnelv1alpha1.ProtocolHTTP,
+			TunnelRef:  &tunnelv1alpha1.TunnelRef{Name: "default"},
+			HTTPConfig: &tunnelv1alpha1.HTTPConfig{DomainName: "example.com", Subdomain: strings.TrimSuffix(host, ".example.com")},
+		},
+	}
+	target := tunnelv1alpha1.Target{IP: "10.0.0.1", Port: 80, Method: "http"}
+	if fork {
+		r.Spec.Targets = []tunnelv1alpha1.Target{target}
+	} else {
+		r.Spec.Target = &target
+	}
+	return r
 }
