@@ -149,17 +149,23 @@ func specWriteFaults(t *testing.T, p Provider) {
 	t.Run("a concurrent writer causes no hot loop", func(t *testing.T) {
 		updatesBefore := e.writes(pic, "update")
 		// The other writer: an annotation of its own, written as fast as the API server
-		// takes it, for 3 s. PIC's update of the backend races with it.
+		// takes it, for at least 3 s and until PIC has updated the backend, so that PIC's
+		// update races with it.
 		var (
 			wg      sync.WaitGroup
 			written int
 			last    string
+			stop    = make(chan struct{})
 		)
-		stop := time.Now().Add(3 * time.Second)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; time.Now().Before(stop); i++ {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
 				value := fmt.Sprint(i)
 				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 					var r tunnelv1alpha1.PangolinResource
@@ -177,11 +183,17 @@ func specWriteFaults(t *testing.T, p Provider) {
 				}
 			}
 		}()
+		writing := time.Now()
 		e.updateIngress("app", func(i *networkingv1.Ingress) {
 			i.Spec.Rules[0].HTTP.Paths[0].Backend.Service = &networkingv1.IngressServiceBackend{
 				Name: "api", Port: networkingv1.ServiceBackendPort{Number: 9090},
 			}
 		})
+		e.eventuallyOne(app, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
+			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
+		})
+		time.Sleep(3*time.Second - time.Since(writing))
+		close(stop)
 		wg.Wait()
 		t.Logf("the other writer made %d updates", written)
 		require.Positive(t, written)

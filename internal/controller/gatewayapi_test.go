@@ -365,7 +365,7 @@ func TestHTTPRouteUnsupportedMatch(t *testing.T) {
 }
 
 // TestWithoutGatewayAPICRDs: with the httproute source asked for but no Gateway API
-// CRDs installed, PIC starts, says why in its log, and keeps serving Ingresses.
+// CRDs installed, PIC starts and keeps serving Ingresses.
 func TestWithoutGatewayAPICRDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a control plane")

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,9 +199,10 @@ func readObjects(t *testing.T, file string) []client.Object {
 	var objects []client.Object
 	for i := 0; ; i++ {
 		doc, err := reader.Read()
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			break
 		}
+		require.NoError(t, err, "document %d of %s", i, file)
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
