@@ -300,6 +300,11 @@ func specLeaderElection(t *testing.T, p Provider) {
 	published := e.eventuallyOne(before, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
 	// The standby writes nothing while it is not the leader.
 	require.Zero(t, e.writes(follower, ""), "PangolinResource writes of the standby %s", follower.Name())
+	// Events are sent asynchronously, and SIGKILL drops any still queued: wait until
+	// the leader's Created event is stored, so a second one later means a duplicate.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, e.normalEvents(c, before, "Created"), "Created events regarding Ingress %s", before.Name)
+	}, eventually, tick)
 
 	killed := time.Now()
 	leader.Kill(t)
@@ -325,17 +330,19 @@ func specLeaderElection(t *testing.T, p Provider) {
 	require.Len(t, all, 2, "PangolinResources in %s: %v", e.ns, names(all))
 	for _, ing := range []*networkingv1.Ingress{before, after} {
 		require.Len(t, e.owned(t, e.ns, ing.UID), 1, "PangolinResources of Ingress %s", ing.Name)
-		assert.Equal(t, 1, e.normalEvents(ing, "Created"), "Created events regarding Ingress %s", ing.Name)
+		// The count only grows, so waiting for 1 cannot hide a duplicate.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, 1, e.normalEvents(c, ing, "Created"), "Created events regarding Ingress %s", ing.Name)
+		}, eventually, tick)
 	}
 	e.requireUntouched(published)
 }
 
 // normalEvents counts the Normal events with reason regarding the Ingress, a series
 // counting as many as it has occurrences.
-func (e *env) normalEvents(ing *networkingv1.Ingress, reason string) int {
-	e.t.Helper()
+func (e *env) normalEvents(c require.TestingT, ing *networkingv1.Ingress, reason string) int {
 	var list eventsv1.EventList
-	require.NoError(e.t, e.c.List(e.ctx, &list, client.InNamespace(ing.Namespace)))
+	require.NoError(c, e.c.List(e.ctx, &list, client.InNamespace(ing.Namespace)))
 	n := 0
 	for _, ev := range list.Items {
 		if ev.Regarding.Kind == "Ingress" && ev.Regarding.UID == ing.UID && ev.Type == corev1.EventTypeNormal && ev.Reason == reason {
