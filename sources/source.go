@@ -46,9 +46,10 @@ type Source interface {
 	// Watch adds the watches on related objects (classes, Services, ...) that must
 	// bring an object back to reconciliation.
 	Watch(b *builder.Builder)
-	// Hosts returns the hosts an object of the source's kind names, normalized, whether
-	// or not they are valid to publish: the keys of the host index.
-	Hosts(obj client.Object) []string
+	// Hosts returns the hosts an object of the source's kind claims, normalized, whether
+	// or not they are valid to publish: those it names, or for an HTTPRoute without
+	// hostnames, those of the listeners it attaches to.
+	Hosts(ctx context.Context, obj client.Object) []string
 	// Claimants returns the keys of the source's objects that name host, from an index:
 	// used to settle host conflicts and to hand a released host to the next claimant.
 	Claimants(ctx context.Context, host string) ([]route.Origin, error)

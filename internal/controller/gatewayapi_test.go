@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -381,4 +382,94 @@ func TestWithoutGatewayAPICRDs(t *testing.T) {
 	w.service("web", 8080)
 	w.create(ingressFor("shop", "pangolin", rule(w.host("app"), "/", "web", 8080)))
 	w.eventuallyHosts(w.host("app"))
+}
+
+// TestHTTPRouteHeldHostStaysClaimed: a route whose backend has gone away for a while
+// keeps what it published, and keeps its host too: a younger claimant is refused
+// meanwhile rather than published beside it.
+func TestHTTPRouteHeldHostStaysClaimed(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		shop := w.host("shop")
+		w.service("api", 9090)
+		older := w.httpRoute("site", "", shop)
+		w.create(older)
+		w.eventuallyHosts(shop)
+		require.NoError(t, w.c.Delete(w.ctx, serviceIn(w.ns, "web", 8080)))
+		w.routeCondition(older, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionFalse, gatewayv1.RouteReasonBackendNotFound)
+
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site", "the warning names the holder")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/site"}, w.ownersOf(c, shop), "owners of the resources for %s", shop)
+		}, wait, tick)
+	})
+}
+
+// TestHTTPRouteListenerHostClaimants: a route without hostnames is served under its
+// Gateway's listener hostname. Changing or deleting it reaches the other claimants of
+// that host at once, as it does for a route that names its hosts.
+func TestHTTPRouteListenerHostClaimants(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		shop := w.host("shop")
+		w.updateGateway(func(gw *gatewayv1.Gateway) { gw.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(shop)) })
+		w.service("api", 9090)
+		older := w.httpRoute("site", "")
+		w.create(older)
+		w.eventuallyHosts(shop)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+
+		if w.fork {
+			// Path routing: a younger route's rules are merged into the older's resource,
+			// and an edit of the younger one reaches it.
+			younger := w.httpRoute("api", "")
+			younger.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
+				Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/api"),
+			}}}
+			younger.Spec.Rules[0].BackendRefs[0].Name = "api"
+			younger.Spec.Rules[0].BackendRefs[0].Port = ptr.To(gatewayv1.PortNumber(9090))
+			w.create(younger)
+			apiPaths := func(c *assert.CollectT) []string {
+				r, ok := w.resources()[shop]
+				if !assert.True(c, ok, "host %s is published", shop) {
+					return nil
+				}
+				var paths []string
+				for _, target := range r.Spec.Targets {
+					if target.IP == "api."+w.ns+".svc.cluster.local" {
+						paths = append(paths, target.Path)
+					}
+				}
+				return paths
+			}
+			// A prefix is written as a regular expression ("^/api(/.*)?$"), which matches
+			// the path and what lies below it, but not /apix.
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				paths := apiPaths(c)
+				assert.Len(c, paths, 1)
+				assert.Contains(c, strings.Join(paths, " "), "/api")
+			}, wait, tick)
+			w.updateRoute(younger, func(r *gatewayv1.HTTPRoute) { r.Spec.Rules[0].Matches[0].Path.Value = ptr.To("/v2") })
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				paths := apiPaths(c)
+				assert.Len(c, paths, 1)
+				assert.Contains(c, strings.Join(paths, " "), "/v2")
+			}, wait, tick)
+			require.NoError(t, w.c.Delete(w.ctx, younger))
+			require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Empty(c, apiPaths(c)) }, wait, tick)
+		}
+
+		// An Ingress naming the listener's host loses to the older route, and gets the
+		// host the moment the route is deleted.
+		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site")
+		time.Sleep(2 * time.Second) // the Ingress's reconciles are done: only the deletion can wake it
+		require.NoError(t, w.c.Delete(w.ctx, older))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			// No garbage collector runs in envtest: the deleted route's resource stays.
+			assert.ElementsMatch(c, []string{w.ns + "/site", w.ns + "/legacy"}, w.ownersOf(c, shop))
+		}, wait, tick)
+	})
 }

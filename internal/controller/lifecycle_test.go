@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -164,10 +165,24 @@ func (w *world) create(obj client.Object) {
 	require.NoError(w.t, w.c.Create(w.ctx, obj))
 }
 
-func (w *world) tunnel(name string) {
-	w.create(&tunnelv1alpha1.PangolinTunnel{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-	})
+// tunnel creates a PangolinTunnel that the operator reports Ready, as it does once
+// the tunnel is up. PIC rechecks the routes of a tunnel that is not Ready every 30 s:
+// with such tunnels, a test could pass on a recheck instead of the watch it is about.
+func (w *world) tunnel(name string) { w.tunnelIn(w.ns, name) }
+
+func (w *world) tunnelIn(namespace, name string) {
+	t := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	w.create(t)
+	t.Status.Status = tunnelv1alpha1.StatusReady
+	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{Type: tunnelv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Connected"})
+	require.NoError(w.t, w.c.Status().Update(w.ctx, t))
+}
+
+// unreadyTunnel creates a PangolinTunnel the operator has not reported on yet.
+func (w *world) unreadyTunnel(name string) *tunnelv1alpha1.PangolinTunnel {
+	t := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	w.create(t)
+	return t
 }
 
 func (w *world) service(name string, port int32) {
@@ -347,6 +362,20 @@ func TestMissingTunnelThenCreated(t *testing.T) {
 		// The tunnel's own event brings the Ingress back, well before any backoff.
 		w.tunnel("default")
 		w.eventuallyHosts(w.host("late"))
+	})
+}
+
+// TestTunnelNotReady: the PangolinResources of a tunnel the operator has not reported
+// Ready yet are written anyway (the operator serves them once it is), and the user is
+// told why nothing is served yet.
+func TestTunnelNotReady(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.unreadyTunnel("default")
+		w.service("web", 8080)
+		w.create(ingressFor("early", "pangolin", rule(w.host("early"), "/", "web", 8080)))
+		w.eventuallyHosts(w.host("early"))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonTunnelNotReady), "PangolinTunnel "+w.ns+"/default is not Ready yet")
 	})
 }
 

@@ -37,7 +37,7 @@ func TestHostConflict(t *testing.T) {
 		w := start(t, env)
 		other := testenv.NewNamespace(t, env.Client)
 		for _, ns := range []string{w.ns, other} {
-			w.create(&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+			w.tunnelIn(ns, "default")
 			svc := serviceObject("web", 8080)
 			svc.Namespace = ns
 			w.create(svc)

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -83,7 +82,7 @@ func TestWatchNamespacesConfinesPIC(t *testing.T) {
 
 		ingresses := map[string]*networkingv1.Ingress{}
 		for _, ns := range []string{watched, outside} {
-			w.create(&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+			w.tunnelIn(ns, "default")
 			w.create(withNamespace(serviceObject("web", 8080), ns))
 			ing := withNamespace(ingressFor("shop", "pangolin", rule("app."+ns+".example.com", "/", "web", 8080)), ns)
 			w.create(ing)

@@ -80,22 +80,29 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 // the objects it reconciles, and must not be woken by its own writes.
 func specOrMetadataChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld, e.ObjectNew
-		return o.GetResourceVersion() == n.GetResourceVersion() || // resync
-			o.GetGeneration() != n.GetGeneration() ||
-			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
-			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
-			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() || // resync
+			routesMayChange(e.ObjectOld, e.ObjectNew)
 	}}
 }
 
+// routesMayChange reports whether an update of a source object is one its routes and
+// host claims may change with: not a status write.
+func routesMayChange(o, n client.Object) bool {
+	return o.GetGeneration() != n.GetGeneration() ||
+		!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+		(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+}
+
 // releasedHosts maps a change of any object of kind changed to the objects of kind
-// owner that claim one of the hosts it named before or names now.
+// owner that claim one of the hosts it claimed before or claims now: a host released
+// goes to the next claimant, and the owner of a host shared by several HTTPRoutes
+// merges a sibling's change.
 func releasedHosts(changed, owner sources.Source) handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		seen := map[string]bool{}
 		for _, obj := range objs {
-			for _, host := range changed.Hosts(obj) {
+			for _, host := range changed.Hosts(ctx, obj) {
 				if seen[host] {
 					continue
 				}
@@ -115,7 +122,8 @@ func releasedHosts(changed, owner sources.Source) handler.EventHandler {
 	}
 	return handler.Funcs{
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() {
+			// A status write (PIC's own, every time it publishes) hands nothing on.
+			if routesMayChange(e.ObjectOld, e.ObjectNew) {
 				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
 			}
 		},

@@ -30,7 +30,7 @@ func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatew
 	selected, allowed := 0, 0
 	var refused []string // why each selected listener does not admit the route
 	for _, l := range gw.Spec.Listeners {
-		if ref.SectionName != nil && l.Name != *ref.SectionName || ref.Port != nil && l.Port != *ref.Port {
+		if !selects(ref, l) {
 			continue
 		}
 		selected++
@@ -68,6 +68,12 @@ func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatew
 		a.reason, a.message = gatewayv1.RouteReasonNoMatchingListenerHostname, fmt.Sprintf("no hostname of the route matches a listener hostname of Gateway %s/%s", gw.Namespace, gw.Name)
 	}
 	return a
+}
+
+// selects reports whether a parentRef selects a listener: by sectionName and port,
+// each matching any listener when unset.
+func selects(ref gatewayv1.ParentReference, l gatewayv1.Listener) bool {
+	return (ref.SectionName == nil || l.Name == *ref.SectionName) && (ref.Port == nil || l.Port == *ref.Port)
 }
 
 func describeRef(ref gatewayv1.ParentReference) string {

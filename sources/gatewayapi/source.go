@@ -226,7 +226,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 	}
 
 	for _, ref := range hr.Spec.ParentRefs {
-		gw, err := s.ourGateway(ctx, hr.Namespace, ref)
+		gw, err := s.ourGateway(ctx, hr, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -305,13 +305,10 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 }
 
 // ourGateway returns the Gateway a parentRef names, if it is of a GatewayClass of PIC's.
-func (s *Source) ourGateway(ctx context.Context, routeNamespace string, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, error) {
-	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+func (s *Source) ourGateway(ctx context.Context, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, error) {
+	key, ok := gatewayOf(hr, ref)
+	if !ok {
 		return nil, nil
-	}
-	key := types.NamespacedName{Namespace: routeNamespace, Name: string(ref.Name)}
-	if ref.Namespace != nil {
-		key.Namespace = string(*ref.Namespace)
 	}
 	var gw gatewayv1.Gateway
 	if err := s.client.Get(ctx, key, &gw); err != nil {

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,19 +55,37 @@ func (s *Source) Watch(b *builder.Builder) {
 		}))
 }
 
-// Hosts implements sources.Source.
-func (s *Source) Hosts(obj client.Object) []string {
+// Hosts implements sources.Source: the route's hostnames or, if it names none, the
+// hostnames of the listeners its parentRefs select, which it is served under.
+func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
+	hr, ok := obj.(*gatewayv1.HTTPRoute)
+	if !ok {
+		return nil
+	}
+	if len(hr.Spec.Hostnames) > 0 {
+		return s.indexHosts(hr)
+	}
 	var out []string
-	for _, h := range s.indexHosts(obj) {
-		if h != noHostnames {
-			out = append(out, h)
+	for _, ref := range hr.Spec.ParentRefs {
+		key, ok := gatewayOf(hr, ref)
+		if !ok {
+			continue
+		}
+		var gw gatewayv1.Gateway
+		if err := s.client.Get(ctx, key, &gw); err != nil {
+			continue // no Gateway, no listener hostname: nothing claimed through it
+		}
+		for _, h := range selectedListenerHosts(ref, &gw) {
+			if !slices.Contains(out, h) {
+				out = append(out, h)
+			}
 		}
 	}
 	return out
 }
 
 // Claimants implements sources.Source: routes naming host, and routes without
-// hostnames attached to a Gateway whose listener names host.
+// hostnames attached to a listener that names host.
 func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
 	routes, err := s.list(ctx, client.MatchingFields{hostIndex: host})
 	if err != nil {
@@ -82,7 +101,7 @@ func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, er
 			return nil, err
 		}
 		for _, r := range attached {
-			if len(r.Spec.Hostnames) == 0 {
+			if len(r.Spec.Hostnames) == 0 && servedUnder(&r, &gw, host) {
 				routes = append(routes, r)
 			}
 		}
@@ -175,16 +194,48 @@ func indexParents(obj client.Object) []string {
 	}
 	var keys []string
 	for _, ref := range hr.Spec.ParentRefs {
-		if ref.Kind != nil && *ref.Kind != "Gateway" {
-			continue
+		if key, ok := gatewayOf(hr, ref); ok {
+			keys = append(keys, key.String())
 		}
-		ns := hr.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		keys = append(keys, ns+"/"+string(ref.Name))
 	}
 	return keys
+}
+
+// gatewayOf is the Gateway a parentRef names, if it names one.
+func gatewayOf(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (types.NamespacedName, bool) {
+	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
+		return types.NamespacedName{}, false
+	}
+	key := types.NamespacedName{Namespace: hr.Namespace, Name: string(ref.Name)}
+	if ref.Namespace != nil {
+		key.Namespace = string(*ref.Namespace)
+	}
+	return key, true
+}
+
+// servedUnder reports whether a route without hostnames attaches to gw through a
+// listener named host, so that it claims host.
+func servedUnder(hr *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway, host string) bool {
+	return slices.ContainsFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool {
+		key, ok := gatewayOf(hr, ref)
+		return ok && key == types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name} &&
+			slices.Contains(selectedListenerHosts(ref, gw), host)
+	})
+}
+
+// selectedListenerHosts are the hostnames, normalized, of the listeners of gw that ref
+// selects.
+func selectedListenerHosts(ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) []string {
+	var hosts []string
+	for _, l := range gw.Spec.Listeners {
+		if l.Hostname == nil || !selects(ref, l) {
+			continue
+		}
+		if n, problem := hostname.Normalize(string(*l.Hostname), ""); problem == nil {
+			hosts = append(hosts, n)
+		}
+	}
+	return hosts
 }
 
 func (s *Source) indexHosts(obj client.Object) []string {
@@ -227,13 +278,5 @@ func indexListenerHosts(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	var hosts []string
-	for _, l := range gw.Spec.Listeners {
-		if l.Hostname != nil {
-			if n, problem := hostname.Normalize(string(*l.Hostname), ""); problem == nil {
-				hosts = append(hosts, n)
-			}
-		}
-	}
-	return hosts
+	return selectedListenerHosts(gatewayv1.ParentReference{}, gw) // a ref without sectionName or port selects every listener
 }

@@ -306,7 +306,7 @@ func checkSourceResult(t *testing.T, src *ingress.Source, ing *networkingv1.Ingr
 	if !res.Managed && len(res.Routes) > 0 {
 		t.Errorf("an unmanaged Ingress produced %d routes", len(res.Routes))
 	}
-	indexed := src.Hosts(ing)
+	indexed := src.Hosts(context.Background(), ing)
 	seen := map[string]bool{}
 	for _, r := range res.Routes {
 		checkDNSName(t, "route host", r.Host)

@@ -90,7 +90,7 @@ func indexClass(obj client.Object) []string {
 }
 
 // Hosts implements sources.Source.
-func (s *Source) Hosts(obj client.Object) []string { return s.indexHosts(obj) }
+func (s *Source) Hosts(_ context.Context, obj client.Object) []string { return s.indexHosts(obj) }
 
 func (s *Source) indexHosts(obj client.Object) []string {
 	ing, ok := obj.(*networkingv1.Ingress)
