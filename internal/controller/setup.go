@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -16,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -48,7 +46,7 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, maxConcurrent int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.source.Name()).
-		For(r.source.Object(), builder.WithPredicates(specOrMetadataChanged())).
+		For(r.source.Object(), builder.WithPredicates(sources.SpecOrMetadataChanged())).
 		Owns(&tunnelv1alpha1.PangolinResource{}).
 		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, obj client.Object) []reconcile.Request {
@@ -67,38 +65,19 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 		}
 	}
 	// A host released by one object (deleted, renamed, no longer managed) goes to the
-	// next claimant at once, whatever kind either is.
+	// next claimant at once, whatever kind either is; the owner of a host several
+	// HTTPRoutes share merges a sibling's creation or change at once.
 	for _, src := range r.claims.sources {
-		b.Watches(src.Object(), releasedHosts(src, r.source))
+		b.Watches(src.Object(), otherClaimants(src, r.source))
 	}
 	r.source.Watch(b)
 	return b.Complete(r)
 }
 
-// specOrMetadataChanged lets through what can change the routes (spec, annotations,
-// labels) and periodic resyncs, but not status-only updates: PIC writes the status of
-// the objects it reconciles, and must not be woken by its own writes.
-func specOrMetadataChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() || // resync
-			routesMayChange(e.ObjectOld, e.ObjectNew)
-	}}
-}
-
-// routesMayChange reports whether an update of a source object is one its routes and
-// host claims may change with: not a status write.
-func routesMayChange(o, n client.Object) bool {
-	return o.GetGeneration() != n.GetGeneration() ||
-		!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
-		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
-		(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
-}
-
-// releasedHosts maps a change of any object of kind changed to the objects of kind
-// owner that claim one of the hosts it claimed before or claims now: a host released
-// goes to the next claimant, and the owner of a host shared by several HTTPRoutes
-// merges a sibling's change.
-func releasedHosts(changed, owner sources.Source) handler.EventHandler {
+// otherClaimants maps the creation, change or deletion of any object of kind changed
+// to the other objects of kind owner that claim one of the hosts it claimed before or
+// claims now.
+func otherClaimants(changed, owner sources.Source) handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		seen := map[string]bool{}
 		for _, obj := range objs {
@@ -121,9 +100,13 @@ func releasedHosts(changed, owner sources.Source) handler.EventHandler {
 		}
 	}
 	return handler.Funcs{
+		// A new claimant is merged by the owner of a host several HTTPRoutes share.
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			// A status write (PIC's own, every time it publishes) hands nothing on.
-			if routesMayChange(e.ObjectOld, e.ObjectNew) {
+			if sources.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {
 				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
 			}
 		},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -21,6 +22,7 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // SetupStatusControllers registers the controllers that make PIC the implementation of
@@ -28,13 +30,16 @@ import (
 // tunnel they stand for exists) and listener status with attachedRoutes.
 func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
 	opts := controller.Options{SkipNameValidation: ptr.To(true)}
+	// Status writes (PIC's own: route parents, Gateway listeners, class conditions)
+	// change no Gateway's status: counting attached routes reads their specs.
+	specChanged := builder.WithPredicates(sources.SpecOrMetadataChanged())
 	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").WithOptions(opts).
 		For(&gatewayv1.GatewayClass{}).
 		Complete(reconcile.Func(s.ReconcileGatewayClass)); err != nil {
 		return fmt.Errorf("set up GatewayClass controller: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("gateway").WithOptions(opts).
-		For(&gatewayv1.Gateway{}).
+		For(&gatewayv1.Gateway{}, specChanged).
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			var out []reconcile.Request
 			for _, key := range indexParents(o) {
@@ -42,9 +47,9 @@ func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 			}
 			return out
-		})).
+		}), specChanged).
 		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
-		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
+		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways), specChanged).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
 		Complete(reconcile.Func(s.ReconcileGateway))
 }
@@ -172,7 +177,7 @@ func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map
 		}
 		seen := map[string]bool{}
 		for _, p := range ev.status.parents {
-			if !p.accepted.ok || !refersTo(p.ref, hr.Namespace, gw) {
+			if key, ok := gatewayOf(hr, p.ref); !p.accepted.ok || !ok || key != (types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}) {
 				continue
 			}
 			for _, l := range p.listeners {
@@ -208,14 +213,6 @@ func routeKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string) {
 		}
 	}
 	return supported, invalid
-}
-
-func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
-	ns := routeNamespace
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
-	return (ref.Kind == nil || *ref.Kind == "Gateway") && ns == gw.Namespace && string(ref.Name) == gw.Name
 }
 
 // tunnelState reports whether the tunnel the Gateway stands for exists.

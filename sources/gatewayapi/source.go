@@ -138,9 +138,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 // merged returns the paths published for host: the route's own and those of every
 // younger route served through the same Gateway for the same host with the same
 // settings. Only the oldest of them (the owner, returned) publishes the host, so the
-// PangolinResource has one owner.
+// PangolinResource has one owner. Only the host's claimants are evaluated, not every
+// route of the Gateway.
 func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, *evaluation, error) {
-	siblings, err := s.attachedTo(ctx, gw)
+	siblings, err := s.claimantRoutes(ctx, host)
 	if err != nil {
 		return nil, nil, err
 	}

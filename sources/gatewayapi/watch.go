@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,10 +43,13 @@ func (s *Source) Indexes() []sources.Index {
 // Watch implements sources.Source: Gateways, GatewayClasses, ReferenceGrants, Services
 // and Namespaces (for allowedRoutes selectors) bring their routes back.
 func (s *Source) Watch(b *builder.Builder) {
+	// PIC writes the status of Gateways and GatewayClasses: a status write changes
+	// nothing for their routes, and would bring every one of them back.
+	specChanged := builder.WithPredicates(sources.SpecOrMetadataChanged())
 	b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		return s.requests(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName(), "")
-	})).
-		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass)).
+	}), specChanged).
+		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass), specChanged).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(s.routesOfGrant)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return s.requests(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName(), "")
@@ -55,17 +59,25 @@ func (s *Source) Watch(b *builder.Builder) {
 		}))
 }
 
-// Hosts implements sources.Source: the route's hostnames or, if it names none, the
-// hostnames of the listeners its parentRefs select, which it is served under.
+// Hosts implements sources.Source: the route's hostnames, and the hostnames it is
+// served under through listeners that name one, when it names none or a wildcard.
 func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 	hr, ok := obj.(*gatewayv1.HTTPRoute)
 	if !ok {
 		return nil
 	}
-	if len(hr.Spec.Hostnames) > 0 {
-		return s.indexHosts(hr)
-	}
 	var out []string
+	add := func(hosts []string) {
+		for _, h := range hosts {
+			if h != noHostnames && !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	add(s.indexHosts(hr))
+	if !takesListenerHosts(hr) {
+		return out // exact names only: what a listener adds is among them
+	}
 	for _, ref := range hr.Spec.ParentRefs {
 		key, ok := gatewayOf(hr, ref)
 		if !ok {
@@ -75,18 +87,28 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 		if err := s.client.Get(ctx, key, &gw); err != nil {
 			continue // no Gateway, no listener hostname: nothing claimed through it
 		}
-		for _, h := range selectedListenerHosts(ref, &gw) {
-			if !slices.Contains(out, h) {
-				out = append(out, h)
-			}
-		}
+		add(listenerHosts(hr, ref, &gw))
 	}
 	return out
 }
 
-// Claimants implements sources.Source: routes naming host, and routes without
-// hostnames attached to a listener that names host.
+// Claimants implements sources.Source.
 func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
+	routes, err := s.claimantRoutes(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	origins := make([]route.Origin, 0, len(routes))
+	for i := range routes {
+		origins = append(origins, originOf(&routes[i]))
+	}
+	return origins, nil
+}
+
+// claimantRoutes returns the routes that may be served under host, from the indexes:
+// those naming it, and those taking it from a listener that names it. Looking at these
+// alone keeps a reconcile's cost independent of how many routes share the Gateway.
+func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.HTTPRoute, error) {
 	routes, err := s.list(ctx, client.MatchingFields{hostIndex: host})
 	if err != nil {
 		return nil, err
@@ -101,16 +123,13 @@ func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, er
 			return nil, err
 		}
 		for _, r := range attached {
-			if len(r.Spec.Hostnames) == 0 && servedUnder(&r, &gw, host) {
+			known := slices.ContainsFunc(routes, func(o gatewayv1.HTTPRoute) bool { return o.UID == r.UID })
+			if !known && takesListenerHosts(&r) && servedUnder(&r, &gw, host) {
 				routes = append(routes, r)
 			}
 		}
 	}
-	origins := make([]route.Origin, 0, len(routes))
-	for i := range routes {
-		origins = append(origins, originOf(&routes[i]))
-	}
-	return origins, nil
+	return routes, nil
 }
 
 // attachedTo returns the routes with a parentRef to the Gateway.
@@ -213,26 +232,37 @@ func gatewayOf(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (types.Na
 	return key, true
 }
 
-// servedUnder reports whether a route without hostnames attaches to gw through a
-// listener named host, so that it claims host.
+// takesListenerHosts reports whether a route may be served under a host it does not
+// name: it names none, or a wildcard that a listener's hostname narrows.
+func takesListenerHosts(hr *gatewayv1.HTTPRoute) bool {
+	return len(hr.Spec.Hostnames) == 0 || slices.ContainsFunc(hr.Spec.Hostnames, func(h gatewayv1.Hostname) bool {
+		return strings.HasPrefix(string(h), "*.")
+	})
+}
+
+// servedUnder reports whether a route attaches to gw through a listener that gives it
+// host.
 func servedUnder(hr *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway, host string) bool {
 	return slices.ContainsFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool {
 		key, ok := gatewayOf(hr, ref)
 		return ok && key == types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name} &&
-			slices.Contains(selectedListenerHosts(ref, gw), host)
+			slices.Contains(listenerHosts(hr, ref, gw), host)
 	})
 }
 
-// selectedListenerHosts are the hostnames, normalized, of the listeners of gw that ref
-// selects.
-func selectedListenerHosts(ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) []string {
+// listenerHosts are the hosts, normalized, a route is served under through the
+// listeners of gw that ref selects and that name a hostname (whether or not they admit
+// the route: attachment is evaluate's to judge).
+func listenerHosts(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) []string {
 	var hosts []string
 	for _, l := range gw.Spec.Listeners {
 		if l.Hostname == nil || !selects(ref, l) {
 			continue
 		}
-		if n, problem := hostname.Normalize(string(*l.Hostname), ""); problem == nil {
-			hosts = append(hosts, n)
+		for _, h := range intersect(hr.Spec.Hostnames, l.Hostname) {
+			if n, problem := hostname.Normalize(h, ""); problem == nil && !slices.Contains(hosts, n) {
+				hosts = append(hosts, n)
+			}
 		}
 	}
 	return hosts
@@ -278,5 +308,14 @@ func indexListenerHosts(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	return selectedListenerHosts(gatewayv1.ParentReference{}, gw) // a ref without sectionName or port selects every listener
+	var hosts []string
+	for _, l := range gw.Spec.Listeners {
+		if l.Hostname == nil {
+			continue
+		}
+		if n, problem := hostname.Normalize(string(*l.Hostname), ""); problem == nil {
+			hosts = append(hosts, n)
+		}
+	}
+	return hosts
 }

@@ -1,0 +1,29 @@
+package sources
+
+import (
+	"maps"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// SpecOrMetadataChanged lets through what can change what PIC makes of an object (its
+// spec, annotations, labels, deletion) and periodic resyncs, but not status-only
+// updates: PIC writes the status of Ingresses, HTTPRoutes, Gateways and GatewayClasses,
+// and must not be woken by its own writes.
+func SpecOrMetadataChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() || // resync
+			ChangedBeyondStatus(e.ObjectOld, e.ObjectNew)
+	}}
+}
+
+// ChangedBeyondStatus reports whether an update changed more than the object's status.
+// It relies on the generation, so it suits kinds with a status subresource.
+func ChangedBeyondStatus(o, n client.Object) bool {
+	return o.GetGeneration() != n.GetGeneration() ||
+		!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+		(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+}
