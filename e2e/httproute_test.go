@@ -24,7 +24,7 @@ func specHTTPRoute(t *testing.T, p Provider) {
 	e := newEnv(t, p, "httproute")
 	e.tunnel(e.ns, "default")
 	e.service("web", 8080)
-	pic := e.startPIC(PICOptions{Args: []string{"--sources=ingress,httproute"}})[0]
+	pic := e.startPIC(PICOptions{Args: []string{"--sources=ingress,httproute"}, GatewayAPI: true})[0]
 
 	// GatewayClasses are cluster-wide; the namespace makes the name unique per run.
 	class := &gatewayv1.GatewayClass{

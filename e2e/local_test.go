@@ -21,13 +21,15 @@ import (
 )
 
 // localProvider is a testenv cluster of its own per variant, with PIC running as local
-// processes authenticated as PIC's ServiceAccount user.
+// processes authenticated as a ServiceAccount user with only the rendered RBAC: that of
+// an Ingress-only install, or with the Gateway API rules too when the spec opts in.
 type localProvider struct {
-	variant    testenv.Variant
-	cluster    *testenv.Cluster
-	kubeconfig string // PIC's: the ServiceAccount user, with only the rendered RBAC
-	dir        string
-	seq        int // numbers PIC processes, for log file names
+	variant           testenv.Variant
+	cluster           *testenv.Cluster
+	kubeconfig        string // PIC's ServiceAccount: config/rbac and config/rbac/gateway-api
+	ingressKubeconfig string // a second ServiceAccount with config/rbac's grants alone
+	dir               string
+	seq               int // numbers PIC processes, for log file names
 }
 
 // newLocalProvider starts a cluster with the variant's CRDs and PIC's RBAC; the cluster
@@ -53,17 +55,25 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	objs, err := rbacObjects()
+	ingressRBAC, gatewayRBAC, err := rbacObjects()
 	require.NoError(t, err, "render PIC's RBAC")
 	require.NoError(t, ensureNamespace(ctx, cluster.Client, picNamespace))
-	require.NoError(t, applyObjects(ctx, cluster.Client, objs), "apply PIC's RBAC")
-	saNamespace, saName := serviceAccountIdentity(objs)
+	require.NoError(t, applyObjects(ctx, cluster.Client, append(ingressRBAC, gatewayRBAC...)), "apply PIC's RBAC")
+	saNamespace, saName := serviceAccountIdentity(ingressRBAC)
+	// The specs without the httproute source run as a ServiceAccount with only what
+	// config/rbac grants, so a rule an Ingress-only install lacks fails them.
+	ingressOnly := saName + "-ingress-only"
+	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(ingressRBAC, saNamespace, ingressOnly)), "bind config/rbac to %s", ingressOnly)
 	// RBAC matches a ServiceAccount subject by this user name and these groups, which
 	// is what a ServiceAccount token would authenticate as.
-	user := fmt.Sprintf("system:serviceaccount:%s:%s", saNamespace, saName)
-	kubeconfig, err := cluster.AddUser(user, []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"})
-	require.NoError(t, err)
-	return &localProvider{variant: v, cluster: cluster, kubeconfig: kubeconfig, dir: dir}
+	addServiceAccountUser := func(name string) string {
+		user := fmt.Sprintf("system:serviceaccount:%s:%s", saNamespace, name)
+		kubeconfig, err := cluster.AddUser(user, []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"})
+		require.NoError(t, err)
+		return kubeconfig
+	}
+	return &localProvider{variant: v, cluster: cluster, dir: dir,
+		kubeconfig: addServiceAccountUser(saName), ingressKubeconfig: addServiceAccountUser(ingressOnly)}
 }
 
 func (p *localProvider) Name() string               { return "local" }
@@ -77,7 +87,11 @@ func (p *localProvider) StartAPIServer(t *testing.T) {
 
 func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	t.Helper()
-	args := []string{"--kubeconfig", p.kubeconfig, "--log-format", "console"}
+	kubeconfig := p.ingressKubeconfig
+	if opts.GatewayAPI {
+		kubeconfig = p.kubeconfig
+	}
+	args := []string{"--kubeconfig", kubeconfig, "--log-format", "console"}
 	if opts.LeaderElect {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace", picNamespace)
 	}

@@ -120,60 +120,41 @@ func serviceAccountIdentity(objs []*unstructured.Unstructured) (namespace, name 
 	return picNamespace, "pangolin-ingress-controller"
 }
 
-// rbacObjects is PIC's RBAC for the local provider: config/rbac rendered with kustomize
-// into picNamespace when it has a kustomization; otherwise config/rbac/role.yaml with
-// the namespaced Role moved to picNamespace, and a binding of each role to PIC's
-// ServiceAccount, made here because nothing in the tree makes them yet.
-func rbacObjects() ([]*unstructured.Unstructured, error) {
+// rbacObjects is PIC's RBAC for the local provider, rendered with kustomize into
+// picNamespace: config/rbac (what an Ingress-only install grants) and
+// config/rbac/gateway-api (the opt-in httproute source's rules, bound to the same
+// ServiceAccount).
+func rbacObjects() (ingress, gatewayAPI []*unstructured.Unstructured, err error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir := filepath.Join(root, "config", "rbac")
-	if hasKustomization(dir) {
-		objs, err := kustomize(dir, picNamespace)
-		if err != nil {
-			return nil, err
-		}
-		// The opt-in Gateway API rules, which the HTTPRoute spec needs.
-		gateway, err := kustomize(filepath.Join(dir, "gateway-api"), picNamespace)
-		return append(objs, gateway...), err
+	if ingress, err = kustomize(dir, picNamespace); err != nil {
+		return nil, nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "role.yaml"))
-	if err != nil {
-		return nil, fmt.Errorf("read PIC's RBAC: %w", err)
-	}
-	objs, err := testenv.DecodeYAML(data)
-	if err != nil {
-		return nil, fmt.Errorf("parse config/rbac/role.yaml: %w", err)
-	}
-	const sa = "pangolin-ingress-controller"
-	subject := []any{map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": picNamespace}}
-	out := []*unstructured.Unstructured{{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ServiceAccount",
-		"metadata": map[string]any{"name": sa, "namespace": picNamespace},
-	}}}
+	gatewayAPI, err = kustomize(filepath.Join(dir, "gateway-api"), picNamespace)
+	return ingress, gatewayAPI, err
+}
+
+// rebound is the same grants as the bindings among objs, for another ServiceAccount of
+// namespace: bindings named after it, with it as their only subject.
+func rebound(objs []*unstructured.Unstructured, namespace, serviceAccount string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
 	for _, o := range objs {
-		ref := map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": o.GetKind(), "name": o.GetName()}
-		switch o.GetKind() {
-		case "ClusterRole":
-			out = append(out, o, &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-				"metadata": map[string]any{"name": o.GetName()},
-				"roleRef":  ref, "subjects": subject,
-			}})
-		case "Role":
-			o.SetNamespace(picNamespace)
-			out = append(out, o, &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-				"metadata": map[string]any{"name": o.GetName(), "namespace": picNamespace},
-				"roleRef":  ref, "subjects": subject,
-			}})
-		default:
-			out = append(out, o)
+		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
+			continue
 		}
+		b := o.DeepCopy()
+		b.SetName(o.GetName() + "-" + serviceAccount)
+		b.SetResourceVersion("")
+		subjects := []any{map[string]any{"kind": "ServiceAccount", "name": serviceAccount, "namespace": namespace}}
+		if err := unstructured.SetNestedSlice(b.Object, subjects, "subjects"); err != nil {
+			panic(err) // a literal slice of maps: cannot fail
+		}
+		out = append(out, b)
 	}
-	return out, nil
+	return out
 }
 
 // installCRDs creates (or updates) the CRDs in files and waits until they are

@@ -45,6 +45,10 @@ type PICOptions struct {
 	ConfigFile string
 	// Args are further flags.
 	Args []string
+	// GatewayAPI grants PIC the opt-in Gateway API rules (config/rbac/gateway-api) on top
+	// of an Ingress-only install's, for a spec that turns the httproute source on. On
+	// kind, PIC always runs with both (config/gateway-api).
+	GatewayAPI bool
 }
 
 // Endpoint is one of PIC's HTTP listeners.
