@@ -274,7 +274,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 		return ev, nil
 	}
 
-	t := translate(hr, s.resolver(ctx, hr))
+	t := translate(hr, s.resolver(ctx, hr, ev.options))
 	ev.paths = t.paths
 	ev.served = true
 	refs := verdict{true, gatewayv1.RouteReasonResolvedRefs, "every backendRef resolved"}
@@ -379,7 +379,11 @@ func (s *Source) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tunnel.
 }
 
 // resolver resolves backendRefs to Services, honouring ReferenceGrants across namespaces.
-func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute) backendResolver {
+func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute, options sources.Options) backendResolver {
+	scheme := s.config.BackendScheme
+	if options.BackendScheme != "" {
+		scheme = options.BackendScheme
+	}
 	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
@@ -416,15 +420,7 @@ func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute) backendR
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
 				message: fmt.Sprintf("Service %s/%s has no port %d; retrying", ns, ref.Name, port)}
 		}
-		address := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, s.config.ClusterDomain)
-		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			address = strings.TrimSuffix(svc.Spec.ExternalName, ".")
-		}
-		scheme := s.config.BackendScheme
-		if o, _ := sources.ParseOptions(hr.Annotations, scheme); o.BackendScheme != "" {
-			scheme = o.BackendScheme
-		}
-		return route.Backend{Host: address, Port: port, Scheme: scheme}, nil
+		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port, Scheme: scheme}, nil
 	}
 }
 

@@ -242,11 +242,7 @@ func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *netw
 		reject(host, pic.ReasonServicePortNotFound, true, true, "Service %s has no port %s; retrying", key, portString(b.Service.Port))
 		return route.Backend{}, false, nil
 	}
-	address := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, s.config.ClusterDomain)
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		address = strings.TrimSuffix(svc.Spec.ExternalName, ".")
-	}
-	return route.Backend{Host: address, Port: port, Scheme: scheme}, true, nil
+	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port, Scheme: scheme}, true, nil
 }
 
 // servicePort is the Service port the backend names. Traffic goes to the Service's
