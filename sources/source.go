@@ -58,6 +58,21 @@ type Source interface {
 	WriteStatus(ctx context.Context, res Result, hostnames []string) error
 }
 
+// HostsFromRelated is implemented by a source whose objects may take their hosts from
+// other objects: an HTTPRoute without hostnames is served under its Gateway's listener
+// hostnames. Other sources' controllers watch those objects, so that a host one of
+// them moves reaches its other claimants at once.
+type HostsFromRelated interface {
+	RelatedHosts() []RelatedHosts
+}
+
+// RelatedHosts is a kind of object from which a source's objects take hosts, and the
+// hosts one such object gives.
+type RelatedHosts struct {
+	Object client.Object
+	Hosts  func(client.Object) []string
+}
+
 // Index is a cache index on one kind of object.
 type Index struct {
 	Object client.Object

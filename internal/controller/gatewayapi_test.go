@@ -473,3 +473,27 @@ func TestHTTPRouteListenerHostClaimants(t *testing.T) {
 		}, wait, tick)
 	})
 }
+
+// TestGatewayListenerHostnameMoves: changing a listener's hostname moves the routes
+// without hostnames attached to it, and an Ingress claiming the hostname they leave
+// gets it at once.
+func TestGatewayListenerHostnameMoves(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		shop, moved := w.host("shop"), w.host("moved")
+		w.updateGateway(func(gw *gatewayv1.Gateway) { gw.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(shop)) })
+		w.service("api", 9090)
+		w.create(w.httpRoute("site", ""))
+		w.eventuallyHosts(shop)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+
+		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site")
+		time.Sleep(2 * time.Second) // the Ingress's reconciles are done: only the Gateway's change can wake it
+		w.updateGateway(func(gw *gatewayv1.Gateway) { gw.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(moved)) })
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/legacy"}, w.ownersOf(c, shop), "owners of %s", shop)
+			assert.Equal(c, []string{w.ns + "/site"}, w.ownersOf(c, moved), "owners of %s", moved)
+		}, wait, tick)
+	})
+}

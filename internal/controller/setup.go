@@ -69,6 +69,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 	// HTTPRoutes share merges a sibling's creation or change at once.
 	for _, src := range r.claims.sources {
 		b.Watches(src.Object(), otherClaimants(src, r.source))
+		// A source's own watches bring its objects back when a related object moves
+		// their hosts; the other sources' claimants of those hosts are woken here.
+		if related, ok := src.(sources.HostsFromRelated); ok && src != r.source {
+			for _, rel := range related.RelatedHosts() {
+				b.Watches(rel.Object, claimantsOfHosts(func(_ context.Context, o client.Object) []string { return rel.Hosts(o) }, r.source))
+			}
+		}
 	}
 	r.source.Watch(b)
 	return b.Complete(r)
@@ -78,10 +85,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 // to the other objects of kind owner that claim one of the hosts it claimed before or
 // claims now.
 func otherClaimants(changed, owner sources.Source) handler.EventHandler {
+	return claimantsOfHosts(changed.Hosts, owner)
+}
+
+// claimantsOfHosts maps the creation, change or deletion of an object to the objects of
+// kind owner that claim one of the hosts hostsOf gives for it, before or after (except
+// itself).
+func claimantsOfHosts(hostsOf func(context.Context, client.Object) []string, owner sources.Source) handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		seen := map[string]bool{}
 		for _, obj := range objs {
-			for _, host := range changed.Hosts(ctx, obj) {
+			for _, host := range hostsOf(ctx, obj) {
 				if seen[host] {
 					continue
 				}

@@ -59,6 +59,12 @@ func (s *Source) Watch(b *builder.Builder) {
 		}))
 }
 
+// RelatedHosts implements sources.HostsFromRelated: a Gateway gives its listener
+// hostnames to the routes without hostnames (or with wildcards) attached to it.
+func (s *Source) RelatedHosts() []sources.RelatedHosts {
+	return []sources.RelatedHosts{{Object: &gatewayv1.Gateway{}, Hosts: indexListenerHosts}}
+}
+
 // Hosts implements sources.Source: the route's hostnames, and the hostnames it is
 // served under through listeners that name one, when it names none or a wildcard.
 func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
