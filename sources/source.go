@@ -26,6 +26,11 @@ type Result struct {
 	// Routes are the hosts that can be published; Rejections say what cannot, and why.
 	Routes     []route.Route
 	Rejections []route.Rejection
+	// Held are the hosts the object keeps while a problem that holds what exists lasts
+	// (a missing Service, an invalid annotation): still its claims, so that no younger
+	// object publishes them beside what it keeps. Only hosts it could publish: none of
+	// a route its Gateway refuses, or of an object the tunnel policy does not allow.
+	Held []string
 	// Status is what the source wants to write on the object besides the hostnames
 	// (an HTTPRoute's parent conditions), in its own terms.
 	Status any

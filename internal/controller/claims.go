@@ -46,14 +46,9 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 	return owners, nil
 }
 
-// claims reports whether a source object (one that names host: a claimant) publishes
-// host, or holds it while a problem that keeps what exists lasts: a missing Service
-// holds its host, a missing backend of an HTTPRoute or an invalid annotation holds them
-// all. A held host is not handed to a younger claimant, which would publish it beside
-// what the holder keeps.
+// claims reports whether a source object publishes host, or holds it while a problem
+// that keeps what exists lasts (sources.Result.Held). A held host is not handed to a
+// younger claimant, which would publish it beside what the holder keeps.
 func claims(res sources.Result, host string) bool {
-	if slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host }) {
-		return true
-	}
-	return slices.ContainsFunc(res.Rejections, func(r route.Rejection) bool { return r.Hold && (r.Host == host || r.Host == "") })
+	return slices.Contains(res.Held, host) || slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host })
 }

@@ -497,3 +497,59 @@ func TestGatewayListenerHostnameMoves(t *testing.T) {
 		}, wait, tick)
 	})
 }
+
+// TestRefusedRouteClaimsNothing: a route its Gateway does not admit claims none of its
+// hostnames, even while a missing backend holds what it has: an Ingress naming one of
+// them is published.
+func TestRefusedRouteClaimsNothing(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		other := testenv.NewNamespace(t, w.c)
+		free := w.host("free")
+		refused := w.httpRoute("squat", other, free)
+		refused.Spec.Rules[0].BackendRefs[0].Name = "missing"
+		w.create(refused)
+		// The listener admits routes of its own namespace only.
+		w.routeCondition(refused, gatewayv1.RouteConditionAccepted, metav1.ConditionFalse, gatewayv1.RouteReasonNotAllowedByListeners)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+
+		w.create(ingressFor("shop", "pangolin", rule(free, "/", "web", 8080)))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/shop"}, w.ownersOf(c, free), "owners of %s", free)
+		}, wait, tick)
+	})
+}
+
+// TestHTTPRouteMergeFollowsBackends: a younger route waiting for its Service is merged
+// into the older route's resource as soon as the Service appears.
+func TestHTTPRouteMergeFollowsBackends(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		shop := w.host("shop")
+		w.create(w.httpRoute("site", "", shop))
+		w.eventuallyHosts(shop)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		younger := w.httpRoute("api", "", shop)
+		younger.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
+			Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/api"),
+		}}}
+		younger.Spec.Rules[0].BackendRefs[0].Name = "api"
+		younger.Spec.Rules[0].BackendRefs[0].Port = ptr.To(gatewayv1.PortNumber(9090))
+		w.create(younger)
+		w.routeCondition(younger, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionFalse, gatewayv1.RouteReasonBackendNotFound)
+		time.Sleep(2 * time.Second) // the older route's reconciles are done: only the Service can bring the merge
+
+		w.service("api", 9090)
+		w.routeCondition(younger, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionTrue, gatewayv1.RouteReasonResolvedRefs)
+		if !w.fork {
+			return // one target per resource: the original CRD cannot carry the /api rule
+		}
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var backends []string
+			for _, target := range w.resources()[shop].Spec.Targets {
+				backends = append(backends, target.IP)
+			}
+			assert.Contains(c, backends, "api."+w.ns+".svc.cluster.local", "the younger route's /api rule in the merged resource")
+		}, wait, tick)
+	})
+}

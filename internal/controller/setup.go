@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -47,7 +48,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.source.Name()).
 		For(r.source.Object(), builder.WithPredicates(sources.SpecOrMetadataChanged())).
-		Owns(&tunnelv1alpha1.PangolinResource{}).
+		// A resync of a PangolinResource is not news: its owner's own resync covers it.
+		Owns(&tunnelv1alpha1.PangolinResource{}, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(
 			func(_ context.Context, obj client.Object) []reconcile.Request {
 				return r.waiting.of(route.TunnelRef{Namespace: obj.GetNamespace(), Name: obj.GetName()})
@@ -69,11 +71,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 	// HTTPRoutes share merges a sibling's creation or change at once.
 	for _, src := range r.claims.sources {
 		b.Watches(src.Object(), otherClaimants(src, r.source))
-		// A source's own watches bring its objects back when a related object moves
-		// their hosts; the other sources' claimants of those hosts are woken here.
-		if related, ok := src.(sources.HostsFromRelated); ok && src != r.source {
+		// A related object that moves hosts (a Gateway's listener hostname) wakes their
+		// claimants, of any kind, on any Gateway.
+		if related, ok := src.(sources.HostsFromRelated); ok {
 			for _, rel := range related.RelatedHosts() {
-				b.Watches(rel.Object, claimantsOfHosts(func(_ context.Context, o client.Object) []string { return rel.Hosts(o) }, r.source))
+				hostsOf := func(_ context.Context, o client.Object) []string { return rel.Hosts(o) }
+				b.Watches(rel.Object, claimantsOfHosts(hostsOf, sources.ChangedBeyondStatus, r.source))
 			}
 		}
 	}
@@ -85,13 +88,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 // to the other objects of kind owner that claim one of the hosts it claimed before or
 // claims now.
 func otherClaimants(changed, owner sources.Source) handler.EventHandler {
-	return claimantsOfHosts(changed.Hosts, owner)
+	// Status writes count: a claim also changes with related objects (a Service
+	// appears, a Gateway stops admitting a route), and the status PIC then writes on
+	// the claimant is the only change the others can see.
+	anyChange := func(o, n client.Object) bool { return o.GetResourceVersion() != n.GetResourceVersion() }
+	return claimantsOfHosts(changed.Hosts, anyChange, owner)
 }
 
-// claimantsOfHosts maps the creation, change or deletion of an object to the objects of
-// kind owner that claim one of the hosts hostsOf gives for it, before or after (except
-// itself).
-func claimantsOfHosts(hostsOf func(context.Context, client.Object) []string, owner sources.Source) handler.EventHandler {
+// claimantsOfHosts maps the creation or deletion of an object, or an update changed
+// reports, to the objects of kind owner that claim one of the hosts hostsOf gives for
+// it, before or after (except itself).
+func claimantsOfHosts(hostsOf func(context.Context, client.Object) []string, changed func(old, new client.Object) bool, owner sources.Source) handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		seen := map[string]bool{}
 		for _, obj := range objs {
@@ -119,8 +126,7 @@ func claimantsOfHosts(hostsOf func(context.Context, client.Object) []string, own
 			enqueue(ctx, q, e.Object)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			// A status write (PIC's own, every time it publishes) hands nothing on.
-			if sources.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {
+			if changed(e.ObjectOld, e.ObjectNew) {
 				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
 			}
 		},

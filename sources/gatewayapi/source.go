@@ -105,6 +105,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		return res, nil
 	}
 	res.Managed, res.OwnsStatus = true, true
+	if slices.ContainsFunc(ev.rejections, func(r route.Rejection) bool { return r.Hold }) {
+		// ev.hosts are those of the parents that accept the route: none if all refuse it.
+		res.Held = slices.Sorted(maps.Keys(ev.hosts))
+	}
 	if !ev.served {
 		return res, nil
 	}

@@ -54,17 +54,31 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 	}
 	origin := originOf(&ing)
 	res := sources.Result{Origin: &origin}
-	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
-		res.Rejections = append(res.Rejections, route.Rejection{
-			Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry,
-		})
-	}
-
 	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
 	class, err := s.classify(ctx, &ing, opts)
 	if err != nil {
 		return sources.Result{}, err
 	}
+	tunnelName := opts.tunnel
+	if tunnelName == "" {
+		tunnelName = class.tunnel
+	}
+	ref, problem := s.config.Tunnels.Resolve(ing.Namespace, class.alias, tunnelName)
+	// An Ingress the tunnel policy refuses claims nothing, held or not.
+	allowed := problem == nil || problem.Reason != pic.ReasonTunnelNotAllowed
+	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
+		res.Rejections = append(res.Rejections, route.Rejection{
+			Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry,
+		})
+		switch {
+		case !hold || !allowed:
+		case host == "":
+			res.Held = s.indexHosts(&ing)
+		case !slices.Contains(res.Held, host):
+			res.Held = append(res.Held, host)
+		}
+	}
+
 	res.OwnsStatus = class.ours
 	if !class.managed {
 		if len(problems) > 0 && opts.enabled == nil && class.ours {
@@ -81,14 +95,8 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
 		return res, nil
 	}
-	tunnelName := opts.tunnel
-	if tunnelName == "" {
-		tunnelName = class.tunnel
-	}
-	ref, problem := s.config.Tunnels.Resolve(ing.Namespace, class.alias, tunnelName)
 	if problem != nil {
-		hold := problem.Reason != pic.ReasonTunnelNotAllowed
-		reject("", problem.Reason, hold, false, "%s", problem.Message)
+		reject("", problem.Reason, allowed, false, "%s", problem.Message)
 		return res, nil
 	}
 
