@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
@@ -13,6 +14,9 @@ import (
 // source kind, the same way on every replica.
 type hostClaims struct {
 	sources []sources.Source
+	// kept lists what an object's PangolinResources serve: a held host is a claim only
+	// where the holder keeps a resource for it.
+	kept func(context.Context, route.Origin) ([]engine.Existing, error)
 }
 
 // owners returns the winning claim for each host of routes. Claimants come from each
@@ -36,7 +40,14 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 				if err != nil {
 					return nil, err
 				}
-				if res.Origin != nil && res.Managed && claims(res, rt.Host) {
+				if res.Origin == nil || !res.Managed {
+					continue
+				}
+				ok, err := h.claims(ctx, res, rt.Host)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
 					best = *res.Origin
 				}
 			}
@@ -47,8 +58,20 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 }
 
 // claims reports whether a source object publishes host, or holds it while a problem
-// that keeps what exists lasts (sources.Result.Held). A held host is not handed to a
-// younger claimant, which would publish it beside what the holder keeps.
-func claims(res sources.Result, host string) bool {
-	return slices.Contains(res.Held, host) || slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host })
+// that keeps what exists lasts (sources.Result.Held) and keeps a resource for it: a
+// younger claimant would publish the host beside that resource. An object that is held
+// but keeps nothing for the host (a typo on a route that never published) takes no
+// live host from anyone.
+func (h hostClaims) claims(ctx context.Context, res sources.Result, host string) (bool, error) {
+	if slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host }) {
+		return true, nil
+	}
+	if !slices.Contains(res.Held, host) {
+		return false, nil
+	}
+	kept, err := h.kept(ctx, *res.Origin)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.Host == host }), nil
 }

@@ -164,3 +164,33 @@ func TestTunnelNamespacePolicy(t *testing.T) {
 		assert.Empty(t, w.resources())
 	})
 }
+
+// TestHeldClaimWithoutResource: an older Ingress that is held (an invalid annotation
+// keeps what it has) but has nothing published for a host does not take that host from
+// the younger Ingress serving it.
+func TestHeldClaimWithoutResource(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		host := w.host("app")
+		older := ingressFor("older", "pangolin", rule(host, "/", "web", 8080))
+		older.Annotations = map[string]string{pic.AnnotationEnabled: "false"}
+		w.create(older)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		w.create(ingressFor("younger", "pangolin", rule(host, "/", "web", 8080)))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host))
+		}, wait, tick)
+
+		reconciled := reconciles(t, "ingress")
+		w.updateIngress("older", func(ing *networkingv1.Ingress) { ing.Annotations[pic.AnnotationEnabled] = "no" })
+		w.eventuallyEvent(pic.ReasonInvalidAnnotation)
+		// The change wakes the younger Ingress too (it claims the same host).
+		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
+		time.Sleep(time.Second) // a deletion those reconciles would send has been sent by now
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host), "owners of %s", host)
+		}, time.Second, tick)
+	})
+}

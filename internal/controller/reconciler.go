@@ -67,7 +67,7 @@ func NewReconciler(source sources.Source, deps Deps) *Reconciler {
 		cache:    deps.Cache,
 		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
-		claims:   hostClaims{sources: all},
+		claims:   hostClaims{sources: all, kept: deps.Sink.Current},
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},

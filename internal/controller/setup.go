@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
@@ -80,6 +81,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 			}
 		}
 	}
+	// A PangolinResource created or deleted (by this object's reconcile or another's)
+	// changes who serves its host: its claimants look again, whatever made the owner
+	// start or stop publishing (a Service, a class, a Gateway's verdict).
+	b.Watches(&tunnelv1alpha1.PangolinResource{}, claimantsOfHosts(resourceHost, func(_, _ client.Object) bool { return false }, r.source))
 	r.source.Watch(b)
 	return b.Complete(r)
 }
@@ -88,11 +93,18 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 // to the other objects of kind owner that claim one of the hosts it claimed before or
 // claims now.
 func otherClaimants(changed, owner sources.Source) handler.EventHandler {
-	// Status writes count: a claim also changes with related objects (a Service
-	// appears, a Gateway stops admitting a route), and the status PIC then writes on
-	// the claimant is the only change the others can see.
-	anyChange := func(o, n client.Object) bool { return o.GetResourceVersion() != n.GetResourceVersion() }
-	return claimantsOfHosts(changed.Hosts, anyChange, owner)
+	// A claim that changes through a related object rather than the claimant's spec
+	// shows as a PangolinResource created or deleted (the watch above), or for routes
+	// merged into one host, through the source's own related-object watches.
+	return claimantsOfHosts(changed.Hosts, sources.ChangedBeyondStatus, owner)
+}
+
+// resourceHost is the source host a PangolinResource of PIC's serves.
+func resourceHost(_ context.Context, o client.Object) []string {
+	if h := o.GetAnnotations()[pic.AnnotationHost]; h != "" {
+		return []string{h}
+	}
+	return nil
 }
 
 // claimantsOfHosts maps the creation or deletion of an object, or an update changed

@@ -161,7 +161,26 @@ func (s *Source) requests(ctx context.Context, index, value, namespace string) [
 		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes", "index", index, "value", value)
 		return nil
 	}
-	return toRequests(routes)
+	return s.withSiblings(ctx, routes)
+}
+
+// withSiblings is the requests for routes and for the routes sharing one of their
+// hosts: a related object (a Service, a ReferenceGrant, a Namespace's labels, a
+// Gateway) that changes whether a route is served changes what the owner of a shared
+// host merges, with no change to the owner itself.
+func (s *Source) withSiblings(ctx context.Context, routes []gatewayv1.HTTPRoute) []reconcile.Request {
+	out := toRequests(routes)
+	for i := range routes {
+		for _, host := range s.Hosts(ctx, &routes[i]) {
+			siblings, err := s.claimantRoutes(ctx, host)
+			if err != nil {
+				log.FromContext(ctx).Error(err, "cannot find the HTTPRoutes sharing a host", "host", host)
+				continue
+			}
+			out = append(out, toRequests(siblings)...)
+		}
+	}
+	return out
 }
 
 func (s *Source) inNamespace(ctx context.Context, namespace string) []reconcile.Request {
@@ -170,7 +189,7 @@ func (s *Source) inNamespace(ctx context.Context, namespace string) []reconcile.
 		log.FromContext(ctx).Error(err, "cannot list the HTTPRoutes of a namespace", "namespace", namespace)
 		return nil
 	}
-	return toRequests(routes)
+	return s.withSiblings(ctx, routes)
 }
 
 // routesOfClass requeues the routes of every Gateway of a class that changed.

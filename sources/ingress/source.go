@@ -90,13 +90,19 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		return res, nil
 	}
 	res.Managed = true
+	if !allowed {
+		// The policy wins over a typo: nothing is published or kept in a namespace the
+		// tunnel does not allow.
+		reject("", problem.Reason, false, false, "%s", problem.Message)
+		return res, nil
+	}
 	if len(problems) > 0 {
 		// A typo must not take a live route down, nor publish something half-configured.
 		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
 		return res, nil
 	}
 	if problem != nil {
-		reject("", problem.Reason, allowed, false, "%s", problem.Message)
+		reject("", problem.Reason, true, false, "%s", problem.Message)
 		return res, nil
 	}
 
