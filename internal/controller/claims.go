@@ -14,8 +14,8 @@ import (
 // source kind, the same way on every replica.
 type hostClaims struct {
 	sources []sources.Source
-	// kept lists what an object's PangolinResources serve: a held host is a claim only
-	// where the holder keeps a resource for it.
+	// kept lists what an object's PangolinResources serve: a claim counts only where
+	// the claimant keeps a resource for the host.
 	kept func(context.Context, route.Origin) ([]engine.Existing, error)
 }
 
@@ -57,16 +57,14 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 	return owners, nil
 }
 
-// claims reports whether a source object publishes host, or holds it while a problem
-// that keeps what exists lasts (sources.Result.Held) and keeps a resource for it: a
-// younger claimant would publish the host beside that resource. An object that is held
-// but keeps nothing for the host (a typo on a route that never published) takes no
-// live host from anyone.
+// claims reports whether an older source object stands in the way of a younger one
+// for host: it publishes or holds the host (sources.Result.Held) and keeps a
+// PangolinResource for it. One that could publish the host but keeps nothing for it
+// (its tunnel is missing, the engine refuses the host, a typo holds it since before it
+// ever published) takes no live host from anyone; the moment it creates its resource,
+// the resource's watch wakes the younger claimants, which step back.
 func (h hostClaims) claims(ctx context.Context, res sources.Result, host string) (bool, error) {
-	if slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host }) {
-		return true, nil
-	}
-	if !slices.Contains(res.Held, host) {
+	if !slices.Contains(res.Held, host) && !slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host }) {
 		return false, nil
 	}
 	kept, err := h.kept(ctx, *res.Origin)

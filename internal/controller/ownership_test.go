@@ -165,9 +165,9 @@ func TestTunnelNamespacePolicy(t *testing.T) {
 	})
 }
 
-// TestHeldClaimWithoutResource: an older Ingress that is held (an invalid annotation
-// keeps what it has) but has nothing published for a host does not take that host from
-// the younger Ingress serving it.
+// TestHeldClaimWithoutResource: an older Ingress that has nothing published for a host
+// (held by an invalid annotation, or through a tunnel that does not exist) does not
+// take that host from the younger Ingress serving it, until it publishes.
 func TestHeldClaimWithoutResource(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
 		w := start(t, env)
@@ -192,5 +192,25 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host), "owners of %s", host)
 		}, time.Second, tick)
+
+		// Valid, but through a tunnel that does not exist (a typo): it can publish
+		// nothing, so it takes nothing either.
+		reconciled = reconciles(t, "ingress")
+		w.updateIngress("older", func(ing *networkingv1.Ingress) {
+			ing.Annotations = map[string]string{pic.AnnotationTunnelName: "mian"}
+		})
+		w.eventuallyEvent(pic.ReasonTunnelNotFound)
+		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
+		time.Sleep(time.Second)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host), "owners of %s", host)
+		}, time.Second, tick)
+
+		// Once the tunnel exists, the older Ingress publishes, and the younger steps back
+		// at once: woken by the new resource.
+		w.tunnel("mian")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, []string{w.ns + "/older"}, w.ownersOf(c, host), "owners of %s", host)
+		}, wait, tick)
 	})
 }

@@ -170,8 +170,13 @@ func (s *Source) requests(ctx context.Context, index, value, namespace string) [
 // host merges, with no change to the owner itself.
 func (s *Source) withSiblings(ctx context.Context, routes []gatewayv1.HTTPRoute) []reconcile.Request {
 	out := toRequests(routes)
+	seen := map[string]bool{}
 	for i := range routes {
 		for _, host := range s.Hosts(ctx, &routes[i]) {
+			if seen[host] {
+				continue
+			}
+			seen[host] = true
 			siblings, err := s.claimantRoutes(ctx, host)
 			if err != nil {
 				log.FromContext(ctx).Error(err, "cannot find the HTTPRoutes sharing a host", "host", host)
