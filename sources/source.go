@@ -17,6 +17,10 @@ import (
 type Result struct {
 	// Origin is nil when the object does not exist (any more).
 	Origin *route.Origin
+	// Deleting is true once the object's deletion has begun (a finalizer, or foreground
+	// deletion, keeps it a while): what it owns is the garbage collector's to remove or
+	// orphan, as the deletion asks, and it claims no host any more.
+	Deleting bool
 	// Managed is false when PIC must not publish the object: another class, opted out.
 	// Whatever PIC created for it is then removed.
 	Managed bool

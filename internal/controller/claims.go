@@ -40,7 +40,7 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 				if err != nil {
 					return nil, err
 				}
-				if res.Origin == nil || !res.Managed {
+				if res.Origin == nil || !res.Managed || res.Deleting {
 					continue
 				}
 				ok, err := h.claims(ctx, res, rt.Host)

@@ -413,3 +413,27 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		assert.Equal(t, squatter.ResourceVersion, still.ResourceVersion, "PIC did not touch the squatter")
 	})
 }
+
+// TestDeletionInProgress: once an Ingress's deletion has begun (a finalizer keeps it,
+// as a foreground deletion does until the garbage collector has removed what it owns),
+// PIC writes nothing for it: a resource removed meanwhile is not created again.
+func TestDeletionInProgress(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		ing := ingressFor("leaving", "pangolin", rule(w.host("app"), "/", "web", 8080))
+		ing.Finalizers = []string{"example.com/keep"}
+		w.create(ing)
+		published := w.eventuallyHosts(w.host("app"))[w.host("app")]
+
+		reconciled := reconciles(t, "ingress")
+		require.NoError(t, w.c.Delete(w.ctx, ing))
+		require.NoError(t, w.c.Delete(w.ctx, &published)) // what the garbage collector does first
+		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
+		time.Sleep(time.Second) // a create those reconciles would send has been sent by now
+		assert.Empty(t, w.resources(), "PangolinResources of an Ingress being deleted")
+
+		w.updateIngress("leaving", func(ing *networkingv1.Ingress) { ing.Finalizers = nil })
+	})
+}

@@ -97,9 +97,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if res.Origin == nil {
-		// Deleted: the garbage collector removes what it owned, through the owner
-		// references. Nothing here may delete on a cache miss.
+	if res.Origin == nil || res.Deleting {
+		// Deleted, or being deleted: the garbage collector removes what it owned (or
+		// orphans it, if the deletion says so), through the owner references. Writing
+		// now would recreate what a foreground deletion just removed. Nothing here may
+		// delete on a cache miss.
 		r.seen.forget(req.NamespacedName)
 		r.waiting.forget(req.NamespacedName)
 		r.backoff.Forget(req)

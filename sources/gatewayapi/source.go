@@ -91,6 +91,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		}
 		return sources.Result{}, fmt.Errorf("get HTTPRoute %s: %w", key, err)
 	}
+	if hr.DeletionTimestamp != nil {
+		origin := originOf(&hr)
+		return sources.Result{Origin: &origin, Deleting: true}, nil
+	}
 	ev, err := s.evaluate(ctx, &hr)
 	if err != nil {
 		return sources.Result{}, err

@@ -53,7 +53,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		return sources.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
 	}
 	origin := originOf(&ing)
-	res := sources.Result{Origin: &origin}
+	res := sources.Result{Origin: &origin, Deleting: ing.DeletionTimestamp != nil}
+	if res.Deleting {
+		return res, nil
+	}
 	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
 	class, err := s.classify(ctx, &ing, opts)
 	if err != nil {
