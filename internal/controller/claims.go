@@ -19,16 +19,16 @@ type hostClaims struct {
 	kept func(context.Context, route.Origin) ([]engine.Existing, error)
 }
 
-// owners returns the winning claim for each host of routes. Claimants come from each
+// owners returns the winning claim for each of hosts. Claimants come from each
 // source's host index, so the cost is the number of objects naming the same host, not
 // the number of objects in the cluster; only claimants older than the best so far are
 // looked at more closely.
-func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []route.Route) (map[string]route.Origin, error) {
+func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []string) (map[string]route.Origin, error) {
 	owners := map[string]route.Origin{}
-	for _, rt := range routes {
+	for _, host := range hosts {
 		best := self
 		for _, src := range h.sources {
-			claimants, err := src.Claimants(ctx, rt.Host)
+			claimants, err := src.Claimants(ctx, host)
 			if err != nil {
 				return nil, err
 			}
@@ -43,7 +43,7 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 				if res.Origin == nil || !res.Managed || res.Deleting {
 					continue
 				}
-				ok, err := h.claims(ctx, res, rt.Host)
+				ok, err := h.claims(ctx, res, host)
 				if err != nil {
 					return nil, err
 				}
@@ -52,7 +52,7 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, routes []rout
 				}
 			}
 		}
-		owners[rt.Host] = best
+		owners[host] = best
 	}
 	return owners, nil
 }

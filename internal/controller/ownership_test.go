@@ -167,7 +167,8 @@ func TestTunnelNamespacePolicy(t *testing.T) {
 
 // TestHeldClaimWithoutResource: an older Ingress that has nothing published for a host
 // (held by an invalid annotation, or through a tunnel that does not exist) does not
-// take that host from the younger Ingress serving it, until it publishes.
+// take that host from the younger Ingress serving it, until it publishes; then the
+// younger one lets go, held or not.
 func TestHeldClaimWithoutResource(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
 		w := start(t, env)
@@ -178,7 +179,8 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		older.Annotations = map[string]string{pic.AnnotationEnabled: "false"}
 		w.create(older)
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
-		w.create(ingressFor("younger", "pangolin", rule(host, "/", "web", 8080)))
+		w.service("api", 9090)
+		w.create(ingressFor("younger", "pangolin", rule(host, "/", "api", 9090)))
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host))
 		}, wait, tick)
@@ -207,7 +209,10 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		}, time.Second, tick)
 
 		// Once the tunnel exists, the older Ingress publishes, and the younger steps back
-		// at once: woken by the new resource.
+		// at once, woken by the new resource: even while its own missing Service holds
+		// what it has, or the host would be published twice.
+		require.NoError(t, w.c.Delete(w.ctx, serviceIn(w.ns, "api", 9090)))
+		w.eventuallyEvent(pic.ReasonServiceNotFound)
 		w.tunnel("mian")
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Equal(c, []string{w.ns + "/older"}, w.ownersOf(c, host), "owners of %s", host)

@@ -120,7 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	rejections = append(rejections, tunnelRejections...)
 
-	owners, err := r.claims.owners(ctx, origin, routes)
+	owners, err := r.claims.owners(ctx, origin, routeHosts(routes, res.Held))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -134,7 +134,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	plan := engine.Calculate(desired, existing, holdOf(rejections))
+	hold := holdOf(rejections)
+	for host, owner := range owners {
+		if owner.UID != origin.UID {
+			hold.Lost[host] = true
+		}
+	}
+	plan := engine.Calculate(desired, existing, hold)
 	applied, applyErr := r.sink.Apply(ctx, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
@@ -204,8 +210,19 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 	return kept, rejections, notReady, nil
 }
 
+// routeHosts are the hosts an object publishes or holds: those whose owner matters.
+func routeHosts(routes []route.Route, held []string) []string {
+	hosts := slices.Clone(held)
+	for _, rt := range routes {
+		if !slices.Contains(hosts, rt.Host) {
+			hosts = append(hosts, rt.Host)
+		}
+	}
+	return hosts
+}
+
 func holdOf(rejections []route.Rejection) engine.Hold {
-	hold := engine.Hold{Hosts: map[string]bool{}}
+	hold := engine.Hold{Hosts: map[string]bool{}, Lost: map[string]bool{}}
 	for _, rj := range rejections {
 		if !rj.Hold {
 			continue

@@ -278,6 +278,7 @@ func TestCalculate(t *testing.T) {
 		{"a held host is neither updated nor deleted", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{Hosts: map[string]bool{"b.example.com": true}}, nil, nil, []string{"pic-a"}},
 		{"holding everything deletes nothing", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{All: true}, nil, nil, nil},
 		{"holding everything still creates what is missing", []Resource{a}, nil, Hold{All: true}, []string{"pic-a"}, nil, nil},
+		{"a held host an older object now publishes is deleted", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{All: true, Lost: map[string]bool{"b.example.com": true}}, nil, nil, []string{"pic-b"}},
 	}
 	names := func(rs []Resource) []string {
 		var out []string

@@ -51,9 +51,12 @@ func (e Existing) PublicHostname() string {
 type Hold struct {
 	All   bool            // the whole object (e.g. its tunnel is missing)
 	Hosts map[string]bool // source hosts
+	// Lost are hosts an older object now publishes: nothing of them is kept, held or
+	// not, or the host would be published twice.
+	Lost map[string]bool
 }
 
-func (h Hold) holds(host string) bool { return h.All || h.Hosts[host] }
+func (h Hold) holds(host string) bool { return (h.All || h.Hosts[host]) && !h.Lost[host] }
 
 // Plan is what the sink must do for one source object.
 type Plan struct {
