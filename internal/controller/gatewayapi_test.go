@@ -401,9 +401,7 @@ func TestHTTPRouteHeldHostStaysClaimed(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
 		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site", "the warning names the holder")
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{w.ns + "/site"}, w.ownersOf(c, shop), "owners of the resources for %s", shop)
-		}, wait, tick)
+		w.eventuallyOwners(shop, w.ns+"/site")
 	})
 }
 
@@ -467,10 +465,8 @@ func TestHTTPRouteListenerHostClaimants(t *testing.T) {
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site")
 		time.Sleep(2 * time.Second) // the Ingress's reconciles are done: only the deletion can wake it
 		require.NoError(t, w.c.Delete(w.ctx, older))
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			// No garbage collector runs in envtest: the deleted route's resource stays.
-			assert.ElementsMatch(c, []string{w.ns + "/site", w.ns + "/legacy"}, w.ownersOf(c, shop))
-		}, wait, tick)
+		// No garbage collector runs in envtest: the deleted route's resource stays.
+		w.eventuallyOwners(shop, w.ns+"/site", w.ns+"/legacy")
 	})
 }
 
@@ -514,9 +510,7 @@ func TestRefusedRouteClaimsNothing(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
 
 		w.create(ingressFor("shop", "pangolin", rule(free, "/", "web", 8080)))
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{w.ns + "/shop"}, w.ownersOf(c, free), "owners of %s", free)
-		}, wait, tick)
+		w.eventuallyOwners(free, w.ns+"/shop")
 	})
 }
 

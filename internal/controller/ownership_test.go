@@ -32,6 +32,15 @@ func (w *world) ownersOf(c *assert.CollectT, host string) []string {
 	return owners
 }
 
+// eventuallyOwners waits until the resources for host, across namespaces, are owned by
+// exactly owners ("namespace/name").
+func (w *world) eventuallyOwners(host string, owners ...string) {
+	w.t.Helper()
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		assert.ElementsMatch(c, owners, w.ownersOf(c, host), "owners of the resources for %s", host)
+	}, wait, tick)
+}
+
 func TestHostConflict(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
 		w := start(t, env)
@@ -44,9 +53,7 @@ func TestHostConflict(t *testing.T) {
 		}
 		first := ingressFor("first", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("solo"), "/", "web", 8080))
 		w.create(first)
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{w.ns + "/first"}, w.ownersOf(c, w.host("app")))
-		}, wait, tick)
+		w.eventuallyOwners(w.host("app"), w.ns+"/first")
 		// Creation timestamps have a resolution of one second.
 		time.Sleep(1100 * time.Millisecond)
 		second := ingressFor("second", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("own"), "/", "web", 8080))
@@ -63,20 +70,16 @@ func TestHostConflict(t *testing.T) {
 		// The winner releases the host: the next claimant takes it without a resync
 		// (the resync period is an hour here).
 		w.updateIngress("first", func(ing *networkingv1.Ingress) { ing.Spec.Rules = ing.Spec.Rules[1:] })
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{other + "/second"}, w.ownersOf(c, w.host("app")))
-		}, wait, tick)
+		w.eventuallyOwners(w.host("app"), other+"/second")
 
 		// A third claim loses to the new winner; deleting that winner hands the host on.
 		time.Sleep(1100 * time.Millisecond)
 		w.create(ingressFor("third", "pangolin", rule(w.host("app"), "/", "web", 8080)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+other+"/second")
 		require.NoError(t, w.c.Delete(w.ctx, second))
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			// No garbage collector runs in envtest: the deleted Ingress's resource stays
-			// (e2e WriteFaults sees it collected). PIC itself never deletes it.
-			assert.ElementsMatch(c, []string{other + "/second", w.ns + "/third"}, w.ownersOf(c, w.host("app")))
-		}, wait, tick)
+		// No garbage collector runs in envtest: the deleted Ingress's resource stays
+		// (e2e WriteFaults sees it collected). PIC itself never deletes it.
+		w.eventuallyOwners(w.host("app"), other+"/second", w.ns+"/third")
 	})
 }
 
@@ -181,9 +184,7 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
 		w.service("api", 9090)
 		w.create(ingressFor("younger", "pangolin", rule(host, "/", "api", 9090)))
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{w.ns + "/younger"}, w.ownersOf(c, host))
-		}, wait, tick)
+		w.eventuallyOwners(host, w.ns+"/younger")
 
 		reconciled := reconciles(t, "ingress")
 		w.updateIngress("older", func(ing *networkingv1.Ingress) { ing.Annotations[pic.AnnotationEnabled] = "no" })
@@ -214,8 +215,6 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		require.NoError(t, w.c.Delete(w.ctx, serviceIn(w.ns, "api", 9090)))
 		w.eventuallyEvent(pic.ReasonServiceNotFound)
 		w.tunnel("mian")
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Equal(c, []string{w.ns + "/older"}, w.ownersOf(c, host), "owners of %s", host)
-		}, wait, tick)
+		w.eventuallyOwners(host, w.ns+"/older")
 	})
 }
