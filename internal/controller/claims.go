@@ -36,18 +36,19 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 				if c.UID == self.UID || !c.Older(best) {
 					continue
 				}
+				// What it keeps first: an indexed read, and most claimants keep nothing.
+				kept, err := h.kept(ctx, c)
+				if err != nil {
+					return nil, err
+				}
+				if !slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.Host == host }) {
+					continue
+				}
 				res, err := src.Routes(ctx, c.NamespacedName())
 				if err != nil {
 					return nil, err
 				}
-				if res.Origin == nil || !res.Managed || res.Deleting {
-					continue
-				}
-				ok, err := h.claims(ctx, res, host)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
+				if res.Origin != nil && res.Managed && claims(res, host) {
 					best = *res.Origin
 				}
 			}
@@ -57,19 +58,13 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 	return owners, nil
 }
 
-// claims reports whether an older source object stands in the way of a younger one
-// for host: it publishes or holds the host (sources.Result.Held) and keeps a
-// PangolinResource for it. One that could publish the host but keeps nothing for it
-// (its tunnel is missing, the engine refuses the host, a typo holds it since before it
-// ever published) takes no live host from anyone; the moment it creates its resource,
-// the resource's watch wakes the younger claimants, which step back.
-func (h hostClaims) claims(ctx context.Context, res sources.Result, host string) (bool, error) {
-	if !slices.Contains(res.Held, host) && !slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host }) {
-		return false, nil
-	}
-	kept, err := h.kept(ctx, *res.Origin)
-	if err != nil {
-		return false, err
-	}
-	return slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.Host == host }), nil
+// claims reports whether a source object that keeps a PangolinResource for host still
+// claims it: it publishes it, or holds it while a problem that keeps what exists lasts
+// (sources.Result.Held). One that could publish the host but keeps nothing for it (its
+// tunnel is missing, the engine refuses the host, a typo holds it since before it ever
+// published) takes no live host from anyone: owners looks at kept resources first. The
+// moment it creates its resource, the resource's watch wakes the younger claimants,
+// which step back.
+func claims(res sources.Result, host string) bool {
+	return slices.Contains(res.Held, host) || slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host })
 }

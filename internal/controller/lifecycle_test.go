@@ -425,6 +425,9 @@ func TestDeletionInProgress(t *testing.T) {
 		ing := ingressFor("leaving", "pangolin", rule(w.host("app"), "/", "web", 8080))
 		ing.Finalizers = []string{"example.com/keep"}
 		w.create(ing)
+		// Whatever happens below: an Ingress stuck in deletion would be reconciled by every
+		// later test's PIC.
+		t.Cleanup(func() { w.updateIngress("leaving", func(ing *networkingv1.Ingress) { ing.Finalizers = nil }) })
 		published := w.eventuallyHosts(w.host("app"))[w.host("app")]
 
 		reconciled := reconciles(t, "ingress")
@@ -433,7 +436,5 @@ func TestDeletionInProgress(t *testing.T) {
 		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
 		time.Sleep(time.Second) // a create those reconciles would send has been sent by now
 		assert.Empty(t, w.resources(), "PangolinResources of an Ingress being deleted")
-
-		w.updateIngress("leaving", func(ing *networkingv1.Ingress) { ing.Finalizers = nil })
 	})
 }

@@ -114,16 +114,18 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		routes = nil
 	}
 
+	// Owners of every host it would publish or holds, its tunnel missing or not: a held
+	// host an older object publishes is let go (Hold.Lost) either way.
+	owners, err := r.claims.owners(ctx, origin, routeHosts(routes, res.Held))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	routes, tunnelRejections, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	rejections = append(rejections, tunnelRejections...)
 
-	owners, err := r.claims.owners(ctx, origin, routeHosts(routes, res.Held))
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults,
 		HostOwner: func(host string) (route.Origin, bool) { o, ok := owners[host]; return o, ok },

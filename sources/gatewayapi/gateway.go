@@ -177,7 +177,7 @@ func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map
 		}
 		seen := map[string]bool{}
 		for _, p := range ev.status.parents {
-			if key, ok := gatewayOf(hr, p.ref); !p.accepted.ok || !ok || key != (types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}) {
+			if key, ok := gatewayOf(hr, p.ref); !p.accepted.ok || !ok || key != client.ObjectKeyFromObject(gw) {
 				continue
 			}
 			for _, l := range p.listeners {

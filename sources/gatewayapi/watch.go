@@ -47,12 +47,12 @@ func (s *Source) Watch(b *builder.Builder) {
 	// nothing for their routes, and would bring every one of them back.
 	specChanged := builder.WithPredicates(sources.SpecOrMetadataChanged())
 	b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		return s.requests(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName(), "")
+		return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
 	}), specChanged).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass), specChanged).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(s.routesOfGrant)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return s.requests(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName(), "")
+			return s.withSiblings(ctx, s.routesBy(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName()))
 		})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return s.inNamespace(ctx, o.GetName())
@@ -119,6 +119,10 @@ func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.H
 	if err != nil {
 		return nil, err
 	}
+	known := make(map[types.UID]bool, len(routes))
+	for _, r := range routes {
+		known[r.UID] = true
+	}
 	var gateways gatewayv1.GatewayList
 	if err := s.client.List(ctx, &gateways, client.MatchingFields{listenerHostIndex: host}); err != nil {
 		return nil, fmt.Errorf("list Gateways by listener hostname %s: %w", host, err)
@@ -129,8 +133,8 @@ func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.H
 			return nil, err
 		}
 		for _, r := range attached {
-			known := slices.ContainsFunc(routes, func(o gatewayv1.HTTPRoute) bool { return o.UID == r.UID })
-			if !known && takesListenerHosts(&r) && servedUnder(&r, &gw, host) {
+			if !known[r.UID] && takesListenerHosts(&r) && servedUnder(&r, &gw, host) {
+				known[r.UID] = true
 				routes = append(routes, r)
 			}
 		}
@@ -151,23 +155,20 @@ func (s *Source) list(ctx context.Context, opts ...client.ListOption) ([]gateway
 	return list.Items, nil
 }
 
-func (s *Source) requests(ctx context.Context, index, value, namespace string) []reconcile.Request {
-	opts := []client.ListOption{client.MatchingFields{index: value}}
-	if namespace != "" {
-		opts = append(opts, client.InNamespace(namespace))
-	}
-	routes, err := s.list(ctx, opts...)
+// routesBy lists the routes with value in index, for a watch's map function.
+func (s *Source) routesBy(ctx context.Context, index, value string) []gatewayv1.HTTPRoute {
+	routes, err := s.list(ctx, client.MatchingFields{index: value})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes", "index", index, "value", value)
-		return nil
 	}
-	return s.withSiblings(ctx, routes)
+	return routes
 }
 
 // withSiblings is the requests for routes and for the routes sharing one of their
-// hosts: a related object (a Service, a ReferenceGrant, a Namespace's labels, a
-// Gateway) that changes whether a route is served changes what the owner of a shared
-// host merges, with no change to the owner itself.
+// hosts: a related object (a Service, a ReferenceGrant, a Namespace's labels) that
+// changes whether a route is served changes what the owner of a shared host merges,
+// with no change to the owner itself. (A Gateway's change brings all its routes back,
+// and only routes of the same Gateway merge.)
 func (s *Source) withSiblings(ctx context.Context, routes []gatewayv1.HTTPRoute) []reconcile.Request {
 	out := toRequests(routes)
 	seen := map[string]bool{}
@@ -207,7 +208,7 @@ func (s *Source) routesOfClass(ctx context.Context, obj client.Object) []reconci
 	var out []reconcile.Request
 	for _, gw := range gateways.Items {
 		if string(gw.Spec.GatewayClassName) == obj.GetName() {
-			out = append(out, s.requests(ctx, parentIndex, gw.Namespace+"/"+gw.Name, "")...)
+			out = append(out, toRequests(s.routesBy(ctx, parentIndex, gw.Namespace+"/"+gw.Name))...)
 		}
 	}
 	return out
@@ -275,7 +276,7 @@ func takesListenerHosts(hr *gatewayv1.HTTPRoute) bool {
 func servedUnder(hr *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway, host string) bool {
 	return slices.ContainsFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool {
 		key, ok := gatewayOf(hr, ref)
-		return ok && key == types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name} &&
+		return ok && key == client.ObjectKeyFromObject(gw) &&
 			slices.Contains(listenerHosts(hr, ref, gw), host)
 	})
 }
