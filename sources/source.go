@@ -30,6 +30,9 @@ type Result struct {
 	// Routes are the hosts that can be published; Rejections say what cannot, and why.
 	Routes     []route.Route
 	Rejections []route.Rejection
+	// Notices are facts users should know that stop nothing (spec.tls is not used):
+	// Normal events, once per change.
+	Notices []route.Notice
 	// Held are the hosts the object keeps while a problem that holds what exists lasts
 	// (a missing Service, an invalid annotation): still its claims, so that no younger
 	// object publishes them beside what it keeps. Only hosts it could publish: none of
@@ -64,7 +67,18 @@ type Source interface {
 	Claimants(ctx context.Context, host string) ([]route.Origin, error)
 	// WriteStatus records on the object the hostnames Pangolin serves and res.Status,
 	// if they differ from what it records. Only called when res.OwnsStatus.
-	WriteStatus(ctx context.Context, res Result, hostnames []string) error
+	WriteStatus(ctx context.Context, res Result, hostnames Hostnames) error
+}
+
+// Hostnames are the public hostnames of what an object publishes.
+type Hostnames struct {
+	// Served are confirmed: Pangolin serves them.
+	Served []string
+	// Pending are written and not confirmed yet, most often a new version of a host
+	// Pangolin already serves: an address already shown for one stays, so that an edit
+	// does not make the object look unpublished (Argo CD's Progressing) while Pangolin
+	// keeps serving it. A host the sink reports an error for is in neither list.
+	Pending []string
 }
 
 // HostsFromRelated is implemented by a source whose objects may take their hosts from

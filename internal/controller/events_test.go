@@ -1,13 +1,18 @@
 package controller
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 func TestTruncateNote(t *testing.T) {
@@ -41,4 +46,46 @@ func TestNoteLimiter(t *testing.T) {
 	assert.True(t, strings.HasPrefix(log.notes[0], `sso="yes-yes-`))
 	assert.Equal(t, "Created pic-a", log.notes[1])
 	assert.Nil(t, limitNotes(nil))
+}
+
+func TestRecorderWritesEveryNote(t *testing.T) {
+	clientset := fake.NewClientset()
+	r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+
+	ing := &corev1.ObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "shop", Name: "web", UID: "uid-web"}
+	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "Service %s has no port %d", "shop/web", 8080)
+	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "Service %s has no port %d", "shop/web", 8081)
+	r.Eventf(ing, &corev1.ObjectReference{Kind: "PangolinResource", Namespace: "shop", Name: "pic-shop-web"}, corev1.EventTypeNormal, "Created", "Create", "%s", strings.Repeat("x", 2000))
+	cancel()
+	require.NoError(t, <-done, "the queue is flushed at shutdown")
+
+	list, err := clientset.EventsV1().Events("shop").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	var notes []string
+	for _, e := range list.Items {
+		notes = append(notes, e.Note)
+		assert.Equal(t, "pic", e.ReportingController)
+		assert.Equal(t, "pic-0", e.ReportingInstance)
+		assert.Equal(t, "web", e.Regarding.Name)
+		assert.LessOrEqual(t, len(e.Note), maxNoteBytes)
+		if e.Reason == "Created" {
+			require.NotNil(t, e.Related)
+			assert.Equal(t, "pic-shop-web", e.Related.Name)
+		}
+	}
+	assert.Contains(t, notes, "Service shop/web has no port 8080")
+	assert.Contains(t, notes, "Service shop/web has no port 8081", "a changed note is an event of its own")
+	assert.Len(t, notes, 3)
+}
+
+func TestRecorderDropsWhatDoesNotFit(t *testing.T) {
+	r := NewRecorder(fake.NewClientset().EventsV1(), scheme.Scheme, "pic", "pic-0")
+	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
+	for range recorderQueue + 10 {
+		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
+	}
+	assert.Len(t, r.queue, recorderQueue, "a recorder that is not started never blocks its caller")
 }

@@ -154,7 +154,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	live := served(existing, applied)
-	r.report(ctx, origin, rejections, notReady, live)
+	r.report(ctx, origin, rejections, res.Notices, notReady, live)
 	if plan.Empty() {
 		logger.V(1).Info("up to date", "resources", len(desired))
 	}
@@ -257,12 +257,21 @@ func served(existing []engine.Existing, applied pangolinresource.Result) []engin
 	return out
 }
 
-// publishedHostnames are the hosts Pangolin serves now.
-func publishedHostnames(live []engine.Existing) []string {
-	var out []string
+// publishedHostnames are the hosts Pangolin serves now, and those written but not
+// confirmed yet (a new version of a served host, most often). A host in error is in
+// neither.
+func publishedHostnames(live []engine.Existing) sources.Hostnames {
+	var out sources.Hostnames
 	for _, e := range live {
-		if e.Status.Phase == engine.PhaseReady && !slices.Contains(out, e.PublicHostname()) {
-			out = append(out, e.PublicHostname())
+		switch host := e.PublicHostname(); e.Status.Phase {
+		case engine.PhaseReady:
+			if !slices.Contains(out.Served, host) {
+				out.Served = append(out.Served, host)
+			}
+		case engine.PhasePending:
+			if !slices.Contains(out.Pending, host) {
+				out.Pending = append(out.Pending, host)
+			}
 		}
 	}
 	return out
@@ -300,23 +309,27 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 	}
 }
 
-// report emits the Warning events of the rejections, and the TunnelNotReady notices,
-// once per change: a resync that finds the same problems stays quiet, so events keep
-// their meaning and the API server is not written to by a steady state.
-func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notReady []route.TunnelRef, live []engine.Existing) {
+// report emits a Warning event for each rejection, a Normal one for each notice and
+// each tunnel not Ready yet, once per message: what the previous reconcile reported
+// already is not repeated by a resync, so events keep their meaning and a steady state
+// writes nothing; a message that changed is reported again, with its new text.
+func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notices []route.Notice, notReady []route.TunnelRef, live []engine.Existing) {
 	logger := log.FromContext(ctx)
-	slices.SortStableFunc(rejections, func(a, b route.Rejection) int { return strings.Compare(a.String(), b.String()) })
-	rejections = slices.CompactFunc(rejections, func(a, b route.Rejection) bool { return a.String() == b.String() })
-	notReady = slices.Compact(notReady)
-
-	var fingerprint strings.Builder
+	var reports []report
 	for _, rj := range rejections {
-		fingerprint.WriteString(rj.String() + "\n")
+		reports = append(reports, report{eventType: corev1.EventTypeWarning, reason: rj.Reason, host: rj.Host, message: rj.Message})
+	}
+	for _, n := range notices {
+		reports = append(reports, report{eventType: corev1.EventTypeNormal, reason: n.Reason, message: n.Message})
 	}
 	for _, t := range notReady {
-		fingerprint.WriteString("notready " + t.String() + "\n")
+		reports = append(reports, report{eventType: corev1.EventTypeNormal, reason: pic.ReasonTunnelNotReady,
+			message: fmt.Sprintf("PangolinTunnel %s is not Ready yet: the PangolinResources are written and the operator serves them once it is", t)})
 	}
-	changed, transitions := r.seen.record(origin.NamespacedName(), fingerprint.String(), rejections, live)
+	slices.SortFunc(reports, func(a, b report) int { return strings.Compare(a.key(), b.key()) })
+	reports = slices.Compact(reports)
+
+	fresh, transitions := r.seen.record(origin.NamespacedName(), reports, live)
 	for _, e := range transitions {
 		switch e.Status.Phase {
 		case engine.PhaseReady:
@@ -329,21 +342,29 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 				"pangolin-operator could not publish %s (PangolinResource %s): %s", e.Host, e.Name, e.Status.Message)
 		}
 	}
-	for _, rj := range rejections {
-		if !changed {
-			logger.V(1).Info("not publishing", "host", rj.Host, "reason", rj.Reason, "message", rj.Message)
+	for _, rp := range reports {
+		if !fresh[rp.key()] {
+			if rp.eventType == corev1.EventTypeWarning {
+				logger.V(1).Info("not publishing", "host", rp.host, "reason", rp.reason, "message", rp.message)
+			}
 			continue
 		}
-		logger.Info("not publishing", "host", rj.Host, "reason", rj.Reason, "message", rj.Message)
-		r.recorder.Eventf(regarding(origin), nil, corev1.EventTypeWarning, rj.Reason, "Validate", "%s", rj.Message)
-	}
-	if changed {
-		for _, t := range notReady {
-			logger.Info("tunnel not ready", "tunnel", t.String())
-			r.recorder.Eventf(regarding(origin), nil, corev1.EventTypeNormal, pic.ReasonTunnelNotReady, "Validate",
-				"PangolinTunnel %s is not Ready yet: the PangolinResources are written and the operator serves them once it is", t)
+		if rp.eventType == corev1.EventTypeWarning {
+			logger.Info("not publishing", "host", rp.host, "reason", rp.reason, "message", rp.message)
+		} else {
+			logger.Info(rp.message, "reason", rp.reason)
 		}
+		r.recorder.Eventf(regarding(origin), nil, rp.eventType, rp.reason, "Validate", "%s", rp.message)
 	}
+}
+
+// report is one event report makes about an object's state.
+type report struct {
+	eventType, reason, host, message string
+}
+
+func (rp report) key() string {
+	return rp.eventType + "\x00" + rp.reason + "\x00" + rp.host + "\x00" + rp.message
 }
 
 // tunnelWaiters remembers which objects wait for which tunnel to appear or become
@@ -393,20 +414,23 @@ type observations struct {
 }
 
 type observation struct {
-	fingerprint string
-	reasons     []string
-	tunnels     map[string]int
+	// reported are the keys of what the last reconcile reported.
+	reported map[string]bool
+	reasons  []string
+	tunnels  map[string]int
 	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
 	phases map[string]string
 }
 
-// record stores what this reconcile found, and returns whether the warnings changed and
-// the resources whose operator verdict changed to Ready or Error.
-func (o *observations) record(key types.NamespacedName, fingerprint string, rejections []route.Rejection, live []engine.Existing) (bool, []engine.Existing) {
-	next := observation{fingerprint: fingerprint, tunnels: map[string]int{}, phases: map[string]string{}}
-	for _, rj := range rejections {
-		if !slices.Contains(next.reasons, rj.Reason) {
-			next.reasons = append(next.reasons, rj.Reason)
+// record stores what this reconcile found, and returns the reports the previous one
+// did not make (by key) and the resources whose operator verdict changed to Ready or
+// Error.
+func (o *observations) record(key types.NamespacedName, reports []report, live []engine.Existing) (map[string]bool, []engine.Existing) {
+	next := observation{reported: map[string]bool{}, tunnels: map[string]int{}, phases: map[string]string{}}
+	for _, rp := range reports {
+		next.reported[rp.key()] = true
+		if rp.eventType == corev1.EventTypeWarning && !slices.Contains(next.reasons, rp.reason) {
+			next.reasons = append(next.reasons, rp.reason)
 		}
 	}
 	for _, e := range live {
@@ -420,17 +444,23 @@ func (o *observations) record(key types.NamespacedName, fingerprint string, reje
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	prev, known := o.objects[key]
+	prev := o.objects[key]
 	o.apply(prev, -1)
 	o.apply(next, +1)
 	o.objects[key] = next
+	fresh := map[string]bool{}
+	for k := range next.reported {
+		if !prev.reported[k] {
+			fresh[k] = true
+		}
+	}
 	var transitions []engine.Existing
 	for _, e := range live {
 		if p := next.phases[e.Name]; p != "" && p != prev.phases[e.Name] {
 			transitions = append(transitions, e)
 		}
 	}
-	return !known || prev.fingerprint != fingerprint, transitions
+	return fresh, transitions
 }
 
 func (o *observations) forget(key types.NamespacedName) {

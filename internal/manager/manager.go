@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -118,10 +120,14 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 	if err != nil {
 		return nil, err
 	}
+	recorder, err := newRecorder(mgr)
+	if err != nil {
+		return nil, err
+	}
 	deps := controller.Deps{
 		Sink:     sink,
 		Cache:    mgr.GetCache(),
-		Recorder: mgr.GetEventRecorder(EventSource),
+		Recorder: recorder,
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
 	}
@@ -137,6 +143,23 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 		}
 	}
 	return mgr, nil
+}
+
+// newRecorder returns the event recorder, registered to write once the manager starts.
+func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
+	client, err := eventsv1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("create events client: %w", err)
+	}
+	instance, err := os.Hostname() // the Pod's name in a cluster
+	if err != nil {
+		instance = "unknown"
+	}
+	recorder := controller.NewRecorder(client, mgr.GetScheme(), EventSource, EventSource+"-"+instance)
+	if err := mgr.Add(recorder); err != nil {
+		return nil, fmt.Errorf("add event recorder: %w", err)
+	}
+	return recorder, nil
 }
 
 // enabledSources is the one place sources are registered by name.

@@ -54,6 +54,9 @@ const (
 	ReasonExposed = "Exposed"
 	// ReasonPangolinError (Warning): the operator reports an error for the resource.
 	ReasonPangolinError = "PangolinError"
+	// ReasonTLSIgnored (Normal): the Ingress has spec.tls, which Pangolin does not use: it
+	// serves the host with its own certificates.
+	ReasonTLSIgnored = "TLSIgnored"
 
 	ReasonNoRules                    = "NoRules"
 	ReasonEmptyHost                  = "EmptyHost"

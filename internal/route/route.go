@@ -123,3 +123,11 @@ func (r Rejection) String() string {
 	}
 	return fmt.Sprintf("%s (%s): %s", r.Reason, r.Host, r.Message)
 }
+
+// Notice is something users should know about an object that stops nothing from being
+// published: a Normal event with a stable reason, once per change.
+type Notice struct {
+	Origin  Origin
+	Reason  string
+	Message string
+}

@@ -18,7 +18,7 @@ import (
 // WriteStatus implements sources.Source: it writes PIC's entries of status.parents, one
 // per parentRef to a Gateway of PIC's, and leaves other controllers' entries alone. It
 // writes only when something changed, so a converged route is never written to.
-func (s *Source) WriteStatus(ctx context.Context, res sources.Result, _ []string) error {
+func (s *Source) WriteStatus(ctx context.Context, res sources.Result, _ sources.Hostnames) error {
 	want, ok := res.Status.(routeStatus)
 	if !ok || res.Origin == nil {
 		return nil

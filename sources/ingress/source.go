@@ -93,6 +93,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		return res, nil
 	}
 	res.Managed = true
+	if notice := tlsIgnored(&ing, origin); notice != nil {
+		res.Notices = append(res.Notices, *notice)
+	}
 	if !allowed {
 		// The policy wins over a typo: nothing is published or kept in a namespace the
 		// tunnel does not allow.
@@ -298,4 +301,30 @@ func hasRootPrefix(paths []route.PathRule) bool {
 	return slices.ContainsFunc(paths, func(p route.PathRule) bool {
 		return p.Match == route.MatchPrefix && strings.TrimRight(p.Path, "/") == ""
 	})
+}
+
+// tlsIgnored says that spec.tls is not used, if the Ingress has any: Pangolin
+// terminates TLS itself, with the certificates it obtains for its domains, so the
+// Secrets are never read. Saying so beats leaving users to wonder which certificate
+// serves the host.
+func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
+	if len(ing.Spec.TLS) == 0 {
+		return nil
+	}
+	var secrets []string
+	for _, t := range ing.Spec.TLS {
+		if t.SecretName != "" && !slices.Contains(secrets, t.SecretName) {
+			secrets = append(secrets, t.SecretName)
+		}
+	}
+	what := "its Secrets are not read"
+	switch len(secrets) {
+	case 0:
+	case 1:
+		what = "Secret " + secrets[0] + " is not read"
+	default:
+		what = "Secrets " + strings.Join(secrets, ", ") + " are not read"
+	}
+	return &route.Notice{Origin: origin, Reason: pic.ReasonTLSIgnored, Message: fmt.Sprintf(
+		"spec.tls is not used: Pangolin terminates TLS for the hosts it publishes with its own certificates (those of its domains), so %s", what)}
 }

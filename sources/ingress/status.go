@@ -13,8 +13,10 @@ import (
 
 // WriteStatus implements sources.Source: status.loadBalancer.ingress lists the public
 // hostnames Pangolin serves, so `kubectl get ingress` shows an address and Argo CD
-// reports the application Healthy. It writes only when the list changes.
-func (s *Source) WriteStatus(ctx context.Context, res sources.Result, hostnames []string) error {
+// reports the application Healthy. A pending hostname keeps the address it already has,
+// so an edit never empties it while Pangolin goes on serving the host. It writes only
+// when the list changes.
+func (s *Source) WriteStatus(ctx context.Context, res sources.Result, published sources.Hostnames) error {
 	if res.Origin == nil {
 		return nil
 	}
@@ -25,6 +27,12 @@ func (s *Source) WriteStatus(ctx context.Context, res sources.Result, hostnames 
 			return nil
 		}
 		return fmt.Errorf("get Ingress %s: %w", key, err)
+	}
+	hostnames := slices.Clone(published.Served)
+	for _, lb := range ing.Status.LoadBalancer.Ingress {
+		if slices.Contains(published.Pending, lb.Hostname) && !slices.Contains(hostnames, lb.Hostname) {
+			hostnames = append(hostnames, lb.Hostname)
+		}
 	}
 	want := make([]networkingv1.IngressLoadBalancerIngress, 0, len(hostnames))
 	for _, h := range slices.Sorted(slices.Values(hostnames)) {
