@@ -1,6 +1,6 @@
-// Command manager is the Pangolin Ingress Controller: it publishes Ingresses through
-// Pangolin by managing pangolin-operator PangolinResource objects. This file only wires:
-// configuration, logging, then the manager.
+// Command manager is the Pangolin Ingress Controller: it publishes Ingresses (and
+// HTTPRoutes) through Pangolin. This file only wires: configuration, logging, then the
+// manager with the sources and sinks the plugins registry names.
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
+	"github.com/stefb69/pangolin-ingress-controller/plugins"
 )
 
 func main() {
@@ -39,7 +40,7 @@ func run() int {
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(cfg.LogFormat == "console"), zap.Level(logLevel(cfg.LogLevel))))
 	ctx := ctrl.SetupSignalHandler()
-	if err := manager.Run(ctx, cfg); err != nil {
+	if err := manager.Run(ctx, cfg, plugins.Registry); err != nil {
 		ctrl.Log.Error(err, "stopped")
 		return 1
 	}

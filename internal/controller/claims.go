@@ -5,15 +5,15 @@ import (
 	"slices"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // hostClaims settles who publishes a host that several objects name: the oldest
 // managed claim wins (creation time, then namespace/name, then kind), whatever the
 // source kind, the same way on every replica.
 type hostClaims struct {
-	sources []sources.Source
+	sources []plugin.Source
 	// kept lists what an object's PangolinResources serve: a claim counts only where
 	// the claimant keeps a resource for the host.
 	kept func(context.Context, route.Origin) ([]engine.Existing, error)
@@ -60,11 +60,11 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 
 // claims reports whether a source object that keeps a PangolinResource for host still
 // claims it: it publishes it, or holds it while a problem that keeps what exists lasts
-// (sources.Result.Held). One that could publish the host but keeps nothing for it (its
+// (plugin.Result.Held). One that could publish the host but keeps nothing for it (its
 // tunnel is missing, the engine refuses the host, a typo holds it since before it ever
 // published) takes no live host from anyone: owners looks at kept resources first. The
 // moment it creates its resource, the resource's watch wakes the younger claimants,
 // which step back.
-func claims(res sources.Result, host string) bool {
+func claims(res plugin.Result, host string) bool {
 	return slices.Contains(res.Held, host) || slices.ContainsFunc(res.Routes, func(r route.Route) bool { return r.Host == host })
 }

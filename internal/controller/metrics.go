@@ -23,15 +23,8 @@ var (
 		Name: "pic_rejected_objects",
 		Help: "Source objects with at least one current Warning, by source and reason.",
 	}, []string{"source", "reason"})
-	operatorCRD = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "pic_operator_crd_info",
-		Help: "The pangolin-operator PangolinResource CRD variant detected at start-up (target: original, targets: fork); always 1.",
-	}, []string{"variant"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects, operatorCRD)
+	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects)
 }
-
-// RecordCRDVariant exports which operator CRD variant PIC writes for.
-func RecordCRDVariant(variant string) { operatorCRD.WithLabelValues(variant).Set(1) }

@@ -2,27 +2,22 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // TunnelNotReadyRecheck is how often a route waiting for its tunnel to become Ready is
@@ -31,19 +26,17 @@ const TunnelNotReadyRecheck = 30 * time.Second
 
 // Deps are what every source's reconciler shares.
 type Deps struct {
-	Sink     *pangolinresource.Sink
-	Cache    client.Reader // tunnels
+	Sink     plugin.Sink
 	Recorder events.EventRecorder
 	Defaults engine.Defaults
 	// Sources are all running sources: a host is owned cluster-wide, across kinds.
-	Sources []sources.Source
+	Sources []plugin.Source
 }
 
 // Reconciler reconciles the objects of one source.
 type Reconciler struct {
-	source   sources.Source
-	sink     *pangolinresource.Sink
-	cache    client.Reader
+	source   plugin.Source
+	sink     plugin.Sink
 	recorder events.EventRecorder
 	defaults engine.Defaults
 	claims   hostClaims
@@ -56,15 +49,14 @@ type Reconciler struct {
 }
 
 // NewReconciler returns the reconciler of one source.
-func NewReconciler(source sources.Source, deps Deps) *Reconciler {
+func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 	all := deps.Sources
 	if len(all) == 0 {
-		all = []sources.Source{source}
+		all = []plugin.Source{source}
 	}
 	return &Reconciler{
 		source:   source,
 		sink:     deps.Sink,
-		cache:    deps.Cache,
 		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
 		claims:   hostClaims{sources: all, kept: deps.Sink.Current},
@@ -143,18 +135,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	plan := engine.Calculate(desired, existing, hold)
-	applied, applyErr := r.sink.Apply(ctx, plan)
+	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
 		return reconcile.Result{}, applyErr
 	}
-	for _, d := range applied.Conflicts {
-		rejections = append(rejections, route.Rejection{Origin: origin, Host: d.Host, Reason: pic.ReasonNameConflict,
-			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, origin.Kind, d.Host)})
-	}
+	rejections = append(rejections, applied.Rejections...)
 
 	live := served(existing, applied)
-	r.report(ctx, origin, rejections, res.Notices, notReady, live)
+	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)
 	if plan.Empty() {
 		logger.V(1).Info("up to date", "resources", len(desired))
 	}
@@ -177,33 +166,32 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // checkTunnels drops the routes whose tunnel does not exist, holding what exists for
-// them, and names the tunnels that exist but are not Ready yet. Routes through a tunnel
-// that is not Ready are still written: the operator waits for the tunnel itself, and the
-// route is live the moment the tunnel is.
-func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) ([]route.Route, []route.Rejection, []route.TunnelRef, error) {
+// them, and says which tunnels exist but are not Ready yet. Routes through a tunnel
+// that is not Ready are still written: the sink's world waits for the tunnel itself,
+// and the route is live the moment the tunnel is.
+func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) ([]route.Route, []route.Rejection, []route.Notice, error) {
 	var (
 		kept       []route.Route
 		rejections []route.Rejection
-		notReady   []route.TunnelRef
+		notReady   []route.Notice
 		found      = map[route.TunnelRef]bool{}
 	)
 	for _, rt := range routes {
 		exists, seen := found[rt.Tunnel]
 		if !seen {
-			var t tunnelv1alpha1.PangolinTunnel
-			err := r.cache.Get(ctx, types.NamespacedName{Namespace: rt.Tunnel.Namespace, Name: rt.Tunnel.Name}, &t)
-			switch {
-			case apierrors.IsNotFound(err):
-				rejections = append(rejections, route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true,
-					Message: fmt.Sprintf("PangolinTunnel %s does not exist: nothing is published or removed until it does; check the class, the %s annotation and the tunnel configuration", rt.Tunnel, pic.AnnotationTunnelName)})
-			case err != nil:
-				return nil, nil, nil, fmt.Errorf("get PangolinTunnel %s: %w", rt.Tunnel, err)
-			case !t.Ready():
-				notReady = append(notReady, rt.Tunnel)
+			check, err := r.sink.Tunnel(ctx, rt.Tunnel)
+			if err != nil {
+				return nil, nil, nil, err
 			}
-			exists = err == nil
+			switch check.State {
+			case plugin.TunnelNotFound:
+				rejections = append(rejections, route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message})
+			case plugin.TunnelNotReady:
+				notReady = append(notReady, route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
+			}
+			exists = check.State != plugin.TunnelNotFound
 			found[rt.Tunnel] = exists
-			r.waiting.set(rt.Tunnel, key, !exists || !t.Ready())
+			r.waiting.set(rt.Tunnel, key, check.State != plugin.TunnelReady)
 		}
 		if exists {
 			kept = append(kept, rt)
@@ -240,7 +228,7 @@ func holdOf(rejections []route.Rejection) engine.Hold {
 
 // served is what exists for the object after the plan was applied, with the status the
 // operator last reported (none yet for what was just created).
-func served(existing []engine.Existing, applied pangolinresource.Result) []engine.Existing {
+func served(existing []engine.Existing, applied plugin.Applied) []engine.Existing {
 	gone := map[string]bool{}
 	for _, d := range applied.Deleted {
 		gone[d.Name] = true
@@ -260,8 +248,8 @@ func served(existing []engine.Existing, applied pangolinresource.Result) []engin
 // publishedHostnames are the hosts Pangolin serves now, and those written but not
 // confirmed yet (a new version of a served host, most often). A host in error is in
 // neither.
-func publishedHostnames(live []engine.Existing) sources.Hostnames {
-	var out sources.Hostnames
+func publishedHostnames(live []engine.Existing) plugin.Hostnames {
+	var out plugin.Hostnames
 	for _, e := range live {
 		switch host := e.PublicHostname(); e.Status.Phase {
 		case engine.PhaseReady:
@@ -286,12 +274,8 @@ func regarding(o route.Origin) *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: apiVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID}
 }
 
-func resourceRef(r engine.Resource) *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource", Namespace: r.Namespace, Name: r.Name}
-}
-
 // reportApplied emits a Normal event and a log line for every write.
-func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, applied pangolinresource.Result) {
+func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, applied plugin.Applied) {
 	logger := log.FromContext(ctx)
 	for _, c := range []struct {
 		reason, action string
@@ -302,18 +286,19 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 		{pic.ReasonDeleted, "Delete", applied.Deleted},
 	} {
 		for _, d := range c.resources {
-			logger.Info(strings.ToLower(c.reason)+" PangolinResource", "resource", d.Name, "host", d.Host, "tunnel", d.Tunnel.String())
-			r.recorder.Eventf(regarding(origin), resourceRef(d), corev1.EventTypeNormal, c.reason, c.action,
-				"%s PangolinResource %s for host %s (tunnel %s)", c.reason, d.Name, d.Host, d.Tunnel)
+			kind, related := r.sink.Describe(d)
+			logger.Info(strings.ToLower(c.reason)+" "+kind, "resource", d.Name, "host", d.Host, "tunnel", d.Tunnel.String())
+			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeNormal, c.reason, c.action,
+				"%s %s %s for host %s (tunnel %s)", c.reason, kind, d.Name, d.Host, d.Tunnel)
 		}
 	}
 }
 
-// report emits a Warning event for each rejection, a Normal one for each notice and
-// each tunnel not Ready yet, once per message: what the previous reconcile reported
+// report emits a Warning event for each rejection and a Normal one for each notice (a
+// tunnel not Ready yet among them), once per message: what the previous reconcile reported
 // already is not repeated by a resync, so events keep their meaning and a steady state
 // writes nothing; a message that changed is reported again, with its new text.
-func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notices []route.Notice, notReady []route.TunnelRef, live []engine.Existing) {
+func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notices []route.Notice, live []engine.Existing) {
 	logger := log.FromContext(ctx)
 	var reports []report
 	for _, rj := range rejections {
@@ -322,23 +307,20 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 	for _, n := range notices {
 		reports = append(reports, report{eventType: corev1.EventTypeNormal, reason: n.Reason, message: n.Message})
 	}
-	for _, t := range notReady {
-		reports = append(reports, report{eventType: corev1.EventTypeNormal, reason: pic.ReasonTunnelNotReady,
-			message: fmt.Sprintf("PangolinTunnel %s is not Ready yet: the PangolinResources are written and the operator serves them once it is", t)})
-	}
 	slices.SortFunc(reports, func(a, b report) int { return strings.Compare(a.key(), b.key()) })
 	reports = slices.Compact(reports)
 
 	fresh, transitions := r.seen.record(origin.NamespacedName(), reports, live)
 	for _, e := range transitions {
+		_, related := r.sink.Describe(e.Resource)
 		switch e.Status.Phase {
 		case engine.PhaseReady:
 			logger.Info("exposed", "resource", e.Name, "host", e.Host, "url", e.Status.URL)
-			r.recorder.Eventf(regarding(origin), resourceRef(e.Resource), corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
+			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
 				"%s is served by Pangolin at %s", e.Host, e.Status.URL)
 		case engine.PhaseError:
 			logger.Info("pangolin error", "resource", e.Name, "host", e.Host, "message", e.Status.Message)
-			r.recorder.Eventf(regarding(origin), resourceRef(e.Resource), corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
+			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
 				"pangolin-operator could not publish %s (PangolinResource %s): %s", e.Host, e.Name, e.Status.Message)
 		}
 	}

@@ -1,6 +1,6 @@
-// Package manager wires PIC together: the rest config, the detected operator CRD
-// variant, the controller-runtime manager with its cache, and one reconciler per
-// configured source. It holds no logic of its own.
+// Package manager runs PIC: the rest config, the controller-runtime manager with its
+// cache, the configured sink and one reconciler per configured source, taken from the
+// registry it is given. It names no source or sink, and holds no logic of its own.
 package manager
 
 import (
@@ -9,13 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,17 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
-	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
-	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
 // EventSource is the component name on PIC's events.
@@ -61,30 +51,13 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 	return rc, nil
 }
 
-// DetectCapabilities reads the installed PangolinResource CRD.
-func DetectCapabilities(ctx context.Context, rc *rest.Config) (tunnelv1alpha1.Capabilities, error) {
-	c, err := client.New(rc, client.Options{Scheme: apis.Scheme()})
-	if err != nil {
-		// client-go's own text can be as bare as "unknown" for refused credentials.
-		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := c.Get(ctx, client.ObjectKey{Name: tunnelv1alpha1.ResourceCRDName}, &crd); err != nil {
-		if apierrors.IsNotFound(err) {
-			return tunnelv1alpha1.Capabilities{}, fmt.Errorf("the PangolinResource CRD (%s) is not installed: install pangolin-operator (or its CRDs) before PIC", tunnelv1alpha1.ResourceCRDName)
-		}
-		return tunnelv1alpha1.Capabilities{}, fmt.Errorf("read CRD %s to detect the pangolin-operator variant: %w", tunnelv1alpha1.ResourceCRDName, err)
-	}
-	return tunnelv1alpha1.CapabilitiesFromCRD(&crd)
-}
-
 // Run starts PIC and blocks until ctx is cancelled or the manager fails.
-func Run(ctx context.Context, cfg *config.Config) error {
+func Run(ctx context.Context, cfg *config.Config, registry plugin.Registry) error {
 	rc, err := RESTConfig(cfg)
 	if err != nil {
 		return err
 	}
-	mgr, err := New(ctx, cfg, rc)
+	mgr, err := New(ctx, cfg, rc, registry)
 	if err != nil {
 		return err
 	}
@@ -92,17 +65,20 @@ func Run(ctx context.Context, cfg *config.Config) error {
 	return mgr.Start(ctx)
 }
 
-// New detects the operator's CRD variant and returns a manager with every configured
-// source's reconciler registered, not yet started.
-func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager, error) {
-	caps, err := DetectCapabilities(ctx, rc)
-	if err != nil {
-		return nil, err
+// New returns a manager running the configured sources and sink from registry, not
+// yet started.
+func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plugin.Registry) (ctrl.Manager, error) {
+	sinkFactory, ok := registry.Sinks[sinkName(cfg)]
+	if !ok {
+		return nil, fmt.Errorf("no sink named %q in this build", sinkName(cfg))
 	}
-	log.FromContext(ctx).Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
-	controller.RecordCRDVariant(caps.Variant())
-
-	mgr, err := ctrl.NewManager(rc, managerOptions(cfg))
+	// The API server is reached before anything else, so that a wrong kubeconfig or
+	// refused credentials say so plainly rather than as a failing informer.
+	if _, err := client.New(rc, client.Options{Scheme: apis.Scheme()}); err != nil {
+		// client-go's own text can be as bare as "unknown" for refused credentials.
+		return nil, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
+	}
+	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, sinkFactory))
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -112,11 +88,15 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
 		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
-	if err := controller.IndexPangolinResources(ctx, mgr); err != nil {
+	sink, err := sinkFactory.New(ctx, mgr, cfg)
+	if err != nil {
 		return nil, err
 	}
-	sink := pangolinresource.New(mgr.GetClient(), mgr.GetAPIReader(), caps)
-	all, err := enabledSources(ctx, cfg, mgr)
+	wakeups := &controller.Wakeups{}
+	if err := sink.Register(ctx, mgr, wakeups); err != nil {
+		return nil, err
+	}
+	all, err := enabledSources(ctx, cfg, mgr, registry)
 	if err != nil {
 		return nil, err
 	}
@@ -126,24 +106,21 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config) (ctrl.Manager
 	}
 	deps := controller.Deps{
 		Sink:     sink,
-		Cache:    mgr.GetCache(),
 		Recorder: recorder,
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
 	}
 	for _, src := range all {
 		r := controller.NewReconciler(src, deps)
-		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles); err != nil {
+		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles, wakeups); err != nil {
 			return nil, fmt.Errorf("set up %s controller: %w", src.Name(), err)
-		}
-		if sc, ok := src.(interface{ SetupStatusControllers(ctrl.Manager) error }); ok {
-			if err := sc.SetupStatusControllers(mgr); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return mgr, nil
 }
+
+// sinkName is the configured sink.
+func sinkName(*config.Config) string { return "pangolinresource" }
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
 func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
@@ -162,34 +139,29 @@ func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
 	return recorder, nil
 }
 
-// enabledSources is the one place sources are registered by name.
-func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) ([]sources.Source, error) {
-	var out []sources.Source
+// enabledSources builds the configured sources; one whose API is not installed is left
+// out with a log line, so that PIC goes on serving the others.
+func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry) ([]plugin.Source, error) {
+	var out []plugin.Source
 	for _, name := range cfg.Sources {
-		switch name {
-		case config.SourceIngress:
-			out = append(out, ingress.New(mgr.GetClient(), ingress.Config{
-				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
-			}))
-		case config.SourceHTTPRoute:
-			missing, err := missingGatewayAPIKinds(mgr)
-			if err != nil {
-				return nil, err
-			}
-			if len(missing) > 0 {
-				// Keep serving Ingresses: a missing optional API is not a reason to stop.
-				log.FromContext(ctx).Info("the httproute source is disabled: Gateway API CRDs are not installed at "+gatewayv1.GroupVersion.String()+"; install the Gateway API v1.5+ standard CRDs and restart PIC", "missing", missing)
-				continue
-			}
-			out = append(out, gatewayapi.New(mgr.GetClient(), gatewayapi.Config{
-				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
-			}))
+		factory, ok := registry.Sources[name]
+		if !ok {
+			return nil, fmt.Errorf("no source named %q in this build", name)
 		}
+		src, err := factory(ctx, mgr, cfg)
+		switch {
+		case errors.Is(err, plugin.ErrUnavailable):
+			log.FromContext(ctx).Info("the "+name+" source is disabled", "reason", err.Error())
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("build the %s source: %w", name, err)
+		}
+		out = append(out, src)
 	}
 	return out, nil
 }
 
-func managerOptions(cfg *config.Config) ctrl.Options {
+func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
 	resync := cfg.ResyncPeriod
 	return ctrl.Options{
 		Scheme:                        apis.Scheme(),
@@ -199,46 +171,27 @@ func managerOptions(cfg *config.Config) ctrl.Options {
 		LeaderElectionID:              cfg.LeaderElection.ID,
 		LeaderElectionNamespace:       cfg.LeaderElection.Namespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions(cfg, &resync),
+		Cache:                         cacheOptions(cfg, &resync, sink),
 	}
 }
 
-// cacheOptions keep in memory only what PIC reads: the watched namespaces (plus where
-// tunnels live), PangolinResources that carry PIC's label, and no managedFields.
-func cacheOptions(cfg *config.Config, resync *time.Duration) cache.Options {
+// cacheOptions keep in memory only what PIC reads: the watched namespaces, no
+// managedFields, and what the sink asks for its own objects.
+func cacheOptions(cfg *config.Config, resync *time.Duration, sink plugin.SinkFactory) cache.Options {
 	opts := cache.Options{
 		SyncPeriod:       resync,
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{&tunnelv1alpha1.PangolinResource{}: {Label: pangolinresource.CacheSelector()}},
 	}
-	if len(cfg.WatchNamespaces) == 0 {
-		return opts
+	if sink.Cache != nil {
+		opts.ByObject = sink.Cache(cfg)
 	}
-	opts.DefaultNamespaces = map[string]cache.Config{}
-	for _, ns := range cfg.WatchNamespaces {
-		opts.DefaultNamespaces[ns] = cache.Config{}
-	}
-	tunnelNamespaces := map[string]cache.Config{}
-	for _, ns := range append(slices.Clone(cfg.WatchNamespaces), configuredTunnelNamespaces(cfg)...) {
-		tunnelNamespaces[ns] = cache.Config{}
-	}
-	opts.ByObject[&tunnelv1alpha1.PangolinTunnel{}] = cache.ByObject{Namespaces: tunnelNamespaces}
-	return opts
-}
-
-func configuredTunnelNamespaces(cfg *config.Config) []string {
-	var out []string
-	add := func(ns string) {
-		if ns != "" && !slices.Contains(out, ns) {
-			out = append(out, ns)
+	if len(cfg.WatchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range cfg.WatchNamespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	add(cfg.Tunnels.Namespace)
-	add(cfg.Tunnels.Default.Namespace)
-	for _, t := range cfg.Tunnels.Aliases {
-		add(t.Namespace)
-	}
-	return out
+	return opts
 }
 
 // cachesSynced makes /readyz fail until every informer has synced, so a new replica
@@ -250,24 +203,4 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 		}
 		return nil
 	}
-}
-
-// missingGatewayAPIKinds lists the Gateway API kinds the httproute source reads that the
-// API server does not serve at v1. An older bundle serving ReferenceGrant only at v1beta1
-// would leave an informer that never syncs, so it counts as missing.
-// Any other discovery error is returned: a passing API server hiccup must not switch the
-// source off until the next restart.
-func missingGatewayAPIKinds(mgr ctrl.Manager) ([]string, error) {
-	var missing []string
-	for _, kind := range []string{"GatewayClass", "Gateway", "HTTPRoute", "ReferenceGrant"} {
-		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
-		_, err := mgr.GetRESTMapper().RESTMapping(gk, gatewayv1.GroupVersion.Version)
-		switch {
-		case meta.IsNoMatchError(err):
-			missing = append(missing, kind)
-		case err != nil:
-			return nil, fmt.Errorf("look up the Gateway API %s kind: %w", kind, err)
-		}
-	}
-	return missing, nil
 }

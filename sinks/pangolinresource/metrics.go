@@ -12,7 +12,15 @@ var writes = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "PangolinResource writes sent to the API server, by operation (create, update, delete) and result (success, error).",
 }, []string{"operation", "result"})
 
-func init() { metrics.Registry.MustRegister(writes) }
+var operatorCRD = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_operator_crd_info",
+	Help: "The pangolin-operator PangolinResource CRD variant detected at start-up (target: original, targets: fork); always 1.",
+}, []string{"variant"})
+
+func init() { metrics.Registry.MustRegister(writes, operatorCRD) }
+
+// recordCRDVariant exports which operator CRD variant PIC writes for.
+func recordCRDVariant(variant string) { operatorCRD.WithLabelValues(variant).Set(1) }
 
 func countWrite(operation string, err error) {
 	result := "success"

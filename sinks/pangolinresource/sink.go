@@ -16,6 +16,7 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -60,12 +61,14 @@ func New(c client.Client, live client.Reader, caps tunnelv1alpha1.Capabilities) 
 	return &Sink{client: c, live: live, caps: caps}
 }
 
-// Features is what the installed CRD lets the engine express.
+var _ plugin.Sink = (*Sink)(nil)
+
+// Features implements plugin.Sink: what the installed CRD lets the engine express.
 func (s *Sink) Features() engine.Features {
 	return engine.Features{PathRouting: s.caps.Targets, AccessControl: s.caps.AccessControl, TunnelNamespace: s.caps.TunnelNamespace}
 }
 
-// Current returns the resources that origin owns.
+// Current implements plugin.Sink: the resources that origin owns.
 func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Existing, error) {
 	var list tunnelv1alpha1.PangolinResourceList
 	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}); err != nil {
@@ -78,26 +81,23 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 	return out, nil
 }
 
-// Result is what Apply did, for events and logs.
-type Result struct {
-	Created, Updated, Deleted []engine.Resource
-	// Conflicts are desired resources whose name is taken by an object PIC does not own.
-	Conflicts []engine.Resource
-}
-
-// Apply carries out plan. It stops at the first API error, which the caller retries with
-// backoff; what was done before it is in the result.
+// Apply implements plugin.Sink. It stops at the first API error, which the caller
+// retries with backoff; what was done before it is in the result.
 //
 // Before it returns, Apply waits (briefly, see cacheCatchUp) until the cache shows its
 // own writes. Each write wakes the owner up again through its watch event; a reconcile
 // running on a cache that has not seen every write yet would create a resource again
 // (AlreadyExists, then a read) or update it from a stale version (a 409 and a retry).
 // A multi-host Ingress met that on about one resource in twenty while converging.
-func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
+func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	var (
-		res     Result
+		res     plugin.Applied
 		written []write
 	)
+	conflict := func(d engine.Resource) {
+		res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: d.Host, Reason: pic.ReasonNameConflict,
+			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, owner.Kind, d.Host)})
+	}
 	defer func() { s.awaitCache(ctx, written) }()
 	for _, d := range plan.Create {
 		key := d.Namespace + "/" + d.Name
@@ -109,7 +109,7 @@ func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 				return res, err
 			}
 			if exists && !mine {
-				res.Conflicts = append(res.Conflicts, d)
+				conflict(d)
 				continue
 			}
 			s.conflicts.Delete(key)
@@ -130,7 +130,7 @@ func (s *Sink) Apply(ctx context.Context, plan engine.Plan) (Result, error) {
 			}
 			if exists && !mine {
 				s.conflicts.Store(key, struct{}{})
-				res.Conflicts = append(res.Conflicts, d)
+				conflict(d)
 			}
 		default:
 			return res, fmt.Errorf("create PangolinResource %s/%s: %w", d.Namespace, d.Name, err)

@@ -22,17 +22,17 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
-// SetupStatusControllers registers the controllers that make PIC the implementation of
-// its GatewayClass: GatewayClasses get Accepted, Gateways get Accepted, Programmed (the
-// tunnel they stand for exists) and listener status with attachedRoutes.
-func (s *Source) SetupStatusControllers(mgr ctrl.Manager) error {
+// registerStatusControllers registers the controllers that make PIC the implementation
+// of its GatewayClass: GatewayClasses get Accepted, Gateways get Accepted, Programmed
+// (the tunnel they stand for exists) and listener status with attachedRoutes.
+func (s *Source) registerStatusControllers(mgr ctrl.Manager) error {
 	opts := controller.Options{SkipNameValidation: ptr.To(true)}
 	// Status writes (PIC's own: route parents, Gateway listeners, class conditions)
 	// change no Gateway's status: counting attached routes reads their specs.
-	specChanged := builder.WithPredicates(sources.SpecOrMetadataChanged())
+	specChanged := builder.WithPredicates(plugin.SpecOrMetadataChanged())
 	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").WithOptions(opts).
 		For(&gatewayv1.GatewayClass{}).
 		Complete(reconcile.Func(s.ReconcileGatewayClass)); err != nil {

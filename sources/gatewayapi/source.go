@@ -9,24 +9,64 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ sources.Source = (*Source)(nil)
+var _ plugin.Source = (*Source)(nil)
 
 // Config is what the HTTPRoute source needs from PIC's configuration.
 type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string
 	ClusterDomain string
+}
+
+// Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
+// (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
+// serving Ingresses rather than stopping for an optional API.
+func Factory(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
+	missing, err := missingKinds(mgr.GetRESTMapper())
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API v1.5+ standard CRDs and restart PIC",
+			plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "))
+	}
+	return New(mgr.GetClient(), Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}), nil
+}
+
+// missingKinds lists the Gateway API kinds the source reads that the API server does
+// not serve at v1. An older bundle serving ReferenceGrant only at v1beta1 would leave an
+// informer that never syncs, so it counts as missing. Any other discovery error is
+// returned: a passing API server hiccup must not switch the source off until the next
+// restart.
+func missingKinds(mapper meta.RESTMapper) ([]string, error) {
+	var missing []string
+	for _, kind := range []string{"GatewayClass", "Gateway", kindHTTPRoute, "ReferenceGrant"} {
+		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
+		_, err := mapper.RESTMapping(gk, gatewayv1.GroupVersion.Version)
+		switch {
+		case meta.IsNoMatchError(err):
+			missing = append(missing, kind)
+		case err != nil:
+			return nil, fmt.Errorf("look up the Gateway API %s kind: %w", kind, err)
+		}
+	}
+	return missing, nil
 }
 
 // Source reads HTTPRoutes attached to PIC's Gateways.
@@ -38,10 +78,10 @@ type Source struct {
 // New returns the HTTPRoute source reading through c.
 func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
 
-// Name implements sources.Source.
+// Name implements plugin.Source.
 func (s *Source) Name() string { return "httproute" }
 
-// Object implements sources.Source.
+// Object implements plugin.Source.
 func (s *Source) Object() client.Object { return &gatewayv1.HTTPRoute{} }
 
 // parentStatus is PIC's verdict for one parentRef of a route.
@@ -82,24 +122,24 @@ type evaluation struct {
 
 type gatewayKey = types.NamespacedName
 
-// Routes implements sources.Source.
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.Result, error) {
+// Routes implements plugin.Source.
+func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
 	var hr gatewayv1.HTTPRoute
 	if err := s.client.Get(ctx, key, &hr); err != nil {
 		if apierrors.IsNotFound(err) {
-			return sources.Result{}, nil
+			return plugin.Result{}, nil
 		}
-		return sources.Result{}, fmt.Errorf("get HTTPRoute %s: %w", key, err)
+		return plugin.Result{}, fmt.Errorf("get HTTPRoute %s: %w", key, err)
 	}
 	if hr.DeletionTimestamp != nil {
 		origin := originOf(&hr)
-		return sources.Result{Origin: &origin, Deleting: true}, nil
+		return plugin.Result{Origin: &origin, Deleting: true}, nil
 	}
 	ev, err := s.evaluate(ctx, &hr)
 	if err != nil {
-		return sources.Result{}, err
+		return plugin.Result{}, err
 	}
-	res := sources.Result{Origin: &ev.origin, Rejections: ev.rejections, Status: ev.status}
+	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Status: ev.status}
 	if len(ev.status.parents) == 0 {
 		// Not attached to any Gateway of PIC's. If it was (the parentRef was removed or
 		// its Gateway left PIC's class), PIC's stale status.parents entries must go.
@@ -120,7 +160,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 		gw := ev.hosts[host]
 		paths, owner, err := s.merged(ctx, ev, host, gw)
 		if err != nil {
-			return sources.Result{}, err
+			return plugin.Result{}, err
 		}
 		if owner != ev {
 			// Published through the oldest route that shares the host. Its access

@@ -21,8 +21,8 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 )
 
@@ -83,7 +83,7 @@ type indexedReader struct {
 	stores        map[reflect.Type]toolscache.Indexer
 }
 
-func newIndexedReader(b *testing.B, objs []client.Object, indexes []sources.Index) indexedReader {
+func newIndexedReader(b *testing.B, objs []client.Object, indexes []plugin.Index) indexedReader {
 	r := indexedReader{stores: map[reflect.Type]toolscache.Indexer{}}
 	for _, o := range objs {
 		t := reflect.TypeOf(o)

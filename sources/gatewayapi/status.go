@@ -12,13 +12,13 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
-// WriteStatus implements sources.Source: it writes PIC's entries of status.parents, one
+// WriteStatus implements plugin.Source: it writes PIC's entries of status.parents, one
 // per parentRef to a Gateway of PIC's, and leaves other controllers' entries alone. It
 // writes only when something changed, so a converged route is never written to.
-func (s *Source) WriteStatus(ctx context.Context, res sources.Result, _ sources.Hostnames) error {
+func (s *Source) WriteStatus(ctx context.Context, res plugin.Result, _ plugin.Hostnames) error {
 	want, ok := res.Status.(routeStatus)
 	if !ok || res.Origin == nil {
 		return nil

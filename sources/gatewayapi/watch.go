@@ -8,16 +8,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // Cache indexes, so that a change to a related object reaches the routes it concerns
@@ -30,9 +33,9 @@ const (
 	noHostnames       = ""                         // the hostIndex key of routes without hostnames
 )
 
-// Indexes implements sources.Source.
-func (s *Source) Indexes() []sources.Index {
-	return []sources.Index{
+// Indexes are the source's cache indexes; Register adds them to the manager's cache.
+func (s *Source) Indexes() []plugin.Index {
+	return []plugin.Index{
 		{Object: &gatewayv1.HTTPRoute{}, Field: parentIndex, Func: indexParents},
 		{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: s.indexHosts},
 		{Object: &gatewayv1.HTTPRoute{}, Field: serviceIndex, Func: indexServices},
@@ -40,15 +43,21 @@ func (s *Source) Indexes() []sources.Index {
 	}
 }
 
-// Watch implements sources.Source: Gateways, GatewayClasses, ReferenceGrants, Services
-// and Namespaces (for allowedRoutes selectors) bring their routes back.
-func (s *Source) Watch(b *builder.Builder) {
+// Register implements plugin.Source: Gateways, GatewayClasses, ReferenceGrants,
+// Services and Namespaces (for allowedRoutes selectors) bring their routes back; a
+// Gateway whose listener hostnames move wakes the claimants of those hosts, of every
+// kind; and PIC writes the status of its GatewayClasses and Gateways.
+func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake plugin.Wake) error {
+	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
+		return err
+	}
 	// PIC writes the status of Gateways and GatewayClasses: a status write changes
 	// nothing for their routes, and would bring every one of them back.
-	specChanged := builder.WithPredicates(sources.SpecOrMetadataChanged())
+	specChanged := builder.WithPredicates(plugin.SpecOrMetadataChanged())
 	b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
 	}), specChanged).
+		Watches(&gatewayv1.Gateway{}, listenerHostsMoved(wake)).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass), specChanged).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(s.routesOfGrant)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -57,15 +66,29 @@ func (s *Source) Watch(b *builder.Builder) {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return s.inNamespace(ctx, o.GetName())
 		}))
+	return s.registerStatusControllers(mgr)
 }
 
-// RelatedHosts implements sources.HostsFromRelated: a Gateway gives its listener
-// hostnames to the routes without hostnames (or with wildcards) attached to it.
-func (s *Source) RelatedHosts() []sources.RelatedHosts {
-	return []sources.RelatedHosts{{Object: &gatewayv1.Gateway{}, Hosts: indexListenerHosts}}
+// listenerHostsMoved wakes the claimants, of every kind, of the hostnames a Gateway's
+// listeners named before or name now: a route without hostnames is served under them,
+// so they change who serves those hosts.
+func listenerHostsMoved(wake plugin.Wake) handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			wake.Hosts(ctx, indexListenerHosts(e.Object)...)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if plugin.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {
+				wake.Hosts(ctx, append(indexListenerHosts(e.ObjectOld), indexListenerHosts(e.ObjectNew)...)...)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			wake.Hosts(ctx, indexListenerHosts(e.Object)...)
+		},
+	}
 }
 
-// Hosts implements sources.Source: the route's hostnames, and the hostnames it is
+// Hosts implements plugin.Source: the route's hostnames, and the hostnames it is
 // served under through listeners that name one, when it names none or a wildcard.
 func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 	hr, ok := obj.(*gatewayv1.HTTPRoute)
@@ -98,7 +121,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 	return out
 }
 
-// Claimants implements sources.Source.
+// Claimants implements plugin.Source.
 func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
 	routes, err := s.claimantRoutes(ctx, host)
 	if err != nil {

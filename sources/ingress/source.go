@@ -10,16 +10,19 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ sources.Source = (*Source)(nil)
+var _ plugin.Source = (*Source)(nil)
 
 // Config is what the Ingress source needs from PIC's configuration.
 type Config struct {
@@ -37,30 +40,30 @@ type Source struct {
 // New returns the Ingress source reading through c.
 func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
 
-// Name implements sources.Source.
+// Name implements plugin.Source.
 func (s *Source) Name() string { return "ingress" }
 
-// Object implements sources.Source.
+// Object implements plugin.Source.
 func (s *Source) Object() client.Object { return &networkingv1.Ingress{} }
 
-// Routes implements sources.Source.
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.Result, error) {
+// Routes implements plugin.Source.
+func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
 	var ing networkingv1.Ingress
 	if err := s.client.Get(ctx, key, &ing); err != nil {
 		if apierrors.IsNotFound(err) {
-			return sources.Result{}, nil
+			return plugin.Result{}, nil
 		}
-		return sources.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
+		return plugin.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
 	}
 	origin := originOf(&ing)
-	res := sources.Result{Origin: &origin, Deleting: ing.DeletionTimestamp != nil}
+	res := plugin.Result{Origin: &origin, Deleting: ing.DeletionTimestamp != nil}
 	if res.Deleting {
 		return res, nil
 	}
 	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
 	class, err := s.classify(ctx, &ing, opts)
 	if err != nil {
-		return sources.Result{}, err
+		return plugin.Result{}, err
 	}
 	tunnelName := opts.tunnel
 	if tunnelName == "" {
@@ -114,7 +117,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (sources.
 
 	hosts, defaultPaths, err := s.collect(ctx, &ing, opts.backendScheme, reject)
 	if err != nil {
-		return sources.Result{}, err
+		return plugin.Result{}, err
 	}
 	for _, h := range hosts {
 		if h.unservable {
@@ -327,4 +330,9 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 	}
 	return &route.Notice{Origin: origin, Reason: pic.ReasonTLSIgnored, Message: fmt.Sprintf(
 		"spec.tls is not used: Pangolin terminates TLS for the hosts it publishes with its own certificates (those of its domains), so %s", what)}
+}
+
+// Factory builds the Ingress source from PIC's configuration.
+func Factory(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
+	return New(mgr.GetClient(), Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}), nil
 }

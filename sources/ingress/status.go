@@ -8,15 +8,15 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/stefb69/pangolin-ingress-controller/sources"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
-// WriteStatus implements sources.Source: status.loadBalancer.ingress lists the public
+// WriteStatus implements plugin.Source: status.loadBalancer.ingress lists the public
 // hostnames Pangolin serves, so `kubectl get ingress` shows an address and Argo CD
 // reports the application Healthy. A pending hostname keeps the address it already has,
 // so an edit never empties it while Pangolin goes on serving the host. It writes only
 // when the list changes.
-func (s *Source) WriteStatus(ctx context.Context, res sources.Result, published sources.Hostnames) error {
+func (s *Source) WriteStatus(ctx context.Context, res plugin.Result, published plugin.Hostnames) error {
 	if res.Origin == nil {
 		return nil
 	}

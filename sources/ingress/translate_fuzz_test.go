@@ -29,9 +29,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
@@ -297,7 +297,7 @@ func fuzzClient(ing *networkingv1.Ingress) (client.Client, bool) {
 }
 
 // checkSourceResult checks what the Ingress source returns, before the engine.
-func checkSourceResult(t *testing.T, src *ingress.Source, ing *networkingv1.Ingress, res sources.Result, reasons map[string]bool) {
+func checkSourceResult(t *testing.T, src *ingress.Source, ing *networkingv1.Ingress, res plugin.Result, reasons map[string]bool) {
 	t.Helper()
 	if res.Origin == nil || res.Origin.Namespace != ing.Namespace || res.Origin.Name != ing.Name {
 		t.Fatalf("result of a stored Ingress has origin %v", res.Origin)

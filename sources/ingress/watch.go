@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -15,8 +16,8 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // Cache indexes on Ingresses, so that a change to a related object reaches the Ingresses
@@ -27,22 +28,27 @@ const (
 	hostIndex    = "pic.ingress.host"    // every normalized host
 )
 
-// Indexes implements sources.Source.
-func (s *Source) Indexes() []sources.Index {
-	return []sources.Index{
+// Indexes are the source's cache indexes; Register adds them to the manager's cache.
+func (s *Source) Indexes() []plugin.Index {
+	return []plugin.Index{
 		{Object: &networkingv1.Ingress{}, Field: serviceIndex, Func: indexServices},
 		{Object: &networkingv1.Ingress{}, Field: classIndex, Func: indexClass},
 		{Object: &networkingv1.Ingress{}, Field: hostIndex, Func: s.indexHosts},
 	}
 }
 
-// Watch implements sources.Source.
-func (s *Source) Watch(b *builder.Builder) {
+// Register implements plugin.Source: Services and IngressClasses bring their
+// Ingresses back, found through cache indexes rather than by listing every Ingress.
+func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, _ plugin.Wake) error {
+	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
+		return err
+	}
 	b.Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfService)).
 		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfClass))
+	return nil
 }
 
-// Claimants implements sources.Source.
+// Claimants implements plugin.Source.
 func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
 	list, err := s.byIndex(ctx, hostIndex, host, "")
 	if err != nil {
@@ -89,7 +95,7 @@ func indexClass(obj client.Object) []string {
 	return []string{ing.Annotations[pic.LegacyClassAnnotation]}
 }
 
-// Hosts implements sources.Source.
+// Hosts implements plugin.Source.
 func (s *Source) Hosts(_ context.Context, obj client.Object) []string { return s.indexHosts(obj) }
 
 func (s *Source) indexHosts(obj client.Object) []string {

@@ -1,4 +1,4 @@
-package controller
+package integration_test
 
 import (
 	"bufio"
@@ -34,10 +34,11 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
@@ -132,9 +133,9 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 	src = ingress.New(c, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	gwSrc = gatewayapi.New(c, gatewayapi.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
 	recorder := &eventLog{}
-	deps := Deps{Sink: pangolinresource.New(c, c, caps), Cache: c, Recorder: recorder, Defaults: engine.Defaults{SSO: true},
-		Sources: []sources.Source{src, gwSrc}}
-	reconcilers := map[string]*Reconciler{"Ingress": NewReconciler(src, deps), "HTTPRoute": NewReconciler(gwSrc, deps)}
+	deps := controller.Deps{Sink: pangolinresource.New(c, c, caps), Recorder: recorder, Defaults: engine.Defaults{SSO: true},
+		Sources: []plugin.Source{src, gwSrc}}
+	reconcilers := map[string]*controller.Reconciler{"Ingress": controller.NewReconciler(src, deps), "HTTPRoute": controller.NewReconciler(gwSrc, deps)}
 
 	type job struct {
 		kind string

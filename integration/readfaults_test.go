@@ -1,4 +1,4 @@
-package controller_test
+package integration_test
 
 import (
 	"context"
@@ -28,10 +28,10 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
-	"github.com/stefb69/pangolin-ingress-controller/sources"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
@@ -195,8 +195,8 @@ func testReadFault(t *testing.T, caps tunnelv1alpha1.Capabilities, fault readFau
 		&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "team"}})
 	src := ingress.New(c, cfg)
 	r := controller.NewReconciler(src, controller.Deps{
-		Sink: pangolinresource.New(c, c, caps), Cache: c, Recorder: &reasonLog{}, Defaults: engine.Defaults{SSO: true},
-		Sources: []sources.Source{src},
+		Sink: pangolinresource.New(c, c, caps), Recorder: &reasonLog{}, Defaults: engine.Defaults{SSO: true},
+		Sources: []plugin.Source{src},
 	})
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "shop"}}
 	_, err := r.Reconcile(ctx, req)

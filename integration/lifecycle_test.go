@@ -1,4 +1,4 @@
-package controller_test
+package integration_test
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/plugins"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -124,7 +125,7 @@ func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http
 	if wrap != nil {
 		rc.Wrap(wrap)
 	}
-	mgr, err := manager.New(ctx, cfg, rc)
+	mgr, err := manager.New(ctx, cfg, rc, plugins.Registry)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

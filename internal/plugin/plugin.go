@@ -1,0 +1,180 @@
+// Package plugin holds the contracts between PIC's core and its adapters: a Source
+// turns one kind of Kubernetes object into routes, a Sink makes the desired state
+// real somewhere (PangolinResource objects, Pangolin's API). The adapters live under
+// sources/ and sinks/ and import this package; nothing here knows any of them. The
+// composition root fills a Registry with them, by name.
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// Source is one kind of object that PIC turns into routes. A source reads; it never
+// writes the objects PIC creates, only its own objects' status.
+type Source interface {
+	// Name is the source's configuration name: "ingress", "httproute".
+	Name() string
+	// Object is an empty object of the kind the source reconciles.
+	Object() client.Object
+	// Routes reads the object with key. The error is for infrastructure failures only
+	// (the cache, the API server): a user's mistake is a Rejection.
+	Routes(ctx context.Context, key types.NamespacedName) (Result, error)
+	// Hosts returns the hosts an object of the source's kind claims, normalized, whether
+	// or not they are valid to publish.
+	Hosts(ctx context.Context, obj client.Object) []string
+	// Claimants returns the objects of the source's kind that claim host, from an index.
+	Claimants(ctx context.Context, host string) ([]route.Origin, error)
+	// WriteStatus records on the object what Pangolin serves for it and res.Status, if
+	// they differ from what it records. Only called when res.OwnsStatus.
+	WriteStatus(ctx context.Context, res Result, hostnames Hostnames) error
+	// Register adds what the source reads besides its own objects, before the manager
+	// starts: cache indexes, watches on related objects (to b, the builder of its own
+	// controller), controllers of its own (status of the objects it is attached to).
+	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake) error
+}
+
+// Result is what a source makes of one of its objects.
+type Result struct {
+	// Origin is nil when the object does not exist (any more).
+	Origin *route.Origin
+	// Deleting is true once the object's deletion has begun (a finalizer, or foreground
+	// deletion, keeps it a while): what it owns is the garbage collector's to remove or
+	// orphan, as the deletion asks, and it claims no host any more.
+	Deleting bool
+	// Managed is false when PIC must not publish the object: another class, opted out.
+	// Whatever PIC created for it is then removed.
+	Managed bool
+	// OwnsStatus is true when PIC is the object's controller (its class is PIC's), so
+	// that writing its status fights no other controller.
+	OwnsStatus bool
+	// Routes are the hosts that can be published; Rejections say what cannot, and why.
+	Routes     []route.Route
+	Rejections []route.Rejection
+	// Notices are facts users should know that stop nothing (spec.tls is not used):
+	// Normal events, once per change.
+	Notices []route.Notice
+	// Held are the hosts the object keeps while a problem that holds what exists lasts
+	// (a missing Service, an invalid annotation): still its claims, so that no younger
+	// object publishes them beside what it keeps. Only hosts it could publish: none of
+	// a route its Gateway refuses, or of an object the tunnel policy does not allow.
+	Held []string
+	// Status is what the source wants to write on the object besides the hostnames
+	// (an HTTPRoute's parent conditions), in its own terms.
+	Status any
+}
+
+// Hostnames are the public hostnames of what an object publishes.
+type Hostnames struct {
+	// Served are confirmed: Pangolin serves them.
+	Served []string
+	// Pending are written and not confirmed yet, most often a new version of a host
+	// Pangolin already serves: an address already shown for one stays, so that an edit
+	// does not make the object look unpublished (Argo CD's Progressing) while Pangolin
+	// keeps serving it. A host the sink reports an error for is in neither list.
+	Pending []string
+}
+
+// Sink makes the desired state real, and reads back what it made.
+type Sink interface {
+	// Features is what the sink can express.
+	Features() engine.Features
+	// Tunnel says whether routes can go through a tunnel, in the sink's own terms.
+	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
+	// Current returns what the sink keeps for owner: only what it created for it.
+	Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error)
+	// Apply carries out plan for owner. It stops at the first infrastructure error,
+	// which the caller retries with backoff; what was done before it is in Applied.
+	Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (Applied, error)
+	// Describe names a resource in events and logs: its kind in the sink's world, and
+	// the Kubernetes object that holds it, if one does.
+	Describe(r engine.Resource) (kind string, object *corev1.ObjectReference)
+	// Register adds what the sink reads or watches, before the manager starts; changes
+	// in its world wake the source objects they concern through wake.
+	Register(ctx context.Context, mgr ctrl.Manager, wake Wake) error
+}
+
+// TunnelState is whether a tunnel can carry routes.
+type TunnelState string
+
+const (
+	TunnelReady    TunnelState = "Ready"
+	TunnelNotReady TunnelState = "NotReady" // it exists: routes are written, and served once it is Ready
+	TunnelNotFound TunnelState = "NotFound" // routes are neither published nor removed
+)
+
+// TunnelCheck is a tunnel's state, with the message users see when it is not Ready.
+type TunnelCheck struct {
+	State   TunnelState
+	Message string
+}
+
+// Applied is what Apply did, for events and logs.
+type Applied struct {
+	Created, Updated, Deleted []engine.Resource
+	// Rejections are desired resources the sink refused to write (their name or host is
+	// taken by something PIC does not own), with why.
+	Rejections []route.Rejection
+}
+
+// Wake brings source objects back to reconciliation when something they depend on
+// changes. Every source's controller hears it; a call never blocks for long.
+type Wake interface {
+	// Owners: what the sink keeps for these objects changed.
+	Owners(ctx context.Context, owners ...route.Origin)
+	// Hosts: who serves these hosts may change; their claimants look again.
+	Hosts(ctx context.Context, hosts ...string)
+	// Tunnels: these tunnels appeared, changed or went; the objects waiting for them
+	// look again.
+	Tunnels(ctx context.Context, tunnels ...route.TunnelRef)
+}
+
+// SourceFactory builds a source for a manager that has not started.
+type SourceFactory func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Source, error)
+
+// SinkFactory builds a sink.
+type SinkFactory struct {
+	// Cache says how the manager's cache holds the objects the sink reads, before the
+	// manager exists; nil when the defaults do.
+	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
+	New   func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Sink, error)
+}
+
+// Registry is every source and sink PIC can run, by configuration name.
+type Registry struct {
+	Sources map[string]SourceFactory
+	Sinks   map[string]SinkFactory
+}
+
+// ErrUnavailable marks a source that cannot run in this cluster (its API is not
+// installed): PIC goes on with the others and says so.
+var ErrUnavailable = errors.New("unavailable")
+
+// Index is a cache index an adapter reads through.
+type Index struct {
+	Object client.Object
+	Field  string
+	Func   client.IndexerFunc
+}
+
+// AddIndexes registers indexes with the manager's cache, before it starts.
+func AddIndexes(ctx context.Context, mgr ctrl.Manager, indexes []Index) error {
+	for _, idx := range indexes {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, idx.Object, idx.Field, idx.Func); err != nil {
+			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package plugins is PIC's composition root: the one place that names the concrete
+// sources and sinks, by the names configuration uses. A new source or sink is its own
+// package under sources/ or sinks/ and one line here.
+package plugins
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
+	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
+)
+
+// Registry is every source and sink this build can run.
+var Registry = plugin.Registry{
+	Sources: map[string]plugin.SourceFactory{
+		"ingress":   ingress.Factory,
+		"httproute": gatewayapi.Factory,
+	},
+	Sinks: map[string]plugin.SinkFactory{
+		"pangolinresource": pangolinresource.Factory,
+	},
+}
+
+// SourceNames are the registered sources' names, sorted.
+func SourceNames() []string { return slices.Sorted(maps.Keys(Registry.Sources)) }
+
+// SinkNames are the registered sinks' names, sorted.
+func SinkNames() []string { return slices.Sorted(maps.Keys(Registry.Sinks)) }
