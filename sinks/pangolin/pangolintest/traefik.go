@@ -79,7 +79,7 @@ func router(r *resource, t *target, servers []string) Router {
 	if path == "" || match == "" {
 		rt.Name = fmt.Sprintf("%d-%s-router", r.id, name)
 	} else {
-		rt.Name = fmt.Sprintf("%d-%s-%s-%s-router", r.id, hex.EncodeToString([]byte(path)), match, name)
+		rt.Name = fmt.Sprintf("%d-%s-%s-%s-router", r.id, encodePath(path), match, name)
 		if match != "regex" && !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
@@ -94,6 +94,21 @@ func router(r *resource, t *target, servers []string) Router {
 	}
 	rt.Priority = routerPriority(t.priority, path, match)
 	return rt
+}
+
+// encodePath keeps letters and digits and hex-encodes every other byte, as observed:
+// "^/api(/.*)?$" gives "5e2fapi282f2e2a293f24".
+func encodePath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+			b.WriteByte(c)
+		} else {
+			b.WriteString(hex.EncodeToString([]byte{c}))
+		}
+	}
+	return b.String()
 }
 
 // routerPriority keeps an explicit priority, except 100 (the default) which cannot be
