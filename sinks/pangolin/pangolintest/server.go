@@ -2,6 +2,7 @@ package pangolintest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -93,6 +94,9 @@ type Server struct {
 
 	srv  *httptest.Server
 	opts Options
+	// ctx ends when the server closes, releasing requests a fault holds.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	faultMu sync.RWMutex
 	fault   Fault
@@ -120,7 +124,10 @@ func NewServer(opts Options) *Server {
 // NewHandler returns a fake that is not listening, to mount in another server.
 func NewHandler(opts Options) *Server {
 	opts.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
+		ctx:     ctx,
+		cancel:  cancel,
 		opts:    opts,
 		counts:  map[string]int{},
 		orgs:    map[string]bool{opts.Org: true},
@@ -139,6 +146,7 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 
 // Close stops the server. Requests held by a fault are released first.
 func (s *Server) Close() {
+	s.cancel()
 	if s.srv != nil {
 		s.srv.CloseClientConnections()
 		s.srv.Close()
@@ -267,14 +275,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.counts[r.Method+" "+pattern]++
 	s.countMu.Unlock()
 
+	// The body is read before any fault runs: net/http notices a client that hangs up
+	// (and cancels the request's context) only once the body has been read.
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	s.faultMu.RLock()
 	f := s.fault
 	s.faultMu.RUnlock()
-	if f != nil && f(w, r) {
-		return
+	if f != nil {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.ctx, cancel)()
+		fr := r.WithContext(ctx)
+		fr.Body = io.NopCloser(bytes.NewReader(body))
+		if f(w, fr) {
+			return
+		}
 	}
-
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	// body-parser runs before routing and authentication: a malformed JSON body is a 400
 	// on any path, with or without a key.
 	isJSON := strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "application/json")

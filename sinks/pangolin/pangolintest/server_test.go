@@ -458,10 +458,12 @@ func TestFaultsAndCounts(t *testing.T) {
 	start := time.Now()
 	do(t, s, "GET", "/v1/org/interop/domains", "")
 	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	created := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"slow","mode":"http","domainId":"domain1"}`)
+	assert.Equal(t, 201, created.Status, "a delayed write still reaches the fake with its body: %s", created.Body)
 	s.SetFault(nil)
 
 	assert.Equal(t, 3, s.Reads())
-	assert.Equal(t, 1, s.Writes())
+	assert.Equal(t, 2, s.Writes())
 	assert.Equal(t, 2, s.Counts()["GET /v1/org/:orgId/resources"])
 	s.ResetCounts()
 	do(t, s, "GET", "/v1/nope", "")
