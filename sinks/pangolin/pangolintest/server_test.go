@@ -415,6 +415,7 @@ func TestRouters(t *testing.T) {
 	app := seed("app.example.com", "app", true)
 	off := seed("off", "off", false)
 	dup := seed("app-dup2", "app", true)
+	shop := seed("Shop (renamed)", "shop", true)
 	tgt := func(rid int, ip, method, path, match string, prio int, enabled bool) {
 		s.SeedTarget(pangolintest.Target{ResourceID: rid, SiteID: 1, IP: ip, Port: 80, Method: method, Path: path, PathMatchType: match, Priority: prio, Enabled: enabled})
 	}
@@ -428,6 +429,7 @@ func TestRouters(t *testing.T) {
 	tgt(app.ID, "r", "http", "^/r$", "regex", 100, true)
 	tgt(off.ID, "x", "http", "", "", 100, true)
 	tgt(dup.ID, "d", "https", "", "", 100, true)
+	tgt(shop.ID, "s", "h2c", "/", "prefix", 0, true)
 
 	want := []pangolintest.Router{
 		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}},
@@ -436,6 +438,7 @@ func TestRouters(t *testing.T) {
 		{Name: "1-5e2fr24-regex-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathRegexp(`^/r$`)", Priority: 112, Servers: []string{"http://r:80"}},
 		{Name: "1-healthz-exact-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && Path(`/healthz`)", Priority: 115, Servers: []string{"http://h:80"}},
 		{Name: "3-app-dup2-router", ResourceID: 3, Rule: "Host(`app.example.com`)", Priority: 100, Servers: []string{"https://d:80"}},
+		{Name: "4-2f-prefix-Shop-renamed-router", ResourceID: 4, Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"h2c://s:80"}},
 	}
 	assert.Equal(t, want, s.Routers())
 }
