@@ -1,0 +1,235 @@
+package pangolinapi
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Domain is a base domain of the org. Resources name it by DomainID.
+type Domain struct {
+	DomainID   string `json:"domainId"`
+	BaseDomain string `json:"baseDomain"`
+	Verified   bool   `json:"verified"`
+	Type       string `json:"type"` // "ns", "cname" or "wildcard"
+}
+
+// Site is a tunnel endpoint. Targets name it by the numeric SiteID.
+type Site struct {
+	SiteID int    `json:"siteId"`
+	NiceID string `json:"niceId"`
+	Name   string `json:"name"`
+	Type   string `json:"type"` // "newt", "wireguard" or "local"
+}
+
+// Resource is a public HTTP resource as GET, create and update report it: one host.
+type Resource struct {
+	ResourceID int
+	NiceID     string
+	Name       string
+	// FullDomain is the routed host, always lower case.
+	FullDomain string
+	// Subdomain is "" for the domain's apex. It is the stored column, which the server's
+	// update defect can leave out of step with FullDomain: route by FullDomain.
+	Subdomain   string
+	DomainID    string
+	SSO         bool // the effective value (the resource's policy)
+	BlockAccess bool
+	Enabled     bool
+	SSL         bool
+}
+
+// ResourceSummary is a resource as the list reports it. The list has no subdomain nor
+// blockAccess: a type without them keeps a caller from diffing a zero value it never read.
+type ResourceSummary struct {
+	ResourceID int
+	NiceID     string
+	Name       string
+	FullDomain string
+	DomainID   string
+	SSO        bool
+	Enabled    bool
+	SSL        bool
+}
+
+// Target is one backend of a resource. Targets with the same path and match type form
+// one router; Path and PathMatchType are "" when the target matches every path.
+type Target struct {
+	TargetID      int
+	ResourceID    int
+	SiteID        int
+	IP            string // host name or IP address
+	Port          int
+	Method        string // "http", "https" or "h2c"; "" routes nowhere
+	Enabled       bool
+	Path          string
+	PathMatchType string // "exact", "prefix" or "regex"
+	// Priority is the stored priority; 0 when the server stored none. 100, the default,
+	// makes Pangolin derive the router priority from the path (see pangolintest.Routers).
+	Priority int
+}
+
+// Target methods and path match types.
+const (
+	MethodHTTP  = "http"
+	MethodHTTPS = "https"
+	MethodH2C   = "h2c"
+
+	MatchExact  = "exact"
+	MatchPrefix = "prefix"
+	MatchRegex  = "regex"
+)
+
+// Host is where a resource is served: a domain of the org and a subdomain of it.
+// Both always travel together, because the server's update recomputes the routed host
+// only when domainId is sent: a subdomain alone changes a column and not the routing.
+type Host struct {
+	DomainID string
+	// Subdomain is "" for the apex. It may contain dots ("a.b"). It is sent lower-cased:
+	// the server lower-cases the routed host but stores the subdomain as sent, and a
+	// mixed-case subdomain would never compare equal to what the controller wants.
+	Subdomain string
+}
+
+func (h Host) validate() error {
+	if h.DomainID == "" {
+		return fmt.Errorf("host: domain id is required")
+	}
+	return nil
+}
+
+// subdomainJSON is the wire value: null for the apex.
+func (h Host) subdomainJSON() *string {
+	if h.Subdomain == "" {
+		return nil
+	}
+	s := strings.ToLower(h.Subdomain)
+	return &s
+}
+
+// ResolveHost maps a host name to the domain and subdomain that serve it, the way
+// Pangolin's blueprints do: among verified domains, the longest base domain that equals
+// the host or is a dot-suffix of it. A "cname" domain serves only its base domain.
+// A host under none of the org's domains is an error: sent as a subdomain anyway, the
+// server would silently prefix it onto a domain of the org.
+func ResolveHost(host string, domains []Domain) (Host, error) {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	var best *Domain
+	for i := range domains {
+		d := &domains[i]
+		base := strings.ToLower(d.BaseDomain)
+		if !d.Verified || base == "" {
+			continue
+		}
+		match := h == base || (d.Type != "cname" && strings.HasSuffix(h, "."+base))
+		if match && (best == nil || len(base) > len(best.BaseDomain)) {
+			best = d
+		}
+	}
+	if best == nil {
+		return Host{}, fmt.Errorf("resolve host %q: no verified domain of the org serves it", host)
+	}
+	sub := strings.TrimSuffix(strings.TrimSuffix(h, strings.ToLower(best.BaseDomain)), ".")
+	return Host{DomainID: best.DomainID, Subdomain: sub}, nil
+}
+
+// flexBool decodes the three shapes the server uses for one flag: a boolean (GET), 0/1
+// (the resource list) and null (the create response's raw sso column).
+type flexBool struct {
+	value bool
+	set   bool
+}
+
+func (b *flexBool) UnmarshalJSON(data []byte) error {
+	switch s := string(data); s {
+	case "null":
+		*b = flexBool{}
+	case "true", "1":
+		*b = flexBool{value: true, set: true}
+	case "false", "0":
+		*b = flexBool{value: false, set: true}
+	default:
+		return fmt.Errorf("flag: want a boolean, 0, 1 or null, got %.20s", s)
+	}
+	return nil
+}
+
+// resourceJSON is a resource in every shape the server sends (GET, create, update, list).
+type resourceJSON struct {
+	ResourceID  int      `json:"resourceId"`
+	NiceID      string   `json:"niceId"`
+	Name        string   `json:"name"`
+	FullDomain  *string  `json:"fullDomain"`
+	Subdomain   *string  `json:"subdomain"`
+	DomainID    *string  `json:"domainId"`
+	SSO         flexBool `json:"sso"`
+	BlockAccess flexBool `json:"blockAccess"`
+	Enabled     flexBool `json:"enabled"`
+	SSL         flexBool `json:"ssl"`
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func (r resourceJSON) resource() Resource {
+	return Resource{
+		ResourceID:  r.ResourceID,
+		NiceID:      r.NiceID,
+		Name:        r.Name,
+		FullDomain:  str(r.FullDomain),
+		Subdomain:   str(r.Subdomain),
+		DomainID:    str(r.DomainID),
+		SSO:         r.SSO.value,
+		BlockAccess: r.BlockAccess.value,
+		Enabled:     r.Enabled.value,
+		SSL:         r.SSL.value,
+	}
+}
+
+func (r resourceJSON) summary() ResourceSummary {
+	return ResourceSummary{
+		ResourceID: r.ResourceID,
+		NiceID:     r.NiceID,
+		Name:       r.Name,
+		FullDomain: str(r.FullDomain),
+		DomainID:   str(r.DomainID),
+		SSO:        r.SSO.value,
+		Enabled:    r.Enabled.value,
+		SSL:        r.SSL.value,
+	}
+}
+
+// targetJSON is a target as create, get, update and list report it.
+type targetJSON struct {
+	TargetID      int     `json:"targetId"`
+	ResourceID    int     `json:"resourceId"`
+	SiteID        int     `json:"siteId"`
+	IP            string  `json:"ip"`
+	Port          int     `json:"port"`
+	Method        *string `json:"method"`
+	Enabled       bool    `json:"enabled"`
+	Path          *string `json:"path"`
+	PathMatchType *string `json:"pathMatchType"`
+	Priority      *int    `json:"priority"`
+}
+
+func (t targetJSON) target() Target {
+	out := Target{
+		TargetID:      t.TargetID,
+		ResourceID:    t.ResourceID,
+		SiteID:        t.SiteID,
+		IP:            t.IP,
+		Port:          t.Port,
+		Method:        str(t.Method),
+		Enabled:       t.Enabled,
+		Path:          str(t.Path),
+		PathMatchType: str(t.PathMatchType),
+	}
+	if t.Priority != nil {
+		out.Priority = *t.Priority
+	}
+	return out
+}
