@@ -165,7 +165,7 @@ func TestNoCredentialInOutput(t *testing.T) {
 		{"refused: an invalid bearer token", nil, append([]string{"--kubeconfig=" + tokenOnly, "--log-level=debug"}, listeners...), false,
 			[]string{"the server has asked for the client to provide credentials"}},
 		{"refused: a password", []string{"PIC_KUBECONFIG=" + passwordOnly}, append([]string{"--log-level=debug"}, listeners...), false,
-			[]string{"to detect the pangolin-operator variant"}},
+			[]string{"check the kubeconfig, its credentials"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -88,4 +89,21 @@ func TestRecorderDropsWhatDoesNotFit(t *testing.T) {
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
 	}
 	assert.Len(t, r.queue, recorderQueue, "a recorder that is not started never blocks its caller")
+}
+
+func TestRecorderNamesEventsOfLongNamedObjects(t *testing.T) {
+	clientset := fake.NewClientset()
+	r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+	long := strings.Repeat("n", 253)
+	r.Eventf(&corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: long}, nil, corev1.EventTypeWarning, "WildcardHost", "Validate", "wildcard")
+	cancel()
+	require.NoError(t, <-done)
+	list, err := clientset.EventsV1().Events("shop").List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	assert.Empty(t, validation.IsDNS1123Subdomain(list.Items[0].Name), "the API server accepts the event's name")
+	assert.Equal(t, long, list.Items[0].Regarding.Name)
 }

@@ -36,6 +36,7 @@ type Deps struct {
 // Reconciler reconciles the objects of one source.
 type Reconciler struct {
 	source   plugin.Source
+	kind     string // the source's kind, set up with the manager
 	sink     plugin.Sink
 	recorder events.EventRecorder
 	defaults engine.Defaults
@@ -59,7 +60,7 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 		sink:     deps.Sink,
 		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
-		claims:   hostClaims{sources: all, kept: deps.Sink.Current},
+		claims:   hostClaims{sources: all, sink: deps.Sink},
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
@@ -90,13 +91,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if res.Origin == nil || res.Deleting {
-		// Deleted, or being deleted: the garbage collector removes what it owned (or
-		// orphans it, if the deletion says so), through the owner references. Writing
-		// now would recreate what a foreground deletion just removed. Nothing here may
-		// delete on a cache miss.
+		// Deleted, or being deleted: with owner references, the garbage collector
+		// removes what it owned (or orphans it, if the deletion says so), and writing
+		// now would recreate what a foreground deletion just removed. A sink without
+		// them has what the object kept removed here, once the object is gone from the
+		// cache: a deletion, not a miss, since the cache has synced.
 		r.seen.forget(req.NamespacedName)
 		r.waiting.forget(req.NamespacedName)
 		r.backoff.Forget(req)
+		if res.Origin == nil && !r.sink.Features().GarbageCollected {
+			return reconcile.Result{}, r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
+		}
 		return reconcile.Result{}, nil
 	}
 	origin := *res.Origin
@@ -106,9 +111,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		routes = nil
 	}
 
-	// Owners of every host it would publish or holds, its tunnel missing or not: a held
-	// host an older object publishes is let go (Hold.Lost) either way.
-	owners, err := r.claims.owners(ctx, origin, routeHosts(routes, res.Held))
+	existing, err := r.sink.Current(ctx, origin)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
+	// host an older object publishes is let go either way.
+	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -119,22 +128,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	rejections = append(rejections, tunnelRejections...)
 
 	desired, engineRejections := engine.Desired(engine.Input{
-		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults,
-		HostOwner: func(host string) (route.Origin, bool) { o, ok := owners[host]; return o, ok },
+		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
 	})
 	rejections = append(rejections, engineRejections...)
-
-	existing, err := r.sink.Current(ctx, origin)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	hold := holdOf(rejections)
-	for host, owner := range owners {
-		if owner.UID != origin.UID {
-			hold.Lost[host] = true
-		}
-	}
-	plan := engine.Calculate(desired, existing, hold)
+	plan := engine.Calculate(origin, desired, existing, rejections, owners)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
@@ -163,6 +160,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		requeue = TunnelNotReadyRecheck
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// release removes what the sink keeps for an object that is gone.
+func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
+	existing, err := r.sink.Current(ctx, gone)
+	if err != nil || len(existing) == 0 {
+		return err
+	}
+	applied, err := r.sink.Apply(ctx, gone, engine.Calculate(gone, nil, existing, nil, nil))
+	r.reportApplied(ctx, gone, applied)
+	return err
 }
 
 // checkTunnels drops the routes whose tunnel does not exist, holding what exists for
@@ -200,30 +208,21 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 	return kept, rejections, notReady, nil
 }
 
-// routeHosts are the hosts an object publishes or holds: those whose owner matters.
-func routeHosts(routes []route.Route, held []string) []string {
-	hosts := slices.Clone(held)
+// hostsOf are the hosts whose owner matters to an object: those it would publish, and
+// those it keeps a resource for.
+func hostsOf(routes []route.Route, existing []engine.Existing) []string {
+	var hosts []string
 	for _, rt := range routes {
 		if !slices.Contains(hosts, rt.Host) {
 			hosts = append(hosts, rt.Host)
 		}
 	}
-	return hosts
-}
-
-func holdOf(rejections []route.Rejection) engine.Hold {
-	hold := engine.Hold{Hosts: map[string]bool{}, Lost: map[string]bool{}}
-	for _, rj := range rejections {
-		if !rj.Hold {
-			continue
-		}
-		if rj.Host == "" {
-			hold.All = true
-		} else {
-			hold.Hosts[rj.Host] = true
+	for _, e := range existing {
+		if !slices.Contains(hosts, e.Host) {
+			hosts = append(hosts, e.Host)
 		}
 	}
-	return hold
+	return hosts
 }
 
 // served is what exists for the object after the plan was applied, with the status the

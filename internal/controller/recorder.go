@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/events"
+	recordutil "k8s.io/client-go/tools/record/util"
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -62,8 +63,9 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	now := r.now()
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			// client-go's naming: unique per object and instant.
-			Name:      fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
+			// client-go's naming: unique per object and instant, and a valid name even
+			// for an object whose own name is already at the length limit.
+			Name:      recordutil.GenerateEventName(ref.Name, now.UnixNano()),
 			Namespace: eventNamespace(ref),
 		},
 		EventTime:           metav1.NewMicroTime(now),
@@ -122,7 +124,7 @@ func (r *Recorder) write(ctx context.Context, ev *eventsv1.Event) {
 			return
 		case apierrors.IsAlreadyExists(err):
 			// Two events about one object in the same nanosecond: the second gets a name of its own.
-			ev.Name = fmt.Sprintf("%s.%x", ev.Regarding.Name, r.now().UnixNano()+int64(attempt))
+			ev.Name = recordutil.GenerateEventName(ev.Regarding.Name, r.now().UnixNano()+int64(attempt))
 		case attempt >= recorderRetries || apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || ctx.Err() != nil:
 			// Forbidden: the namespace is being deleted, or RBAC lacks events; Invalid
 			// will not heal. Either way, retrying cannot help.

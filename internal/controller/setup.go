@@ -40,6 +40,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 	if err != nil {
 		return err
 	}
+	r.kind = kind
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.source.Name()).
 		For(r.source.Object(), builder.WithPredicates(plugin.SpecOrMetadataChanged())).
@@ -90,7 +91,7 @@ func (r *Reconciler) woken(ctx context.Context, kind string, wu wakeup, q queue)
 			continue
 		}
 		for _, c := range claimants {
-			q.Add(reconcile.Request{NamespacedName: c.NamespacedName()})
+			q.Add(reconcile.Request{NamespacedName: c.Origin.NamespacedName()})
 		}
 	}
 }

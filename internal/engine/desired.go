@@ -17,6 +17,14 @@ type Features struct {
 	PathRouting     bool // targets[] with path, pathMatchType and priority
 	AccessControl   bool // httpConfig.sso and httpConfig.blockAccess
 	TunnelNamespace bool // tunnelRef.namespace
+	// GarbageCollected: what the sink keeps for an object is removed by Kubernetes'
+	// garbage collector once the object is gone (owner references). Otherwise the
+	// reconciler removes it when it finds the object gone.
+	GarbageCollected bool
+	// Domains, when set, are the only domains hosts can be published under (a Pangolin
+	// org's): a host splits against the longest it is or ends with, and may be one of
+	// them. Unset, hosts split by the public-suffix list and an apex is refused.
+	Domains []string
 }
 
 // Defaults apply where a route does not say.
@@ -30,9 +38,9 @@ type Input struct {
 	Routes   []route.Route // the hosts of one source object, each host once
 	Features Features
 	Defaults Defaults
-	// HostOwner, if set, names the source object that owns a host cluster-wide. A host
-	// owned by another object is not served here.
-	HostOwner func(host string) (route.Origin, bool)
+	// Owners name the source object that owns each host cluster-wide (see Decide). A
+	// host owned by another object is not served here.
+	Owners map[string]route.Origin
 }
 
 // Desired returns the resources that should exist for the routes, and a rejection for
@@ -63,13 +71,11 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 				r.Tunnel, r.Tunnel.Namespace, r.Origin.Namespace)
 			continue
 		}
-		if in.HostOwner != nil {
-			if owner, ok := in.HostOwner(r.Host); ok && owner.UID != r.Origin.UID {
-				reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", r.Host, owner.Key(), r.Origin.Kind)
-				continue
-			}
+		if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
+			reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", r.Host, owner.Key(), r.Origin.Kind)
+			continue
 		}
-		sub, domain, problem := hostname.Public(r.Host, r.DomainOverride, r.SubdomainOverride)
+		sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
 		if problem != nil {
 			reject(r, problem.Reason, "%s", problem.Message)
 			continue

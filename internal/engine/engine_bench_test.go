@@ -24,7 +24,7 @@ func benchInput(n int) Input {
 	}
 	return Input{
 		Routes: benchRoutes(n), Features: fork, Defaults: Defaults{SSO: true},
-		HostOwner: func(host string) (route.Origin, bool) { o, ok := owner[host]; return o, ok },
+		Owners: owner,
 	}
 }
 
@@ -69,7 +69,7 @@ func BenchmarkDesiredAndCalculate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				desired, rejections := Desired(in)
-				plan := Calculate(desired, tc.existing, holdOf(rejections))
+				plan := Calculate(prod, desired, tc.existing, rejections, in.Owners)
 				if len(plan.Create) != tc.creates || len(plan.Update) != tc.updates || len(plan.Delete) != 0 {
 					b.Fatalf("plan: %d creates, %d updates, %d deletes", len(plan.Create), len(plan.Update), len(plan.Delete))
 				}
@@ -87,19 +87,8 @@ func BenchmarkCalculate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if plan := Calculate(desired, existing, Hold{}); !plan.Empty() {
+		if plan := Calculate(prod, desired, existing, nil, nil); !plan.Empty() {
 			b.Fatal("plan not empty")
 		}
 	}
-}
-
-// holdOf mirrors the controller's: rejections that hold keep their hosts.
-func holdOf(rejections []route.Rejection) Hold {
-	hold := Hold{Hosts: map[string]bool{}}
-	for _, rj := range rejections {
-		if rj.Hold {
-			hold.Hosts[rj.Host] = true
-		}
-	}
-	return hold
 }

@@ -213,10 +213,7 @@ func TestDesiredHosts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in := Input{Routes: tc.routes, Features: tc.features}
-			if tc.hostOwner != nil {
-				in.HostOwner = func(h string) (route.Origin, bool) { o, ok := tc.hostOwner[h]; return o, ok }
-			}
+			in := Input{Routes: tc.routes, Features: tc.features, Owners: tc.hostOwner}
 			got, rejections := Desired(in)
 			assert.Equal(t, tc.reasons, reasons(rejections))
 			var public []string
@@ -263,22 +260,30 @@ func TestCalculate(t *testing.T) {
 	b := Resource{Name: "pic-b", Host: "b.example.com", Subdomain: "b", Domain: "example.com", Targets: []Target{{Backend: web}}}
 	bChanged := b
 	bChanged.Targets = []Target{{Backend: api}}
+	holdAll := []route.Rejection{{Origin: prod, Reason: "TunnelNotFound", Hold: true}}
+	holdB := []route.Rejection{{Origin: prod, Host: "b.example.com", Reason: "ServiceNotFound", Hold: true}}
+	refuseB := []route.Rejection{{Origin: prod, Host: "b.example.com", Reason: "WildcardHost"}}
+	olderOwnsB := map[string]route.Origin{"b.example.com": {Kind: "Ingress", Namespace: "prod", Name: "older", UID: "uid-older"}}
 	cases := []struct {
 		name                   string
 		desired                []Resource
 		existing               []Existing
-		hold                   Hold
+		rejections             []route.Rejection
+		owners                 map[string]route.Origin
 		create, update, delete []string
 	}{
-		{"a missing resource is created", []Resource{a}, nil, Hold{}, []string{"pic-a"}, nil, nil},
-		{"an equal resource is left alone", []Resource{a}, []Existing{{Resource: a}}, Hold{}, nil, nil, nil},
-		{"a changed resource is updated", []Resource{bChanged}, []Existing{{Resource: b}}, Hold{}, nil, []string{"pic-b"}, nil},
-		{"a drifted resource is updated even if the model is equal", []Resource{a}, []Existing{{Resource: a, Drifted: true}}, Hold{}, nil, []string{"pic-a"}, nil},
-		{"a resource no longer desired is deleted", []Resource{a}, []Existing{{Resource: a}, {Resource: b}}, Hold{}, nil, nil, []string{"pic-b"}},
-		{"a held host is neither updated nor deleted", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{Hosts: map[string]bool{"b.example.com": true}}, nil, nil, []string{"pic-a"}},
-		{"holding everything deletes nothing", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{All: true}, nil, nil, nil},
-		{"holding everything still creates what is missing", []Resource{a}, nil, Hold{All: true}, []string{"pic-a"}, nil, nil},
-		{"a held host an older object now publishes is deleted", nil, []Existing{{Resource: a}, {Resource: b}}, Hold{All: true, Lost: map[string]bool{"b.example.com": true}}, nil, nil, []string{"pic-b"}},
+		{"a missing resource is created", []Resource{a}, nil, nil, nil, []string{"pic-a"}, nil, nil},
+		{"an equal resource is left alone", []Resource{a}, []Existing{{Resource: a}}, nil, nil, nil, nil, nil},
+		{"a changed resource is updated", []Resource{bChanged}, []Existing{{Resource: b}}, nil, nil, nil, []string{"pic-b"}, nil},
+		{"a drifted resource is updated even if the model is equal", []Resource{a}, []Existing{{Resource: a, Drifted: true}}, nil, nil, nil, []string{"pic-a"}, nil},
+		{"a resource no longer desired is deleted", []Resource{a}, []Existing{{Resource: a}, {Resource: b}}, nil, nil, nil, nil, []string{"pic-b"}},
+		{"a rejection that does not hold deletes", nil, []Existing{{Resource: a}, {Resource: b}}, refuseB, nil, nil, nil, []string{"pic-a", "pic-b"}},
+		{"a held host is neither updated nor deleted", nil, []Existing{{Resource: a}, {Resource: b}}, holdB, nil, nil, nil, []string{"pic-a"}},
+		{"holding everything deletes nothing", nil, []Existing{{Resource: a}, {Resource: b}}, holdAll, nil, nil, nil, nil},
+		{"holding everything still creates what is missing", []Resource{a}, nil, holdAll, nil, []string{"pic-a"}, nil, nil},
+		{"holding everything updates nothing", []Resource{bChanged}, []Existing{{Resource: b}}, holdAll, nil, nil, nil, nil},
+		{"a held host an older object now publishes is deleted", nil, []Existing{{Resource: a}, {Resource: b}}, holdAll, olderOwnsB, nil, nil, []string{"pic-b"}},
+		{"a host self owns is held as usual", nil, []Existing{{Resource: b}}, holdB, map[string]route.Origin{"b.example.com": prod}, nil, nil, nil},
 	}
 	names := func(rs []Resource) []string {
 		var out []string
@@ -289,7 +294,7 @@ func TestCalculate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := Calculate(tc.desired, tc.existing, tc.hold)
+			plan := Calculate(prod, tc.desired, tc.existing, tc.rejections, tc.owners)
 			assert.Equal(t, tc.create, names(plan.Create))
 			assert.Equal(t, tc.update, names(plan.Update))
 			var deleted []string

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
 // Existing is a PangolinResource that the source object owns, as the sink read it.
@@ -45,19 +47,6 @@ func (e Existing) PublicHostname() string {
 	return e.PublicHost()
 }
 
-// Hold keeps existing resources as they are. It protects hosts whose rejection may be
-// transient, so that a Service being recreated or a tunnel briefly missing never
-// deletes a live route.
-type Hold struct {
-	All   bool            // the whole object (e.g. its tunnel is missing)
-	Hosts map[string]bool // source hosts
-	// Lost are hosts an older object now publishes: nothing of them is kept, held or
-	// not, or the host would be published twice.
-	Lost map[string]bool
-}
-
-func (h Hold) holds(host string) bool { return (h.All || h.Hosts[host]) && !h.Lost[host] }
-
 // Plan is what the sink must do for one source object.
 type Plan struct {
 	Create []Resource
@@ -68,7 +57,11 @@ type Plan struct {
 // Empty reports whether the plan writes nothing.
 func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
 
-// Calculate compares desired with existing resources of one source object.
+// Calculate compares the desired resources of one source object (self) with those it
+// has. A rejection with Hold keeps what exists for its host (for every host, when it
+// names none): the cause may be transient (a Service not created yet, a missing
+// tunnel), and an outage is worse than a stale route. A hold never keeps a host that
+// owners gives to another object, or the host would be published twice.
 //
 //	desired | existing             | held | action
 //	--------+----------------------+------+--------
@@ -76,11 +69,17 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //	yes     | equal, not drifted   | -    | none
 //	yes     | differs or drifted   | no   | update
 //	yes     | differs or drifted   | yes  | none
-//	no      | yes                  | no   | delete (host removed, rejected, or object no longer managed)
+//	no      | yes                  | no   | delete (host removed, rejected, lost, or object no longer managed)
 //	no      | yes                  | yes  | none
 //
 // Creating is never held: a held host has nothing to protect when nothing exists.
-func Calculate(desired []Resource, existing []Existing, hold Hold) Plan {
+func Calculate(self route.Origin, desired []Resource, existing []Existing, rejections []route.Rejection, owners map[string]route.Origin) Plan {
+	holds := func(host string) bool {
+		if owner, ok := owners[host]; ok && owner.UID != self.UID {
+			return false
+		}
+		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == host) })
+	}
 	var plan Plan
 	byName := make(map[string]Existing, len(existing))
 	for _, e := range existing {
@@ -93,12 +92,12 @@ func Calculate(desired []Resource, existing []Existing, hold Hold) Plan {
 		switch {
 		case !ok:
 			plan.Create = append(plan.Create, d)
-		case (e.Drifted || !e.Equal(d)) && !hold.holds(e.Host):
+		case (e.Drifted || !e.Equal(d)) && !holds(e.Host):
 			plan.Update = append(plan.Update, d)
 		}
 	}
 	for _, e := range existing {
-		if !wanted[e.Name] && !hold.holds(e.Host) {
+		if !wanted[e.Name] && !holds(e.Host) {
 			plan.Delete = append(plan.Delete, e)
 		}
 	}

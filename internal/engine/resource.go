@@ -26,8 +26,13 @@ type Resource struct {
 	BlockAccess *bool
 }
 
-// PublicHost is the host Pangolin serves: subdomain.domain.
-func (r Resource) PublicHost() string { return r.Subdomain + "." + r.Domain }
+// PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself.
+func (r Resource) PublicHost() string {
+	if r.Subdomain == "" {
+		return r.Domain
+	}
+	return r.Subdomain + "." + r.Domain
+}
 
 // Target is one backend in Pangolin's vocabulary. Path, Match and Priority are empty for
 // the original operator variant, which routes a whole host to one backend.

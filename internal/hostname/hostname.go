@@ -5,6 +5,7 @@ package hostname
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -129,7 +130,24 @@ func apexProblem(host string) *Problem {
 // subdomain (api.staging.example.com with domain staging.example.com is "api"); any
 // other domain override replaces only the domain.
 func Public(host, domainOverride, subdomainOverride string) (subdomain, domain string, p *Problem) {
-	subdomain, domain, p = Split(host)
+	return PublicIn(nil, host, domainOverride, subdomainOverride)
+}
+
+// PublicIn is Public against a given list of domains, those a Pangolin org serves: the
+// host splits against the longest one it is or ends with, and may be one of them (its
+// apex, with an empty subdomain). A host under none of them is DomainNotFound, and so
+// is a domain override that is not one of them. With no list (nil), the split follows
+// the public-suffix list, as Public.
+func PublicIn(domains []string, host, domainOverride, subdomainOverride string) (subdomain, domain string, p *Problem) {
+	if domains == nil {
+		subdomain, domain, p = Split(host)
+	} else {
+		subdomain, domain, p = splitIn(host, domains)
+		if domainOverride != "" && !slices.Contains(domains, domainOverride) {
+			return "", "", problem(pic.ReasonDomainNotFound, "the %s annotation names domain %s, which is not one of the Pangolin organization's domains (%s)",
+				pic.AnnotationDomainName, domainOverride, strings.Join(domains, ", "))
+		}
+	}
 	if domainOverride != "" {
 		domain = domainOverride
 		if rest, ok := strings.CutSuffix(host, "."+domainOverride); ok {
@@ -139,17 +157,39 @@ func Public(host, domainOverride, subdomainOverride string) (subdomain, domain s
 	if subdomainOverride != "" {
 		subdomain = subdomainOverride
 	}
-	if p != nil && p.Reason == pic.ReasonApexHost && subdomain != "" {
+	if p != nil && (p.Reason == pic.ReasonApexHost || p.Reason == pic.ReasonDomainNotFound && domainOverride != "") && subdomain != "" {
 		p = nil
 	}
 	if p != nil {
 		return "", "", p
+	}
+	if subdomain == "" { // the apex of one of the org's domains
+		return "", domain, nil
 	}
 	// Each override is valid alone, but not every pair is: a subdomain of 253 characters
 	// makes too long a host under any domain (found by FuzzTranslate).
 	if err := validDNSName(subdomain + "." + domain); err != nil {
 		return "", "", problem(pic.ReasonInvalidAnnotation, "the %s and %s annotations publish host %q as %q, which is not a valid DNS name: %v",
 			pic.AnnotationDomainName, pic.AnnotationSubdomain, host, subdomain+"."+domain, err)
+	}
+	return subdomain, domain, nil
+}
+
+// splitIn splits host against the longest of domains that it is or ends with.
+func splitIn(host string, domains []string) (subdomain, domain string, p *Problem) {
+	for _, d := range domains {
+		if len(d) <= len(domain) {
+			continue
+		}
+		if host == d {
+			subdomain, domain = "", d
+		} else if rest, ok := strings.CutSuffix(host, "."+d); ok {
+			subdomain, domain = rest, d
+		}
+	}
+	if domain == "" {
+		return "", "", problem(pic.ReasonDomainNotFound, "host %s is under none of the Pangolin organization's domains (%s): add its domain to the organization, or use one of them",
+			host, strings.Join(domains, ", "))
 	}
 	return subdomain, domain, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
@@ -104,6 +105,38 @@ func TestPublic(t *testing.T) {
 			} else if assert.NotNil(t, problem) {
 				assert.Equal(t, tc.reason, problem.Reason)
 			}
+		})
+	}
+}
+
+func TestPublicIn(t *testing.T) {
+	domains := []string{"example.com", "apps.example.com", "example.org"}
+	cases := []struct {
+		name                       string
+		host, domain, subdomain    string
+		wantSub, wantDomain, wantP string
+	}{
+		{"a host splits against the org's domain", "app.example.com", "", "", "app", "example.com", ""},
+		{"the longest domain wins", "shop.apps.example.com", "", "", "shop", "apps.example.com", ""},
+		{"a subdomain may have several labels", "a.b.example.org", "", "", "a.b", "example.org", ""},
+		{"an org domain itself is published as the apex", "example.org", "", "", "", "example.org", ""},
+		{"a host under none of the org's domains is refused", "app.other.net", "", "", "", "", pic.ReasonDomainNotFound},
+		{"a suffix that is not a label boundary does not match", "badexample.com", "", "", "", "", pic.ReasonDomainNotFound},
+		{"a domain override must be an org domain", "app.example.com", "other.net", "", "", "", pic.ReasonDomainNotFound},
+		{"a domain override among the org's domains is kept", "app.example.com", "example.org", "", "app", "example.org", ""},
+		{"a subdomain override replaces the split", "app.example.com", "", "www", "www", "example.com", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sub, domain, p := PublicIn(domains, tc.host, tc.domain, tc.subdomain)
+			if tc.wantP != "" {
+				require.NotNil(t, p)
+				assert.Equal(t, tc.wantP, p.Reason)
+				return
+			}
+			require.Nil(t, p)
+			assert.Equal(t, tc.wantSub, sub)
+			assert.Equal(t, tc.wantDomain, domain)
 		})
 	}
 }

@@ -11,12 +11,12 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -72,10 +72,14 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if !ok {
 		return nil, fmt.Errorf("no sink named %q in this build", sinkName(cfg))
 	}
-	// The API server is reached before anything else, so that a wrong kubeconfig or
-	// refused credentials say so plainly rather than as a failing informer.
-	if _, err := client.New(rc, client.Options{Scheme: apis.Scheme()}); err != nil {
-		// client-go's own text can be as bare as "unknown" for refused credentials.
+	// The API server is asked something before anything else, so that a wrong
+	// kubeconfig or refused credentials say so plainly rather than as a failing
+	// informer; client-go's own text can be as bare as "unknown".
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err == nil {
+		_, err = dc.ServerGroups()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
 	}
 	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, sinkFactory))

@@ -67,6 +67,7 @@ const (
 	ReasonSingleLabelHost            = "SingleLabelHost"
 	ReasonClusterInternalHost        = "ClusterInternalHost"
 	ReasonApexHost                   = "ApexHost"
+	ReasonDomainNotFound             = "DomainNotFound"
 	ReasonOverrideConflict           = "OverrideConflict"
 	ReasonInvalidAnnotation          = "InvalidAnnotation"
 	ReasonTunnelNotFound             = "TunnelNotFound"

@@ -35,8 +35,9 @@ type Source interface {
 	// Hosts returns the hosts an object of the source's kind claims, normalized, whether
 	// or not they are valid to publish.
 	Hosts(ctx context.Context, obj client.Object) []string
-	// Claimants returns the objects of the source's kind that claim host, from an index.
-	Claimants(ctx context.Context, host string) ([]route.Origin, error)
+	// Claimants returns the objects of the source's kind that claim host, from an index:
+	// each claim's origin, and whether its deletion has begun.
+	Claimants(ctx context.Context, host string) ([]engine.Claim, error)
 	// WriteStatus records on the object what Pangolin serves for it and res.Status, if
 	// they differ from what it records. Only called when res.OwnsStatus.
 	WriteStatus(ctx context.Context, res Result, hostnames Hostnames) error
@@ -66,11 +67,6 @@ type Result struct {
 	// Notices are facts users should know that stop nothing (spec.tls is not used):
 	// Normal events, once per change.
 	Notices []route.Notice
-	// Held are the hosts the object keeps while a problem that holds what exists lasts
-	// (a missing Service, an invalid annotation): still its claims, so that no younger
-	// object publishes them beside what it keeps. Only hosts it could publish: none of
-	// a route its Gateway refuses, or of an object the tunnel policy does not allow.
-	Held []string
 	// Status is what the source wants to write on the object besides the hostnames
 	// (an HTTPRoute's parent conditions), in its own terms.
 	Status any

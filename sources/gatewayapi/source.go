@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -149,10 +151,6 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 	res.Managed, res.OwnsStatus = true, true
-	if slices.ContainsFunc(ev.rejections, func(r route.Rejection) bool { return r.Hold }) {
-		// ev.hosts are those of the parents that accept the route: none if all refuse it.
-		res.Held = slices.Sorted(maps.Keys(ev.hosts))
-	}
 	if !ev.served {
 		return res, nil
 	}
@@ -184,16 +182,20 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 }
 
 // merged returns the paths published for host: the route's own and those of every
-// younger route served through the same Gateway for the same host with the same
-// settings. Only the oldest of them (the owner, returned) publishes the host, so the
-// PangolinResource has one owner. Only the host's claimants are evaluated, not every
-// route of the Gateway.
+// route served through the same Gateway for the same host with the same settings.
+// engine.Decide chooses, among them, the one that publishes the host (the owner,
+// returned), so the PangolinResource has one owner. Only the host's claimants are
+// evaluated, not every route of the Gateway: merging needs their paths.
 func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, *evaluation, error) {
 	siblings, err := s.claimantRoutes(ctx, host)
 	if err != nil {
 		return nil, nil, err
 	}
-	group := []*evaluation{ev}
+	group := map[types.UID]*evaluation{ev.origin.UID: ev}
+	claim := func(e *evaluation, deleting bool) engine.Claim {
+		return engine.Claim{Origin: e.origin, Deleting: deleting, Group: gw.String(), Settings: settingsKey(e.options)}
+	}
+	var others []engine.Claim
 	for i := range siblings {
 		sib := &siblings[i]
 		if sib.UID == ev.route.UID {
@@ -204,25 +206,31 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 			return nil, nil, err
 		}
 		if sev.served && sev.hosts[host] == gw {
-			group = append(group, sev)
+			group[sev.origin.UID] = sev
+			others = append(others, claim(sev, sib.DeletionTimestamp != nil))
 		}
 	}
-	slices.SortFunc(group, func(a, b *evaluation) int {
-		if a.origin.Older(b.origin) {
-			return -1
-		}
-		return 1
-	})
-	if group[0] != ev {
-		return nil, group[0], nil
+	decision := engine.Decide(claim(ev, false), others)
+	if owner := group[decision.Owner.UID]; owner != ev {
+		return nil, owner, nil
 	}
 	var paths []route.PathRule
-	for _, member := range group {
-		if len(settingsDiff(member.options, ev.options)) == 0 {
-			paths = merge(paths, member.paths)
-		}
+	for _, member := range decision.Merged {
+		paths = merge(paths, group[member.UID].paths)
 	}
 	return paths, ev, nil
+}
+
+// settingsKey is the host-wide settings of a route, as one comparable value: routes
+// merge only when theirs are equal.
+func settingsKey(o sources.Options) string {
+	b := func(p *bool) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatBool(*p)
+	}
+	return strings.Join([]string{b(o.SSO), b(o.BlockAccess), o.Domain, o.Subdomain}, "\x00")
 }
 
 // settingsDiff names the host-wide settings (access control, public name) on which two

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
 // Cache indexes, so that a change to a related object reaches the routes it concerns
@@ -122,16 +122,16 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 }
 
 // Claimants implements plugin.Source.
-func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
+func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, error) {
 	routes, err := s.claimantRoutes(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	origins := make([]route.Origin, 0, len(routes))
+	claims := make([]engine.Claim, 0, len(routes))
 	for i := range routes {
-		origins = append(origins, originOf(&routes[i]))
+		claims = append(claims, engine.Claim{Origin: originOf(&routes[i]), Deleting: routes[i].DeletionTimestamp != nil})
 	}
-	return origins, nil
+	return claims, nil
 }
 
 // claimantRoutes returns the routes that may be served under host, from the indexes:

@@ -70,19 +70,11 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		tunnelName = class.tunnel
 	}
 	ref, problem := s.config.Tunnels.Resolve(ing.Namespace, class.alias, tunnelName)
-	// An Ingress the tunnel policy refuses claims nothing, held or not.
 	allowed := problem == nil || problem.Reason != pic.ReasonTunnelNotAllowed
 	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
 		res.Rejections = append(res.Rejections, route.Rejection{
 			Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry,
 		})
-		switch {
-		case !hold || !allowed:
-		case host == "":
-			res.Held = s.indexHosts(&ing)
-		case !slices.Contains(res.Held, host):
-			res.Held = append(res.Held, host)
-		}
 	}
 
 	res.OwnsStatus = class.ours

@@ -147,7 +147,7 @@ func BenchmarkTranslate50Hosts(b *testing.B) {
 			b.Fatal(err)
 		}
 		desired, _ := engine.Desired(engine.Input{Routes: res.Routes, Features: features, Defaults: engine.Defaults{SSO: true}})
-		if plan := engine.Calculate(desired, existing, engine.Hold{}); !plan.Empty() {
+		if plan := engine.Calculate(*res.Origin, desired, existing, res.Rejections, nil); !plan.Empty() {
 			b.Fatal("a converged Ingress has a non-empty plan")
 		}
 	}

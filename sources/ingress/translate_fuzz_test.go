@@ -391,7 +391,7 @@ func checkDesired(t *testing.T, variant string, features engine.Features, routes
 		}
 	}
 
-	plan := engine.Calculate(resources, nil, engine.Hold{})
+	plan := engine.Calculate(route.Origin{}, resources, nil, nil, nil)
 	if len(plan.Create) != len(resources) || len(plan.Update)+len(plan.Delete) != 0 {
 		t.Errorf("%s: plan from nothing %+v does not create exactly the %d resources", variant, plan, len(resources))
 	}
@@ -399,7 +399,7 @@ func checkDesired(t *testing.T, variant string, features engine.Features, routes
 	for i, r := range resources {
 		existing[i] = engine.Existing{Resource: r, UID: types.UID("uid-" + r.Name)}
 	}
-	if plan := engine.Calculate(resources, existing, engine.Hold{}); !plan.Empty() {
+	if plan := engine.Calculate(route.Origin{}, resources, existing, nil, nil); !plan.Empty() {
 		t.Errorf("%s: plan against its own result is not empty: %+v", variant, plan)
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
 // Cache indexes on Ingresses, so that a change to a related object reaches the Ingresses
@@ -49,16 +49,16 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 }
 
 // Claimants implements plugin.Source.
-func (s *Source) Claimants(ctx context.Context, host string) ([]route.Origin, error) {
+func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, error) {
 	list, err := s.byIndex(ctx, hostIndex, host, "")
 	if err != nil {
 		return nil, err
 	}
-	origins := make([]route.Origin, len(list))
+	claims := make([]engine.Claim, len(list))
 	for i := range list {
-		origins[i] = originOf(&list[i])
+		claims[i] = engine.Claim{Origin: originOf(&list[i]), Deleting: list[i].DeletionTimestamp != nil}
 	}
-	return origins, nil
+	return claims, nil
 }
 
 func indexServices(obj client.Object) []string {
