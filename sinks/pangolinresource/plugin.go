@@ -176,4 +176,3 @@ func resourceHost(o client.Object) []string {
 	}
 	return nil
 }
-
