@@ -376,3 +376,64 @@ func TestMetricsDoc(t *testing.T) {
 		assert.True(t, ok, "docs/metrics.md documents %s, which PIC does not register", name)
 	}
 }
+
+// pendingDocs are pages linked before they exist, written on another branch.
+var pendingDocs = map[string]bool{
+	"docs/direct-mode.md": true, // the direct mode (sink: pangolin), written with it
+}
+
+var mdLink = regexp.MustCompile(`\]\(([^)\s#]+)(#[^)\s]*)?\)`)
+
+// TestDocLinks: every relative link of the README and docs/ points at a file of the
+// repository, and every #anchor at a heading of its page.
+func TestDocLinks(t *testing.T) {
+	pages, err := filepath.Glob(repoPath("docs", "*.md"))
+	require.NoError(t, err)
+	pages = append(pages, repoPath("README.md"))
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			link, anchor := m[1], strings.TrimPrefix(m[2], "#")
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			target := filepath.Join(filepath.Dir(page), link)
+			rel, err := filepath.Rel(repoPath(), target)
+			require.NoError(t, err)
+			if pendingDocs[filepath.ToSlash(rel)] {
+				continue
+			}
+			info, err := os.Stat(target)
+			if !assert.NoError(t, err, "%s links to %s", page, link) || info.IsDir() || anchor == "" {
+				continue
+			}
+			text, err := os.ReadFile(target)
+			require.NoError(t, err)
+			assert.Contains(t, headingAnchors(string(text)), anchor, "%s links to %s#%s, which has no such heading", page, link, anchor)
+		}
+	}
+}
+
+// headingAnchors returns the anchors GitHub gives a page's headings: lower case, spaces
+// as dashes, punctuation dropped.
+func headingAnchors(text string) []string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
