@@ -65,18 +65,17 @@ const (
 
 // kindCluster is the kind cluster shared by both variants; set up once.
 type kindCluster struct {
-	name       string
-	created    bool // by the suite, so it deletes it
-	kubeconfig string
-	cfg        *rest.Config
-	c          client.Client
-	cs         *kubernetes.Clientset
-	deploy     types.NamespacedName
-	baseArgs   []string // the container's args in config/gateway-api
-	metrics    int      // container ports of the metrics and probe listeners
-	probes     int
-	variant    string // whose CRDs are installed
-	runs       int
+	name     string
+	created  bool // by the suite, so it deletes it
+	cfg      *rest.Config
+	c        client.Client
+	cs       *kubernetes.Clientset
+	deploy   types.NamespacedName
+	baseArgs []string // the container's args in config/gateway-api
+	metrics  int      // container ports of the metrics and probe listeners
+	probes   int
+	variant  string // whose CRDs are installed
+	runs     int
 }
 
 var (

@@ -163,7 +163,7 @@ func (w *world) newIngress(i int) *networkingv1.Ingress {
 
 // expectedSpec is the spec PIC must write for a host routed to the Service's port, with
 // the fork's CRD and PIC's defaults (SSO on, block-access off), spelled out here from
-// the README's contract rather than taken from PIC's renderer.
+// the documented contract (docs/how-it-works.md) rather than taken from PIC's renderer.
 func expectedSpec(host string, port int32) tunnelv1alpha1.PangolinResourceSpec {
 	sub := host[:len(host)-len(domain)-1]
 	return tunnelv1alpha1.PangolinResourceSpec{

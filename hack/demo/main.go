@@ -117,7 +117,7 @@ func run() error {
 		select {
 		case <-ctx.Done():
 			fmt.Println("stopping")
-			<-exited
+			<-exited //nolint:errcheck // stopped by us: its exit status says nothing
 			return nil
 		case err := <-exited:
 			return fmt.Errorf("PIC exited: %v; see %s", err, logPath)

@@ -177,7 +177,7 @@ serviceMonitor: {enabled: true, labels: {release: prometheus}, interval: 15s, sc
 		}},
 		{"the image tag defaults to the chart's appVersion", "", func(t *testing.T, objs []*unstructured.Unstructured) {
 			c := manager(t, only[appsv1.Deployment](t, objs, "Deployment"))
-			assert.Equal(t, "pangolin-ingress-controller:dev", c.Image)
+			assert.Equal(t, "ghcr.io/stefb69/pangolin-ingress-controller:"+readVersion(t), c.Image)
 			assert.Equal(t, corev1.PullIfNotPresent, c.ImagePullPolicy)
 		}},
 		{"image, replicas, resources and scheduling values reach the pod", `

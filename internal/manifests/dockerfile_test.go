@@ -70,6 +70,8 @@ func checkDockerfile(text string) (problems []string, uid, gid int64) {
 	repo, tag, _ := strings.Cut(base, ":")
 	if !strings.HasPrefix(repo, "gcr.io/distroless/") {
 		problems = append(problems, fmt.Sprintf("the image is based on %s, not a distroless image (no shell, no package manager)", base))
+	} else if repo != "gcr.io/distroless/static" {
+		problems = append(problems, fmt.Sprintf("the image is based on %s, not gcr.io/distroless/static: the static binary needs no libc, and static carries the CA certificates for HTTPS", base))
 	}
 	if !strings.Contains(tag, "nonroot") {
 		problems = append(problems, fmt.Sprintf("the base image %s is not a nonroot variant", base))
@@ -115,6 +117,21 @@ func checkDockerfile(text string) (problems []string, uid, gid int64) {
 	})
 	if !static {
 		problems = append(problems, "no RUN builds the binary with CGO_ENABLED=0: distroless/static has no libc")
+	}
+	// Multi-arch (the release builds linux/amd64 and linux/arm64): the Go stage runs on
+	// the builder's platform and cross-compiles, instead of running the whole build
+	// under emulation.
+	for _, in := range all[:len(all)-len(final)] {
+		if in.cmd == "FROM" && !strings.HasPrefix(in.args, "--platform=$BUILDPLATFORM ") {
+			problems = append(problems, fmt.Sprintf("FROM %s: a build stage runs on --platform=$BUILDPLATFORM and cross-compiles", in.args))
+		}
+	}
+	crossBuild := slices.ContainsFunc(all, func(in instruction) bool {
+		return in.cmd == "RUN" && strings.Contains(in.args, "go build") &&
+			strings.Contains(in.args, "GOOS=$TARGETOS") && strings.Contains(in.args, "GOARCH=$TARGETARCH")
+	})
+	if !crossBuild {
+		problems = append(problems, "no RUN builds with GOOS=$TARGETOS GOARCH=$TARGETARCH: every platform would get the builder's binary")
 	}
 	for _, in := range all {
 		if in.cmd == "ARG" || in.cmd == "ENV" {
@@ -178,6 +195,15 @@ func TestDockerfileCheckCatchesProblems(t *testing.T) {
 		"the build context copied in": func(s string) string { return s + "COPY . /src\n" },
 		"cgo enabled":                 func(s string) string { return strings.ReplaceAll(s, "CGO_ENABLED=0 ", "") },
 		"a token argument":            func(s string) string { return "ARG GITHUB_TOKEN\n" + s },
+		"another distroless base, without CA certificates": func(s string) string {
+			return strings.Replace(s, "gcr.io/distroless/static:nonroot", "gcr.io/distroless/base-nossl:nonroot", 1)
+		},
+		"a build stage under emulation": func(s string) string {
+			return strings.Replace(s, "FROM --platform=$BUILDPLATFORM golang", "FROM golang", 1)
+		},
+		"the builder's architecture for every platform": func(s string) string {
+			return strings.Replace(s, "GOARCH=$TARGETARCH ", "", 1)
+		},
 	}
 	require.Contains(t, good, "USER 65532:65532\n")
 	require.Contains(t, good, `ENTRYPOINT ["/manager"]`)

@@ -273,6 +273,18 @@ func TestInstallations(t *testing.T) {
 				assert.Equal(t, ingressController, decodeStrict[networkingv1.IngressClass](t, o).Spec.Controller, o.GetName())
 			}
 		}},
+		{"every tunnel alias PIC loads has its IngressClass pangolin-<alias>, and no class is rendered twice", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			classes := names(ofKind(objs, "IngressClass"))
+			for alias := range cfg.Tunnels.Aliases {
+				assert.Contains(t, classes, pic.ClassPrefix+alias, "the alias %s has no IngressClass: its Ingresses would be ignored", alias)
+			}
+			seen := map[string]bool{}
+			for _, name := range classes {
+				assert.False(t, seen[name], "IngressClass %s is rendered twice", name)
+				seen[name] = true
+			}
+		}},
 		{"each ClusterRole is bound, once, to the ServiceAccount the pod runs as, and nothing else is bound", func(t *testing.T, objs []*unstructured.Unstructured) {
 			d := only[appsv1.Deployment](t, objs, "Deployment")
 			sa := d.Spec.Template.Spec.ServiceAccountName

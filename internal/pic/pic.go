@@ -1,6 +1,7 @@
 // Package pic is PIC's public vocabulary: the annotations users write, the labels PIC
 // puts on what it creates, and the event reasons users see. Every such string lives
-// here, once, so that the README's references can be checked against one file.
+// here, once, so that the references in docs/ can be checked against one file
+// (internal/docs).
 package pic
 
 // ControllerName is the spec.controller of IngressClasses PIC serves.

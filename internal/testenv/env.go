@@ -154,6 +154,7 @@ func Main(m *testing.M) {
 // cluster: create objects in a namespace of their own (NewNamespace).
 func ForEachVariant(t *testing.T, fn func(t *testing.T, env *Env)) {
 	t.Helper()
+	SkipIfShort(t)
 	for _, v := range Variants() {
 		t.Run(v.Name, func(t *testing.T) {
 			env, err := sharedEnvFor(v)
@@ -181,6 +182,15 @@ func sharedEnvFor(v Variant) (*Env, error) {
 		shared[v.Name] = s
 	}
 	return s.env, s.err
+}
+
+// SkipIfShort skips a test that needs a control plane under go test -short (make
+// test-unit), which must run without one: no build, no etcd, no kube-apiserver.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane (etcd, kube-apiserver); skipped with -short")
+	}
 }
 
 // NewNamespace creates a namespace with a unique name for one test and returns its

@@ -112,6 +112,7 @@ func TestGatewayAPIInstalled(t *testing.T) {
 // TestCluster checks what envtest alone does not give: a real garbage collector, RBAC
 // that denies, and an API server that restarts where clients expect it.
 func TestCluster(t *testing.T) {
+	testenv.SkipIfShort(t)
 	fork, err := testenv.VariantByName(testenv.VariantFork)
 	require.NoError(t, err)
 	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: t.TempDir(), Variant: &fork, GatewayAPI: true})

@@ -135,3 +135,42 @@ PIC loads from the rendered Deployment.
 {{- define "pic.healthPort" -}}
 {{- include "pic.port" (list (index (.Values.config | default dict) "healthProbeBindAddress") "8081") }}
 {{- end }}
+
+{{/*
+The IngressClasses to create, as YAML {classes: [{name, default, tunnel, annotations}]}:
+the ingressClasses value, then, with tunnelIngressClasses, pangolin-<alias> for each alias
+of tunnels and of config.tunnelClassMapping that ingressClasses does not list already.
+*/}}
+{{- define "pic.ingressClasses" -}}
+{{- $classes := list }}
+{{- $names := list }}
+{{- range $i, $item := .Values.ingressClasses }}
+{{- $class := $item }}
+{{- if kindIs "string" $item }}
+{{- $class = dict "name" $item }}
+{{- end }}
+{{- $name := required (printf "ingressClasses[%d].name is required" $i) $class.name }}
+{{- $classes = append $classes $class }}
+{{- $names = append $names $name }}
+{{- end }}
+{{- if .Values.tunnelIngressClasses }}
+{{- $aliases := keys (.Values.tunnels | default dict) }}
+{{- $mapping := index (.Values.config | default dict) "tunnelClassMapping" }}
+{{- if not (kindIs "invalid" $mapping) }}
+{{- range regexSplit "[,\n]" (toString $mapping) -1 }}
+{{- $alias := trim (first (splitList "=" .)) }}
+{{- if and $alias (contains "=" .) }}
+{{- $aliases = append $aliases $alias }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $alias := $aliases | uniq | sortAlpha }}
+{{- $name := printf "pangolin-%s" $alias }}
+{{- if not (has $name $names) }}
+{{- $classes = append $classes (dict "name" $name) }}
+{{- $names = append $names $name }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml (dict "classes" $classes) }}
+{{- end }}

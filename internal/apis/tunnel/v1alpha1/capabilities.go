@@ -14,6 +14,8 @@ const (
 
 // Capabilities says which optional fields the installed PangolinResource CRD keeps.
 // Fields it does not keep must be neither written nor compared: the API server prunes them.
+//
+// +kubebuilder:object:generate=false
 type Capabilities struct {
 	Targets         bool // spec.targets[] (path, pathMatchType, priority) instead of spec.target
 	AccessControl   bool // spec.httpConfig.sso and blockAccess

@@ -34,6 +34,7 @@ const (
 const ConditionReady = "Ready"
 
 // PangolinResource is one public HTTP resource in Pangolin.
+// +kubebuilder:object:root=true
 type PangolinResource struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -115,6 +116,7 @@ type PangolinResourceStatus struct {
 }
 
 // PangolinResourceList is a list of PangolinResources.
+// +kubebuilder:object:root=true
 type PangolinResourceList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -122,6 +124,7 @@ type PangolinResourceList struct {
 }
 
 // PangolinTunnel is a Pangolin site reached through a Newt tunnel. PIC only reads it.
+// +kubebuilder:object:root=true
 type PangolinTunnel struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -137,6 +140,7 @@ type PangolinTunnelStatus struct {
 }
 
 // PangolinTunnelList is a list of PangolinTunnels.
+// +kubebuilder:object:root=true
 type PangolinTunnelList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
