@@ -138,7 +138,7 @@ func TestErrorClassification(t *testing.T) {
 	html404 := func(w http.ResponseWriter, r *http.Request) bool {
 		// The real server's page for a route it lacks, e.g. after a base URL typo.
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(404)
+		w.WriteHeader(http.StatusNotFound)
 		_, _ = fmt.Fprintf(w, "<!DOCTYPE html>\n<html><body>\n<pre>Cannot GET %s</pre>\n</body></html>\n", r.URL.Path)
 		return true
 	}
@@ -172,7 +172,7 @@ func TestErrorClassification(t *testing.T) {
 			return err
 		}, client: true, wantStatus: 400, wantInMessage: "Domain with ID nope not found", wantAPIErr: true},
 		{name: "a bare JSON message is read", fault: func(w http.ResponseWriter, _ *http.Request) bool {
-			w.WriteHeader(500)
+			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = w.Write([]byte(`{"message":"An error occurred"}`))
 			return true
 		}, call: func(ctx context.Context) error { _, err := c.GetTarget(ctx, 1); return err },

@@ -452,8 +452,11 @@ func TestFaultsAndCounts(t *testing.T) {
 	assert.Equal(t, "Service Unavailable", r.message())
 
 	s.SetFault(pangolintest.When(pangolintest.IsWrite, pangolintest.DropConnection()))
-	req, _ := http.NewRequest("PUT", s.URL+"/v1/org/interop/resource", strings.NewReader(`{}`))
-	_, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
 	assert.Error(t, err, "a dropped connection gives no answer")
 	assert.Equal(t, 200, do(t, s, "GET", "/v1/org/interop/resources", "").Status, "reads pass")
 
@@ -479,7 +482,7 @@ func TestConcurrentCreates(t *testing.T) {
 	statuses := make([]int, 20)
 	for i := range statuses {
 		wg.Go(func() {
-			req, _ := http.NewRequest("PUT", s.URL+"/v1/org/interop/resource", strings.NewReader(`{"name":"same","mode":"http","subdomain":"same","domainId":"domain1"}`))
+			req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{"name":"same","mode":"http","subdomain":"same","domainId":"domain1"}`))
 			req.Header.Set("Authorization", "Bearer "+pangolintest.RootKey.Token())
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {

@@ -100,7 +100,7 @@ func router(r *resource, t *target, servers []string) Router {
 // "^/api(/.*)?$" gives "5e2fapi282f2e2a293f24".
 func encodePath(p string) string {
 	var b strings.Builder
-	for i := 0; i < len(p); i++ {
+	for i := range len(p) {
 		c := p[i]
 		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
 			b.WriteByte(c)
