@@ -15,14 +15,25 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
+	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
+
+// plugins names the sources and sinks this program builds (internal/manager builds
+// them); the configuration accepts these names and no others. A sink is listed here
+// once it is built.
+var plugins = config.Plugins{
+	Sources: []string{ingress.Name, gatewayapi.Name},
+	Sinks:   []string{pangolinresource.Name},
+}
 
 func main() {
 	os.Exit(run())
 }
 
 func run() int {
-	cfg, origins, err := config.Load(os.Args[1:], os.Environ())
+	cfg, origins, err := config.Load(os.Args[1:], plugins)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return 0

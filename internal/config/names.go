@@ -2,29 +2,10 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 )
-
-var labelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-// isDNSLabel reports whether s is an RFC 1123 label: a namespace name or a class alias.
-func isDNSLabel(s string) bool { return len(s) <= 63 && labelRE.MatchString(s) }
-
-// isDNSSubdomain reports whether s is an RFC 1123 subdomain: an object name or a DNS domain.
-func isDNSSubdomain(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for label := range strings.SplitSeq(s, ".") {
-		if !isDNSLabel(label) {
-			return false
-		}
-	}
-	return true
-}
 
 // suggest returns `; did you mean "x"?` when one of known is close to s, else "".
 func suggest(s string, known []string) string {

@@ -16,21 +16,23 @@ import (
 
 // Print writes the configuration as YAML that Load accepts as a file, each value
 // followed by a comment saying where it came from (origins may be nil). The aliases of
-// tunnelClassMapping are shown in the tunnels section. Secret values are never shown.
+// tunnelClassMapping are shown in the tunnels section. The API key is never shown: only
+// whether it is set and where from.
 func Print(w io.Writer, c *Config, origins Origins) error {
 	p := &printer{origins: origins}
 	p.comment("Effective configuration of pangolin-ingress-controller.")
 	p.comment("Where each value came from follows it; a flag wins over an environment variable,")
 	p.comment("which wins over the file, which wins over the default.")
+	f := &file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}
 	parent := ""
 	for _, k := range keys {
-		switch k.kind {
-		case kindMapping:
+		switch k.name {
+		case "tunnelClassMapping":
 			continue // its aliases are printed under tunnels
-		case kindTunnel:
+		case "defaultTunnel":
 			p.tunnel(k.name, "", c.Tunnels.Default, k.name)
 			continue
-		case kindTunnels:
+		case "tunnels":
 			p.aliases(c.Tunnels.Aliases)
 			continue
 		}
@@ -42,11 +44,10 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 			}
 			name, indent = child, "  "
 		}
-		value := scalarYAML(k.get(c))
-		if k.secret {
-			value = `"(redacted)"`
+		p.line(indent+name+": "+scalarYAML(lookup(f, k.name)), k.name)
+		if k.name == "pangolin.apiKeyFile" {
+			p.line(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
 		}
-		p.line(indent+name+": "+value, k.name)
 	}
 	_, err := w.Write(p.bytes())
 	return err
@@ -128,14 +129,24 @@ func scalarYAML(v any) string {
 			items[i] = scalarYAML(s)
 		}
 		return "[" + strings.Join(items, ", ") + "]"
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 32) // the Config holds float32
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 32)
 	}
 	out, err := yaml.Marshal(printable(v))
 	if err != nil {
 		return fmt.Sprintf("%q", fmt.Sprint(v))
 	}
 	return strings.TrimSuffix(string(out), "\n")
+}
+
+func apiKeyStatus(p Pangolin) string {
+	switch {
+	case p.APIKey == "":
+		return "(not set)"
+	case p.APIKeyFile != "":
+		return "(set, from file " + p.APIKeyFile + ")"
+	}
+	return "(set, from env " + EnvAPIKey + ")"
 }
 
 // printable writes durations as people do: 5m rather than 5m0s.

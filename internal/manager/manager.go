@@ -144,11 +144,11 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager) (
 	var out []sources.Source
 	for _, name := range cfg.Sources {
 		switch name {
-		case config.SourceIngress:
+		case ingress.Name:
 			out = append(out, ingress.New(mgr.GetClient(), ingress.Config{
 				Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain,
 			}))
-		case config.SourceHTTPRoute:
+		case gatewayapi.Name:
 			missing, err := missingGatewayAPIKinds(mgr)
 			if err != nil {
 				return nil, err

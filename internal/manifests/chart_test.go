@@ -330,7 +330,7 @@ var keyValues = map[string]any{
 // reports where each key's value came from.
 func configKeys(t *testing.T) []string {
 	t.Helper()
-	_, origins, err := config.Load(nil, nil)
+	_, origins, err := loadPIC(t, nil, nil)
 	require.NoError(t, err)
 	keys := make([]string, 0, len(origins))
 	for k := range origins {
@@ -381,7 +381,7 @@ func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
 			}
 			path := t.TempDir() + "/config.yaml"
 			require.NoError(t, os.WriteFile(path, []byte(toYAML(t, file)), 0o644))
-			want, _, err := config.Load([]string{"--config=" + path}, nil)
+			want, _, err := loadPIC(t, []string{"--config=" + path}, nil)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 			assert.NotEqual(t, chartDefaults, got, "the test value of %s is the chart's default", key)

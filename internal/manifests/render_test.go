@@ -26,6 +26,9 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
+	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
 const (
@@ -235,5 +238,28 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 		}
 		environ = append(environ, e.Name+"="+v)
 	}
-	return config.Load(args, environ)
+	return loadPIC(t, args, environ)
+}
+
+// picPlugins are the sources and sinks the manager builds (cmd/manager's plugins).
+var picPlugins = config.Plugins{
+	Sources: []string{ingress.Name, gatewayapi.Name},
+	Sinks:   []string{pangolinresource.Name},
+}
+
+// loadPIC runs PIC's configuration loader with args and environ (KEY=VALUE entries) as
+// the only PIC_ and PANGOLIN_ variables of the process.
+func loadPIC(t *testing.T, args, environ []string) (*config.Config, config.Origins, error) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "PIC_") || strings.HasPrefix(name, "PANGOLIN_") {
+			t.Setenv(name, "") // restored after the test
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	return config.Load(args, picPlugins)
 }
