@@ -108,7 +108,7 @@ func Default() *Config {
 // the key's variable and flag.
 func (c *Config) Validate(p Plugins) error {
 	var ps problems
-	c.check(p, &ps, func(k *key) string { return k.ways() })
+	c.check(p, &ps, func(name string) string { return keys[order(name)].ways() })
 	return ps.err()
 }
 

@@ -669,16 +669,16 @@ func TestInvalidConfiguration(t *testing.T) {
 			want: []string{`tunnelClassMapping (--tunnel-class-mapping line 1) = "b=": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
 		{name: "a mapping alias that cannot be a class name is refused",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=Edge_EU=edge-eu-tunnel"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) = "Edge_EU=edge-eu-tunnel": invalid alias "Edge_EU"; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`}},
+			want:    []string{`tunnels.Edge_EU (PIC_TUNNEL_CLASS_MAPPING line 1) = "Edge_EU": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`}},
 		{name: "a mapping tunnel with two slashes is refused",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=a/b/c"},
 			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) = "edge=a/b/c": want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`}},
 		{name: "a mapping tunnel name must be an object name",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=Edge_Tunnel"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) = "edge=Edge_Tunnel": "Edge_Tunnel" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
+			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING line 1) = "Edge_Tunnel": "Edge_Tunnel" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
 		{name: "a mapping tunnel namespace must be a namespace name",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=Net_EU/t"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) = "edge=Net_EU/t": "Net_EU" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`}},
+			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING line 1) = "Net_EU/t": "Net_EU" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`}},
 		{name: "an alias mapped twice names both lines",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=a\nother=b, edge=c"},
 			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) and tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 2) both define alias "edge": keep one of them`}},
@@ -1006,38 +1006,37 @@ logLevel: debug
 		}
 	}
 	assert.Equal(t, map[string]string{
-		"defaultTunnel: default":               "default",
-		"tunnelNamespace: pangolin-system":     "file " + path,
-		"  edge-eu: edge-eu-tunnel":            "env PIC_TUNNEL_CLASS_MAPPING line 1",
-		"  edge-us: network-us/edge-us-tunnel": "file " + path,
-		"  staging:":                           "file " + path,
-		"backendScheme: https":                 "env PIC_BACKEND_SCHEME",
-		"clusterDomain: cluster.local":         "default",
-		"defaultSSO: true":                     "default",
-		"defaultBlockAccess: false":            "default",
-		"sources: [ingress]":                   "default",
-		"sink: pangolinresource":               "default",
-		`  url: ""`:                            "default",
-		`  org: ""`:                            "default",
-		`  apiKeyFile: ""`:                     "default",
-		"  ownerId: default":                   "default",
-		`  caFile: ""`:                         "default",
-		"watchNamespaces: [shop, qa]":          "env PIC_WATCH_NAMESPACES",
-		"resyncPeriod: 1m30s":                  "flag --resync-period",
-		"maxConcurrentReconciles: 4":           "default",
-		`kubeconfig: ""`:                       "default",
-		"kubeAPIQPS: 0.1":                      "flag --kube-api-qps",
-		"kubeAPIBurst: 100":                    "default",
-		"metricsBindAddress: :8080":            "default",
-		"healthProbeBindAddress: :8081":        "default",
-		"  enabled: false":                     "default",
-		"  id: pangolin-ingress-controller":    "default",
-		`  namespace: ""`:                      "default",
-		"logLevel: debug":                      "file " + path,
-		"logFormat: json":                      "default",
+		"defaultTunnel: default":                                     "default",
+		"tunnelNamespace: pangolin-system":                           "file " + path,
+		"  edge-eu: edge-eu-tunnel":                                  "env PIC_TUNNEL_CLASS_MAPPING line 1",
+		"  edge-us: network-us/edge-us-tunnel":                       "file " + path,
+		"  staging: {name: staging-tunnel, allowedNamespaces: [qa]}": "file " + path,
+		"backendScheme: https":                                       "env PIC_BACKEND_SCHEME",
+		"clusterDomain: cluster.local":                               "default",
+		"defaultSSO: true":                                           "default",
+		"defaultBlockAccess: false":                                  "default",
+		"sources: [ingress]":                                         "default",
+		"sink: pangolinresource":                                     "default",
+		`  url: ""`:                                                  "default",
+		`  org: ""`:                                                  "default",
+		`  apiKeyFile: ""`:                                           "default",
+		"  ownerId: default":                                         "default",
+		`  caFile: ""`:                                               "default",
+		"watchNamespaces: [shop, qa]":                                "env PIC_WATCH_NAMESPACES",
+		"resyncPeriod: 1m30s":                                        "flag --resync-period",
+		"maxConcurrentReconciles: 4":                                 "default",
+		`kubeconfig: ""`:                                             "default",
+		"kubeAPIQPS: 0.1":                                            "flag --kube-api-qps",
+		"kubeAPIBurst: 100":                                          "default",
+		"metricsBindAddress: :8080":                                  "default",
+		"healthProbeBindAddress: :8081":                              "default",
+		"  enabled: false":                                           "default",
+		"  id: pangolin-ingress-controller":                          "default",
+		`  namespace: ""`:                                            "default",
+		"logLevel: debug":                                            "file " + path,
+		"logFormat: json":                                            "default",
 	}, lines)
 	assert.Contains(t, text, "tunnels:\n")
-	assert.Contains(t, text, "    name: staging-tunnel\n    allowedNamespaces: [qa]\n")
 	assert.Contains(t, text, "leaderElection:\n")
 	assert.NotContains(t, text, "printConfig", "--print-config is not part of the configuration")
 	assert.NotContains(t, text, "tunnelClassMapping", "the mapping's aliases are shown under tunnels")
@@ -1078,7 +1077,7 @@ logLevel: debug
 		c.Tunnels.Default = tunnel.Tunnel{Name: "main", Namespace: "pangolin-system", AllowedNamespaces: []string{"web", "*"}}
 		var out bytes.Buffer
 		require.NoError(t, Print(&out, c, nil))
-		assert.Contains(t, out.String(), "defaultTunnel:\n  name: main\n  namespace: pangolin-system\n  allowedNamespaces: [web, '*']\n")
+		assert.Contains(t, out.String(), "defaultTunnel: {name: main, namespace: pangolin-system, allowedNamespaces: [web, '*']}\n")
 		again, _ := mustLoad(t, []string{"--config", writeConfig(t, out.String())}, nil)
 		assert.Equal(t, c, again)
 	})
@@ -1144,11 +1143,11 @@ func TestValidate(t *testing.T) {
 				}
 			},
 			[]string{
-				`tunnels.Bad = "Bad": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`,
-				`tunnels.allow = "t": "x_y" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`,
-				`tunnels.empty = "": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`,
-				`tunnels.ns = "N/t": "N" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
-				`tunnels.slash = "a/b": the tunnel name contains '/'; give the namespace as namespace`,
+				`tunnels.Bad (file only) = "Bad": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`,
+				`tunnels.allow (file only) = "t": "x_y" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`,
+				`tunnels.empty (file only) = "": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`,
+				`tunnels.ns (file only) = "N/t": "N" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
+				`tunnels.slash (file only) = "a/b": the tunnel name contains '/'; give the namespace as namespace`,
 			}},
 		{"a bad tunnel name",
 			func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{Name: "Main"} },

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -51,10 +50,8 @@ type Origin struct {
 
 func (o Origin) String() string {
 	switch o.Kind {
-	case FromDefault:
-		return "default"
-	case FromFile:
-		return "file " + o.Name
+	case FromDefault, FromFile:
+		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
 	case FromEnv, FromFlag:
 		return string(o.Kind) + " " + o.where()
 	}
@@ -152,7 +149,7 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
 	l.readPangolinFiles(&c.Pangolin)
-	c.check(p, &l.probs, func(k *key) string { return l.origins[k.name].where() })
+	c.check(p, &l.probs, l.where)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
 	}
@@ -313,7 +310,7 @@ func (l *loader) decode() *Config {
 		}
 	}
 	c := f.Config
-	c.Tunnels = l.resolver(&f)
+	c.Tunnels = l.tunnels(&f)
 	return &c
 }
 
@@ -351,7 +348,7 @@ func leaves(err error) []error {
 	return []error{err}
 }
 
-var indexRE = regexp.MustCompile(`\[([0-9]+)\]|\[([^\]]*)\]`)
+var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
 // decodeProblem reports one error of mapstructure as a problem of a key.
 func (l *loader) decodeProblem(err error) {
@@ -361,12 +358,7 @@ func (l *loader) decodeProblem(err error) {
 		return
 	}
 	// tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
-	name := indexRE.ReplaceAllStringFunc(de.Name(), func(m string) string {
-		if sub := indexRE.FindStringSubmatch(m); sub[2] != "" {
-			return "." + sub[2]
-		}
-		return ""
-	})
+	name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), ""))
 	if unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: "); ok {
 		known := children(name)
 		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
@@ -384,36 +376,35 @@ func (l *loader) decodeProblem(err error) {
 	l.bad(name, l.v.Get(name), l.wantOf(name))
 }
 
-// wantOf says what a key, or a part of a tunnel, accepts.
+// wantOf says what a key, a group or a part of a tunnel accepts.
 func (l *loader) wantOf(name string) string {
-	if i := order(name); i >= 0 && keys[i].name == name {
+	switch i := order(name); {
+	case group(name):
+		return "want a mapping with keys " + strings.Join(children(name), ", ")
+	case strings.HasSuffix(name, ".allowedNamespaces"):
+		return wantAllowed
+	case strings.HasSuffix(name, ".name"):
+		return "want a PangolinTunnel name"
+	case i >= 0:
 		return keys[i].wantText(l.plugins)
 	}
-	if group(name) {
-		return "want a mapping with keys " + strings.Join(children(name), ", ")
-	}
-	switch name[strings.LastIndex(name, ".")+1:] {
-	case "name":
-		return "want a PangolinTunnel name"
-	case "namespace":
-		return "want a namespace name (" + wantNamespace + ")"
-	case "allowedNamespaces":
-		return wantAllowed
-	}
-	return wantTunnelEntry
+	return ""
 }
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
 func (l *loader) bad(name string, v any, msg string) {
-	o, ok := l.origins[name]
-	for parent := name; !ok && strings.Contains(parent, "."); {
-		parent = parent[:strings.LastIndex(parent, ".")]
-		o, ok = l.origins[parent]
+	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
+}
+
+// where names the source of a key, or of the key or group holding name.
+func (l *loader) where(name string) string {
+	for ; ; name = name[:strings.LastIndex(name, ".")] {
+		if o, ok := l.origins[name]; ok {
+			return o.where()
+		} else if !strings.Contains(name, ".") {
+			return "file " + l.path // a group, which only the file can give
+		}
 	}
-	if !ok { // a group, or a part of a value that only the file can structure
-		o = Origin{Kind: FromFile, Name: l.path}
-	}
-	l.probs.add(name, "%s (%s) = %s: %s", name, o.where(), formatValue(v), msg)
 }
 
 // readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
@@ -445,59 +436,39 @@ func (l *loader) readPangolinFiles(p *Pangolin) {
 }
 
 // check adds a problem for every bad value of c; where names a key's source. A key
-// that already has a problem (it did not decode) is not checked again.
-func (c *Config) check(p Plugins, ps *problems, where func(*key) string) {
-	f := &file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}
+// that has a problem already (it did not decode) is not checked again.
+func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
+	vals := values(c)
 	for _, k := range keys {
-		if v := lookup(f, k.name); v != nil && !ps.has(k.name) {
+		if v := vals[k.name]; !ps.has(k.name) {
 			if msg := k.checkValue(v, p); msg != "" {
-				ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k), formatValue(v), msg)
+				ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(v), msg)
 			}
 		}
 	}
-	checkResolver(c.Tunnels, ps)
+	checkTunnels(c.Tunnels, ps, where)
 	if c.Sink != SinkPangolin {
 		return
 	}
-	for _, r := range []struct{ key, value, what string }{
-		{"pangolin.url", c.Pangolin.URL, "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
-		{"pangolin.org", c.Pangolin.Org, "the organization id"},
+	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
+		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
+		{"pangolin.apiKeyFile", string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
-		if k := keyByName(r.key); r.value == "" && !ps.has(k.name) {
-			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", k.name, SinkPangolin, k.name, k.env[0], k.flag, r.what)
+		if k := keyByName(r[0]); r[1] == "" && !ps.has(k.name) {
+			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
 		}
-	}
-	if k := keyByName("pangolin.apiKeyFile"); c.Pangolin.APIKey == "" && !ps.has(k.name) {
-		ps.add(k.name, "the Pangolin API key is required when sink is %s: set %s, or set %s, %s or --%s to a file holding it",
-			SinkPangolin, EnvAPIKey, k.name, k.env[0], k.flag)
 	}
 }
 
-// lookup returns the value of the field that key name decodes into, or nil.
-func lookup(f *file, name string) any {
-	v := reflect.ValueOf(f).Elem()
-	for part := range strings.SplitSeq(name, ".") {
-		if v = fieldByTag(v, part); !v.IsValid() {
-			return nil
+// values maps every key to its value in c, by the names viper decodes.
+func values(c *Config) map[string]any {
+	m := map[string]any{}
+	must(mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m))
+	for _, g := range slices.DeleteFunc(children(""), func(name string) bool { return !group(name) }) {
+		for k, v := range m[g].(map[string]any) {
+			m[g+"."+k] = v
 		}
 	}
-	return v.Interface()
-}
-
-func fieldByTag(v reflect.Value, tag string) reflect.Value {
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	for i := range v.NumField() {
-		name, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("mapstructure"), ",")
-		if name == tag {
-			return v.Field(i)
-		}
-		if opts == "squash" {
-			if f := fieldByTag(v.Field(i), tag); f.IsValid() {
-				return f
-			}
-		}
-	}
-	return reflect.Value{}
+	return m
 }

@@ -157,11 +157,11 @@ func TestInvalidPangolin(t *testing.T) {
 			want: []string{
 				"pangolin.url is required when sink is pangolin: set pangolin.url, PIC_PANGOLIN_URL or --pangolin-url to the Integration API base URL, e.g. https://pangolin.example.com/v1",
 				"pangolin.org is required when sink is pangolin: set pangolin.org, PIC_PANGOLIN_ORG or --pangolin-org to the organization id",
-				"the Pangolin API key is required when sink is pangolin: set PIC_PANGOLIN_API_KEY, or set pangolin.apiKeyFile, PIC_PANGOLIN_API_KEY_FILE or --pangolin-api-key-file to a file holding it",
+				"the Pangolin API key is required when sink is pangolin: set pangolin.apiKeyFile, PIC_PANGOLIN_API_KEY_FILE or --pangolin-api-key-file to a file holding it, or set PIC_PANGOLIN_API_KEY",
 			}},
 		{name: "the pangolin sink without a key",
 			file: "sink: pangolin\npangolin:\n  url: https://pangolin.example.com/v1\n  org: acme\n", noKey: true,
-			want: []string{"the Pangolin API key is required when sink is pangolin: set PIC_PANGOLIN_API_KEY, or set pangolin.apiKeyFile, PIC_PANGOLIN_API_KEY_FILE or --pangolin-api-key-file to a file holding it"}},
+			want: []string{"the Pangolin API key is required when sink is pangolin: set pangolin.apiKeyFile, PIC_PANGOLIN_API_KEY_FILE or --pangolin-api-key-file to a file holding it, or set PIC_PANGOLIN_API_KEY"}},
 		{name: "a key from both the environment and a file",
 			args:    []string{"--pangolin-api-key-file=" + keyFile},
 			environ: pangolinEnv, noKey: true,
