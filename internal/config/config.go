@@ -22,32 +22,28 @@ type Config struct {
 	// class-alias table (from tunnelClassMapping and the file's tunnels section).
 	Tunnels tunnel.Resolver `mapstructure:"-"`
 
-	BackendScheme      string   `mapstructure:"backendScheme"` // http or https
-	ClusterDomain      string   `mapstructure:"clusterDomain"` // for <service>.<namespace>.svc.<clusterDomain>
+	BackendScheme      string   `mapstructure:"backendScheme"`
+	ClusterDomain      string   `mapstructure:"clusterDomain"`
 	DefaultSSO         bool     `mapstructure:"defaultSSO"`
 	DefaultBlockAccess bool     `mapstructure:"defaultBlockAccess"`
 	Sources            []string `mapstructure:"sources"` // names from Plugins.Sources
 	Sink               string   `mapstructure:"sink"`    // a name from Plugins.Sinks
 	Pangolin           Pangolin `mapstructure:"pangolin"`
 
-	WatchNamespaces         []string      `mapstructure:"watchNamespaces"` // empty: all namespaces
-	ResyncPeriod            time.Duration `mapstructure:"resyncPeriod"`
-	MaxConcurrentReconciles int           `mapstructure:"maxConcurrentReconciles"`
+	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
+	ResyncPeriod            time.Duration  `mapstructure:"resyncPeriod"`
+	MaxConcurrentReconciles int            `mapstructure:"maxConcurrentReconciles"`
+	Kubeconfig              string         `mapstructure:"kubeconfig"`
+	KubeAPIQPS              float32        `mapstructure:"kubeAPIQPS"`
+	KubeAPIBurst            int            `mapstructure:"kubeAPIBurst"`
+	MetricsBindAddress      string         `mapstructure:"metricsBindAddress"`
+	HealthProbeBindAddress  string         `mapstructure:"healthProbeBindAddress"`
+	LeaderElection          LeaderElection `mapstructure:"leaderElection"`
+	LogLevel                string         `mapstructure:"logLevel"`
+	LogFormat               string         `mapstructure:"logFormat"`
 
-	Kubeconfig   string  `mapstructure:"kubeconfig"`
-	KubeAPIQPS   float32 `mapstructure:"kubeAPIQPS"`
-	KubeAPIBurst int     `mapstructure:"kubeAPIBurst"`
-
-	MetricsBindAddress     string         `mapstructure:"metricsBindAddress"`
-	HealthProbeBindAddress string         `mapstructure:"healthProbeBindAddress"`
-	LeaderElection         LeaderElection `mapstructure:"leaderElection"`
-
-	LogLevel  string `mapstructure:"logLevel"`  // debug, info, warn, error
-	LogFormat string `mapstructure:"logFormat"` // json, console
-
-	// PrintConfig is --print-config: print the configuration (Print) and exit without
-	// starting anything. It is a command, not a setting: it has no file key and no
-	// environment variable.
+	// PrintConfig is --print-config: print the configuration (Print) and exit. It is a
+	// command, not a setting: it has no file key and no environment variable.
 	PrintConfig bool `mapstructure:"-"`
 }
 
@@ -60,13 +56,11 @@ type LeaderElection struct {
 
 // Pangolin is how the pangolin sink reaches Pangolin's Integration API.
 type Pangolin struct {
-	URL        string `mapstructure:"url"` // base URL, such as https://pangolin.example.com/v1
+	URL        string `mapstructure:"url"`
 	Org        string `mapstructure:"org"`
 	APIKeyFile string `mapstructure:"apiKeyFile"`
-	// OwnerID marks what this PIC creates, so that clusters sharing an org leave each
-	// other's resources alone.
-	OwnerID string `mapstructure:"ownerId"`
-	CAFile  string `mapstructure:"caFile"` // PEM bundle for Pangolin's TLS; "": the system's
+	OwnerID    string `mapstructure:"ownerId"` // marks what this PIC creates, so that clusters sharing an org keep apart
+	CAFile     string `mapstructure:"caFile"`
 	// APIKey comes from PIC_PANGOLIN_API_KEY or the file APIKeyFile, never from a flag or
 	// the configuration file, so that it is in neither a process list nor a ConfigMap.
 	APIKey Secret `mapstructure:"-"`
@@ -113,9 +107,7 @@ func (c *Config) Validate(p Plugins) error {
 }
 
 // Error is an invalid configuration: every problem found, one per line.
-type Error struct {
-	Problems []string
-}
+type Error struct{ Problems []string }
 
 func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
@@ -124,19 +116,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// problems collects messages in the order of the key table, so that related problems
-// read together whatever order they were found in.
-type problems []problem
-
-type problem struct {
-	key string
-	msg string
-}
+// problems collects messages, to list them in the order of the key table.
+type (
+	problems []problem
+	problem  struct{ key, msg string }
+)
 
 // add records a problem of a key ("" for none); the same message twice counts once.
 func (ps *problems) add(key, format string, args ...any) {
-	p := problem{key, fmt.Sprintf(format, args...)}
-	if !slices.Contains(*ps, p) {
+	if p := (problem{key, fmt.Sprintf(format, args...)}); !slices.Contains(*ps, p) {
 		*ps = append(*ps, p)
 	}
 }

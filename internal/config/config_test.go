@@ -859,7 +859,7 @@ func TestInvalidConfiguration(t *testing.T) {
 			want: []string{`tunnels.edge (file {file}) = "edge": "Blog" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`}},
 		{name: "allowed namespaces with an empty item",
 			file: "tunnels:\n  edge:\n    allowedNamespaces: [shop, ~]\n",
-			want: []string{`tunnels.edge.allowedNamespaces (file {file}) = ["shop", (empty)]: want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`}},
+			want: []string{`tunnels.edge (file {file}) = "edge": "" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`}},
 
 		// The environment and the command line.
 		{name: "a misspelt PIC_ variable is not ignored",

@@ -20,16 +20,14 @@ import (
 // below is the single place where defaults live; viper's defaults, the flags, the
 // environment bindings, validation and --print-config are all derived from it.
 type key struct {
-	name  string   // file key and viper key; a dot nests ("leaderElection.enabled")
-	env   []string // environment variables, the first one set wins
-	flag  string   // "" for the file-only key tunnels
-	def   any      // typed default; its type is the flag's type
-	usage string   // flag help
-	want  string   // what is accepted, for errors
-	// check returns "" for a good decoded value, otherwise what is wrong and wanted.
-	check func(k *key, v any) string
-	// plugins gives the names a value must be among (sources, sink).
-	plugins func(Plugins) []string
+	name    string                     // file key and viper key; a dot nests ("leaderElection.enabled")
+	env     []string                   // environment variables, the first one set wins
+	flag    string                     // "" for the file-only key tunnels
+	def     any                        // typed default; its type is the flag's type
+	usage   string                     // flag help
+	want    string                     // what is accepted, for errors
+	check   func(k *key, v any) string // "" for a good decoded value, else what is wrong and wanted
+	plugins func(Plugins) []string     // the names a value must be among (sources, sink)
 }
 
 const (
@@ -122,23 +120,13 @@ var keys = []*key{
 }
 
 // keyByName finds a key of the table.
-func keyByName(name string) *key {
-	for _, k := range keys {
-		if k.name == name {
-			return k
-		}
-	}
-	panic("config: no key " + name)
-}
+func keyByName(name string) *key { return keys[order(name)] }
 
 // order places a key's problems in table order; problems of no key come first.
 func order(name string) int {
-	for i, k := range keys {
-		if k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".") {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(keys, func(k *key) bool {
+		return k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".")
+	})
 }
 
 // ways names every way to set a key, for a value whose source is not known.
@@ -170,12 +158,13 @@ func (k *key) checkValue(v any, p Plugins) string {
 	if s, ok := v.(string); ok {
 		names = []string{s}
 	}
+	what := strings.TrimSuffix(k.name, "s")
 	if len(names) == 0 {
-		return fmt.Sprintf("no %s is chosen; %s", strings.TrimSuffix(k.name, "s"), k.wantText(p))
+		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
 	}
 	for _, n := range names {
 		if !slices.Contains(k.plugins(p), n) {
-			return fmt.Sprintf("unknown %s %q%s; %s", strings.TrimSuffix(k.name, "s"), n, suggest(n, k.plugins(p)), k.wantText(p))
+			return fmt.Sprintf("unknown %s %q%s; %s", what, n, suggest(n, k.plugins(p)), k.wantText(p))
 		}
 	}
 	return ""
@@ -214,23 +203,15 @@ func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 
 func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 func isAddr(s string) bool {
-	if s == "0" {
-		return true
-	}
 	_, port, err := net.SplitHostPort(s)
 	n, perr := strconv.Atoi(port)
-	return err == nil && perr == nil && n >= 0 && n <= 65535
+	return s == "0" || err == nil && perr == nil && n >= 0 && n <= 65535
 }
 
 func isURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
-
-var (
-	stringsType  = reflect.TypeFor[[]string]()
-	durationType = reflect.TypeFor[time.Duration]()
-)
 
 // trim drops the blanks around text, as a ConfigMap often adds a newline.
 func trim(_, _ reflect.Type, data any) (any, error) {
@@ -240,26 +221,14 @@ func trim(_, _ reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// list reads a YAML sequence or a comma-separated string, without empty or repeated items.
+// list splits a comma-separated string, and drops the empty and repeated items of a
+// list given that way or by repeated flags.
 func list(_, to reflect.Type, data any) (any, error) {
-	if to != stringsType {
-		return data, nil
+	items, ok := data.([]string)
+	if s, isString := data.(string); isString {
+		items, ok = strings.Split(s, ","), true
 	}
-	var items []string
-	switch d := data.(type) {
-	case string:
-		items = strings.Split(d, ",")
-	case []string:
-		items = d
-	case []any:
-		for _, item := range d {
-			s, ok := item.(string)
-			if !ok {
-				return nil, fmt.Errorf("an item is %s", formatValue(item))
-			}
-			items = append(items, s)
-		}
-	default:
+	if to != reflect.TypeFor[[]string]() || !ok {
 		return data, nil
 	}
 	out := []string{}
@@ -271,25 +240,64 @@ func list(_, to reflect.Type, data any) (any, error) {
 	return out, nil
 }
 
-// duration reads a Go duration; a bare number has no unit, so it is refused rather
-// than read as nanoseconds.
-func duration(_, to reflect.Type, data any) (any, error) {
-	if to != durationType {
-		return data, nil
-	}
-	switch d := data.(type) {
-	case time.Duration:
-		return d, nil
-	case string:
-		return time.ParseDuration(d)
-	}
-	return nil, errors.New("a duration needs a unit")
-}
-
-// whole refuses a fraction for a whole number, which mapstructure would truncate.
-func whole(_, to reflect.Type, data any) (any, error) {
-	if f, ok := data.(float64); ok && to.Kind() == reflect.Int && f != math.Trunc(f) {
+// strict refuses what mapstructure would quietly convert: a bare number (no unit) to a
+// duration, a fraction to a whole number.
+func strict(_, to reflect.Type, data any) (any, error) {
+	f, isFloat := data.(float64)
+	switch _, isText := data.(string); {
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return nil, errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
 		return nil, errors.New("not a whole number")
 	}
 	return data, nil
+}
+
+// suggest returns ` (did you mean "x"?)` when one of known is close to s, else "".
+func suggest(s string, known []string) string {
+	if best := closest(s, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// closest returns the known word nearest to s, if it is near enough to be a typo. Case,
+// '-', '_' and a PIC_ prefix are ignored, so that backend-scheme and PIC_BACKEND_SCHEME
+// both find backendScheme.
+func closest(s string, known []string) string {
+	norm := func(w string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
+	}
+	target, best, bestDist := norm(s), "", 4
+	for _, k := range known {
+		d := distance(target, norm(k))
+		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
+			d = min(d, 1) // warning for warn, httproutes for httproute
+		}
+		// About one typo per four letters, at least one, at most three.
+		if d < bestDist && d <= min(max(len(target)/4, 1), 3) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -304,7 +304,7 @@ func (l *loader) decode() *Config {
 		}
 	}
 	var f file
-	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(trim, list, duration, whole, tunnelRef))); err != nil {
+	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef))); err != nil {
 		for _, e := range leaves(err) {
 			l.decodeProblem(e)
 		}

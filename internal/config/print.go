@@ -129,3 +129,29 @@ func scalarYAML(v any) string {
 	}
 	return strings.TrimSuffix(string(out), "\n")
 }
+
+// formatValue shows a value in a message as the user gave it: text quoted, lists in
+// brackets.
+func formatValue(v any) string {
+	if list, ok := v.([]string); ok {
+		v = make([]any, len(list))
+		for i, s := range list {
+			v.([]any)[i] = s
+		}
+	}
+	switch v := v.(type) {
+	case nil:
+		return "(empty)"
+	case map[string]any:
+		return "(a mapping)"
+	case string, time.Duration:
+		return fmt.Sprintf("%q", fmt.Sprint(v))
+	case []any:
+		items := make([]string, len(v))
+		for i := range v {
+			items[i] = formatValue(v[i])
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
