@@ -138,21 +138,25 @@ func (k *key) ways() string {
 	return cmp.Or(strings.Join(ways, ", "), "file only")
 }
 
+// names are the names the caller can build that the key's value must be among, if any.
+func (k *key) names(p Plugins) []string {
+	if k.plugins == nil {
+		return nil
+	}
+	return k.plugins(p)
+}
+
 // wantText is what the key accepts, with the names the caller can build.
 func (k *key) wantText(p Plugins) string {
-	if k.plugins == nil {
-		return k.want
-	}
-	return k.want + " " + strings.Join(k.plugins(p), ", ")
+	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
 }
 
 // checkValue applies the key's rule to its decoded value.
 func (k *key) checkValue(v any, p Plugins) string {
-	if k.plugins == nil {
-		if k.check == nil {
-			return ""
-		}
+	if k.plugins == nil && k.check != nil {
 		return k.check(k, v)
+	} else if k.plugins == nil {
+		return ""
 	}
 	names, _ := v.([]string)
 	if s, ok := v.(string); ok {
@@ -163,8 +167,8 @@ func (k *key) checkValue(v any, p Plugins) string {
 		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
 	}
 	for _, n := range names {
-		if !slices.Contains(k.plugins(p), n) {
-			return fmt.Sprintf("unknown %s %q%s; %s", what, n, suggest(n, k.plugins(p)), k.wantText(p))
+		if !slices.Contains(k.names(p), n) {
+			return fmt.Sprintf("unknown %s %q%s; %s", what, n, suggest(n, k.names(p)), k.wantText(p))
 		}
 	}
 	return ""

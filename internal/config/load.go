@@ -37,23 +37,20 @@ const (
 	FromFlag    OriginKind = "flag"
 )
 
-// Origin is where one effective value came from.
+// Origin is where one effective value came from: a variable, a flag or a file (viper
+// does not keep the file's lines), and the line within a multi-line variable or flag.
 type Origin struct {
 	Kind OriginKind
-	// Name is the environment variable (PIC_LOG_LEVEL), the flag (--log-level) or the
-	// file path.
-	Name string
-	// Line is the line within a multi-line value such as PIC_TUNNEL_CLASS_MAPPING; 0
-	// when not known. viper does not keep the lines of the file.
+	Name string // PIC_LOG_LEVEL, --log-level or the file's path
 	Line int
 }
 
 func (o Origin) String() string {
 	switch o.Kind {
-	case FromDefault, FromFile:
-		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
 	case FromEnv, FromFlag:
 		return string(o.Kind) + " " + o.where()
+	case FromDefault, FromFile:
+		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
 	}
 	return "unknown"
 }
@@ -73,8 +70,8 @@ func (o Origin) where() string {
 // tunnel alias ("tunnels.edge-eu"), where its effective value came from.
 type Origins map[string]Origin
 
-// file is the schema that viper decodes: the Config's own keys, and the tunnel keys
-// that together become Config.Tunnels.
+// file is the schema viper decodes: the Config's keys and the tunnel keys, which
+// together become Config.Tunnels.
 type file struct {
 	Config             `mapstructure:",squash"`
 	DefaultTunnel      tunnelSpec            `mapstructure:"defaultTunnel"`
@@ -85,29 +82,26 @@ type file struct {
 
 // Load reads the configuration from args (the command line without the program name),
 // the environment and the YAML file named by --config or PIC_CONFIG, in this order of
-// precedence: flags, environment, file, defaults. An empty or blank environment
-// variable counts as unset. Sources and the sink must be among plugins. It returns
-// pflag.ErrHelp, after printing usage to stderr, for --help, and an *Error listing
-// every problem for a bad configuration.
+// precedence: flags, environment, file, defaults. A blank variable counts as unset.
+// Sources and the sink must be among plugins. It returns pflag.ErrHelp, after printing
+// usage to stderr, for --help, and an *Error listing every problem.
 func Load(args []string, plugins Plugins) (*Config, Origins, error) {
 	return load(args, plugins, os.Stderr)
 }
 
-// loader reads one configuration. viper holds the layers and their precedence; the
-// loader adds what viper does not know: where each value came from, and messages that
-// name the key, its source and what is wanted.
+// loader reads one configuration: viper holds the layers and their precedence, the
+// loader knows where each value came from and says what is wrong with it.
 type loader struct {
 	v       *viper.Viper
-	fs      *pflag.FlagSet    // nil for the defaults alone
-	env     map[string]string // key → the variable bound to it
-	path    string            // configuration file, "" for none
+	fs      *pflag.FlagSet // nil for the defaults alone
+	path    string         // configuration file, "" for none
 	plugins Plugins
 	origins Origins
 	probs   problems
 }
 
 func newLoader(p Plugins) *loader {
-	l := &loader{v: viper.New(), env: map[string]string{}, plugins: p, origins: Origins{}}
+	l := &loader{v: viper.New(), plugins: p, origins: Origins{}}
 	for _, k := range keys {
 		if k.def != nil {
 			l.v.SetDefault(k.name, k.def)
@@ -121,8 +115,7 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	l.fs = newFlagSet(out, p)
 	if err := l.fs.Parse(args); err != nil {
 		return nil, nil, commandLineError(l.fs, err)
-	}
-	if l.fs.NArg() > 0 {
+	} else if l.fs.NArg() > 0 {
 		hint := ""
 		if _, err := strconv.ParseBool(l.fs.Arg(0)); err == nil {
 			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
@@ -133,15 +126,14 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 		if k.flag != "" {
 			must(l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)))
 		}
-		// The names cannot be derived from the keys (PIC_LEADER_ELECT,
-		// PANGOLIN_DEFAULT_TUNNEL_NAME), so each key binds its own; only the first
-		// that is not blank, since viper takes "  " as set.
-		for _, name := range k.env {
-			if strings.TrimSpace(os.Getenv(name)) != "" {
-				must(l.v.BindEnv(k.name, name))
-				l.env[k.name] = name
-				break
-			}
+		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
+		// binds its own: the first that is not blank, as viper takes "  " as set.
+		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
+			must(l.v.BindEnv(k.name, k.env[i]))
+			l.origins[k.name] = Origin{Kind: FromEnv, Name: k.env[i]}
+		}
+		if k.flag != "" && l.fs.Changed(k.flag) {
+			l.origins[k.name] = Origin{Kind: FromFlag, Name: "--" + k.flag}
 		}
 	}
 	l.checkEnvNames()
@@ -167,14 +159,7 @@ func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
 	fs.SetOutput(out)
 	fs.SortFlags = false
 	for _, k := range keys {
-		if k.flag == "" {
-			continue
-		}
-		usage := k.usage
-		if k.plugins != nil {
-			usage += " " + strings.Join(k.plugins(p), ", ")
-		}
-		usage += " [env " + strings.Join(k.env, " or ") + ", file key " + k.name + "]"
+		usage := strings.TrimSpace(k.usage+" "+strings.Join(k.names(p), ", ")) + " [env " + strings.Join(k.env, " or ") + ", file key " + k.name + "]"
 		switch d := k.def.(type) {
 		case string:
 			fs.String(k.flag, d, usage)
@@ -210,28 +195,24 @@ Flags:
 // any other bad value.
 func commandLineError(fs *pflag.FlagSet, err error) error {
 	var bad *pflag.InvalidValueError
+	var unknown *pflag.NotExistError
 	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return err
 	case errors.As(err, &bad):
-		name := bad.GetFlag().Name
-		for _, k := range keys {
-			if k.flag == name {
-				return &Error{[]string{fmt.Sprintf("%s (--%s) = %q: %s", k.name, name, bad.GetValue(), k.want)}}
-			}
+		name, want := "--"+bad.GetFlag().Name, wantBool // --print-config
+		if i := slices.IndexFunc(keys, func(k *key) bool { return "--"+k.flag == name }); i >= 0 {
+			name, want = keys[i].name+" ("+name+")", keys[i].want
 		}
-		return &Error{[]string{fmt.Sprintf("--%s = %q: %s", name, bad.GetValue(), wantBool)}}
-	}
-	hint := ""
-	var ne *pflag.NotExistError
-	if errors.As(err, &ne) && len(ne.GetSpecifiedName()) > 1 {
+		return &Error{[]string{fmt.Sprintf("%s = %q: %s", name, bad.GetValue(), want)}}
+	case errors.As(err, &unknown) && len(unknown.GetSpecifiedName()) > 1:
 		var names []string
 		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-		if best := closest(ne.GetSpecifiedName(), names); best != "" {
-			hint = fmt.Sprintf("; did you mean --%s?", best)
+		if best := closest(unknown.GetSpecifiedName(), names); best != "" {
+			err = fmt.Errorf("%w; did you mean --%s?", err, best)
 		}
+	case errors.Is(err, pflag.ErrHelp):
+		return err
 	}
-	return fmt.Errorf("invalid command line: %v%s (see --help)", err, hint)
+	return fmt.Errorf("invalid command line: %w (see --help)", err)
 }
 
 // serviceLinkRE matches the variables Kubernetes injects for Services (a Service named
@@ -247,10 +228,7 @@ func (l *loader) checkEnvNames() {
 	}
 	for _, kv := range slices.Sorted(slices.Values(os.Environ())) {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "PIC_") || slices.Contains(known, name) || serviceLinkRE.MatchString(name) {
-			continue
-		}
-		if best := closest(name, known); best != "" {
+		if best := closest(name, known); strings.HasPrefix(name, "PIC_") && !slices.Contains(known, name) && !serviceLinkRE.MatchString(name) && best != "" {
 			l.probs.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
 		}
 	}
@@ -259,8 +237,7 @@ func (l *loader) checkEnvNames() {
 // readFile gives viper the configuration file named by --config or PIC_CONFIG.
 func (l *loader) readFile() {
 	where := "--" + FlagConfigFile
-	l.path, _ = l.fs.GetString(FlagConfigFile)
-	if !l.fs.Changed(FlagConfigFile) {
+	if l.path, _ = l.fs.GetString(FlagConfigFile); !l.fs.Changed(FlagConfigFile) {
 		l.path, where = strings.TrimSpace(os.Getenv(EnvConfigFile)), EnvConfigFile
 	}
 	if l.path == "" {
@@ -268,43 +245,34 @@ func (l *loader) readFile() {
 	}
 	l.v.SetConfigFile(l.path)
 	l.v.SetConfigType("yaml")
-	err := l.v.ReadInConfig()
 	var parse viper.ConfigParseError
-	switch {
-	case errors.As(err, &parse):
+	if err := l.v.ReadInConfig(); errors.As(err, &parse) {
 		l.probs.add("", "configuration file %s is not valid YAML: %v", l.path, parse.Unwrap())
-	case err != nil:
+	} else if err != nil {
 		l.probs.add("", "configuration file (%s): %v", where, err)
 	}
 }
 
-func (l *loader) origin(k *key) Origin {
-	switch {
-	case l.fs != nil && k.flag != "" && l.fs.Changed(k.flag):
-		return Origin{Kind: FromFlag, Name: "--" + k.flag}
-	case l.env[k.name] != "":
-		return Origin{Kind: FromEnv, Name: l.env[k.name]}
-	case l.v.InConfig(k.name):
-		return Origin{Kind: FromFile, Name: l.path}
-	}
-	return Origin{Kind: FromDefault}
-}
-
-// decode unmarshals every layer into a Config, strictly: an unknown key, a value of the
-// wrong type or a bad tunnel is a problem.
+// decode unmarshals every layer into a Config, strictly: an unknown key or a value of
+// the wrong type is a problem.
 func (l *loader) decode() *Config {
 	for _, k := range keys {
-		l.origins[k.name] = l.origin(k)
+		if _, set := l.origins[k.name]; !set && l.v.InConfig(k.name) {
+			l.origins[k.name] = Origin{Kind: FromFile, Name: l.path}
+		} else if !set {
+			l.origins[k.name] = Origin{Kind: FromDefault}
+		}
 	}
-	// A group given a value ("leaderElection: true") is not always reported by
-	// mapstructure: viper may let the defaults of its keys replace the value.
-	for _, g := range children("") {
-		if _, isMap := l.v.Get(g).(map[string]any); group(g) && l.v.InConfig(g) && !isMap {
+	// viper may let the defaults of a group's keys replace a value given to the group
+	// ("leaderElection: true"), so mapstructure does not always see it.
+	for _, g := range groups() {
+		if _, isMap := l.v.Get(g).(map[string]any); l.v.InConfig(g) && !isMap {
 			l.bad(g, l.v.Get(g), l.wantOf(g))
 		}
 	}
 	var f file
-	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef))); err != nil {
+	hooks := mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef)
+	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
 		for _, e := range leaves(err) {
 			l.decodeProblem(e)
 		}
@@ -314,23 +282,24 @@ func (l *loader) decode() *Config {
 	return &c
 }
 
-// group reports whether name only groups other keys (leaderElection).
-func group(name string) bool { return len(children(name)) > 0 }
-
-// children lists the keys directly under parent ("" for the top level).
+// children lists the keys directly under parent ("" for the top level); groups lists
+// those that only group others (leaderElection).
 func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
-		if name, ok := strings.CutPrefix(k.name, parent+"."); ok || parent == "" {
-			if parent == "" {
-				name = k.name
-			}
-			if name, _, _ = strings.Cut(name, "."); !slices.Contains(out, name) {
-				out = append(out, name)
-			}
+		name, ok := strings.CutPrefix(k.name, parent+".")
+		if parent == "" {
+			name, ok = k.name, true
+		}
+		if name, _, _ = strings.Cut(name, "."); ok && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out
+}
+
+func groups() []string {
+	return slices.DeleteFunc(children(""), func(name string) bool { return len(children(name)) == 0 })
 }
 
 // leaves flattens mapstructure's joined errors.
@@ -350,7 +319,7 @@ func leaves(err error) []error {
 
 var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
-// decodeProblem reports one error of mapstructure as a problem of a key.
+// decodeProblem reports an error of mapstructure as a problem of a key.
 func (l *loader) decodeProblem(err error) {
 	var de *mapstructure.DecodeError
 	if !errors.As(err, &de) {
@@ -359,36 +328,35 @@ func (l *loader) decodeProblem(err error) {
 	}
 	// tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
 	name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), ""))
-	if unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: "); ok {
-		known := children(name)
-		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
-			known = tunnelFields
-		}
-		for u := range strings.SplitSeq(unknown, ", ") {
-			hint := suggest(u, known)
-			if hint == "" {
-				hint = "; known keys here: " + strings.Join(known, ", ")
-			}
-			l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), hint)
-		}
+	unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: ")
+	if !ok {
+		l.bad(name, l.v.Get(name), l.wantOf(name))
 		return
 	}
-	l.bad(name, l.v.Get(name), l.wantOf(name))
+	known := children(name)
+	if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
+		known = tunnelFields
+	}
+	for u := range strings.SplitSeq(unknown, ", ") { // viper gives them in lower case
+		hint := suggest(u, known)
+		if hint == "" {
+			hint = "; known keys here: " + strings.Join(known, ", ")
+		}
+		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), hint)
+	}
 }
 
 // wantOf says what a key, a group or a part of a tunnel accepts.
 func (l *loader) wantOf(name string) string {
-	switch i := order(name); {
-	case group(name):
+	switch {
+	case slices.Contains(groups(), name):
 		return "want a mapping with keys " + strings.Join(children(name), ", ")
 	case strings.HasSuffix(name, ".allowedNamespaces"):
 		return wantAllowed
 	case strings.HasSuffix(name, ".name"):
 		return "want a PangolinTunnel name"
-	case i >= 0:
-		return keys[i].wantText(l.plugins)
 	}
-	return ""
+	return keyByName(name).wantText(l.plugins)
 }
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
@@ -396,66 +364,59 @@ func (l *loader) bad(name string, v any, msg string) {
 	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
 }
 
-// where names the source of a key, or of the key or group holding name.
+// where names the source of a key, or of the key holding name.
 func (l *loader) where(name string) string {
-	for ; ; name = name[:strings.LastIndex(name, ".")] {
+	for ; strings.Contains(name, "."); name = name[:strings.LastIndex(name, ".")] {
 		if o, ok := l.origins[name]; ok {
 			return o.where()
-		} else if !strings.Contains(name, ".") {
-			return "file " + l.path // a group, which only the file can give
 		}
 	}
+	if o, ok := l.origins[name]; ok {
+		return o.where()
+	}
+	return "file " + l.path // a group, which only the file can give
 }
 
 // readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
 // checks the CA bundle. No message ever quotes what a file holds.
 func (l *loader) readPangolinFiles(p *Pangolin) {
-	k := keyByName("pangolin.apiKeyFile")
-	fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey))
-	switch {
+	const keyFile = "pangolin.apiKeyFile"
+	switch fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey)); {
 	case p.APIKeyFile != "" && fromEnv != "":
-		l.probs.add(k.name, "%s (%s) and %s both give the Pangolin API key: choose one", k.name, l.origins[k.name].where(), EnvAPIKey)
+		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
 	case p.APIKeyFile != "":
 		data, err := os.ReadFile(p.APIKeyFile)
 		if p.APIKey = Secret(strings.TrimSpace(string(data))); err != nil {
-			l.bad(k.name, p.APIKeyFile, "cannot read the API key: "+err.Error())
+			l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
 		} else if p.APIKey == "" {
-			l.bad(k.name, p.APIKeyFile, "the file is empty; want the API key in it")
+			l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
 		}
 	default:
 		p.APIKey = Secret(fromEnv)
 	}
-	if p.CAFile == "" {
-		return
-	}
-	if data, err := os.ReadFile(p.CAFile); err != nil {
+	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
 		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
-	} else if !x509.NewCertPool().AppendCertsFromPEM(data) {
+	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
 		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
 	}
 }
 
 // check adds a problem for every bad value of c; where names a key's source. A key
-// that has a problem already (it did not decode) is not checked again.
+// with a problem already (it did not decode) is not checked again.
 func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
 	vals := values(c)
 	for _, k := range keys {
-		if v := vals[k.name]; !ps.has(k.name) {
-			if msg := k.checkValue(v, p); msg != "" {
-				ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(v), msg)
-			}
+		if msg := k.checkValue(vals[k.name], p); msg != "" && !ps.has(k.name) {
+			ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(vals[k.name]), msg)
 		}
 	}
 	checkTunnels(c.Tunnels, ps, where)
-	if c.Sink != SinkPangolin {
-		return
-	}
 	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
 		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
 		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
 		{"pangolin.apiKeyFile", string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
-		if k := keyByName(r[0]); r[1] == "" && !ps.has(k.name) {
+		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !ps.has(k.name) {
 			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
 		}
 	}
@@ -465,7 +426,7 @@ func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
 func values(c *Config) map[string]any {
 	m := map[string]any{}
 	must(mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m))
-	for _, g := range slices.DeleteFunc(children(""), func(name string) bool { return !group(name) }) {
+	for _, g := range groups() {
 		for k, v := range m[g].(map[string]any) {
 			m[g+"."+k] = v
 		}
