@@ -87,11 +87,7 @@ func tunnelYAML(t tunnel.Tunnel) string {
 	if t.AllowedNamespaces == nil {
 		return scalarYAML(refString(t))
 	}
-	s := "{name: " + scalarYAML(t.Name)
-	if t.Namespace != "" {
-		s += ", namespace: " + scalarYAML(t.Namespace)
-	}
-	return s + ", allowedNamespaces: " + scalarYAML(t.AllowedNamespaces) + "}"
+	return scalarYAML(tunnelSpec{Name: t.Name, Namespace: t.Namespace, AllowedNamespaces: t.AllowedNamespaces})
 }
 
 func apiKeyStatus(p Pangolin) string {
@@ -104,54 +100,32 @@ func apiKeyStatus(p Pangolin) string {
 	return "(set, from env " + EnvAPIKey + ")"
 }
 
-// scalarYAML writes a value on one line, quoted only where YAML needs it, and durations
-// as people do: 5m rather than 5m0s.
+// scalarYAML writes a value as YAML on one line, and a duration as people write it: 5m
+// rather than 5m0s.
 func scalarYAML(v any) string {
-	switch v := v.(type) {
-	case []string:
-		items := make([]string, len(v))
-		for i, s := range v {
-			items[i] = scalarYAML(s)
-		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case float32:
-		return strconv.FormatFloat(float64(v), 'f', -1, 32)
-	case time.Duration:
-		s := v.String()
+	if d, ok := v.(time.Duration); ok {
+		s := d.String()
 		if strings.HasSuffix(s, "m0s") {
 			s = strings.TrimSuffix(s, "0s")
 		}
-		return strings.Replace(s, "h0m", "h", 1)
+		v = strings.Replace(s, "h0m", "h", 1)
 	}
-	out, err := yaml.Marshal(v)
+	out, err := yaml.Marshal(struct {
+		V any `yaml:"v,flow"`
+	}{v})
 	if err != nil {
-		return fmt.Sprintf("%q", fmt.Sprint(v))
+		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(string(out), "\n")
+	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
 }
 
-// formatValue shows a value in a message as the user gave it: text quoted, lists in
-// brackets.
+// formatValue shows a value in a message: text quoted, anything else as YAML.
 func formatValue(v any) string {
-	if list, ok := v.([]string); ok {
-		v = make([]any, len(list))
-		for i, s := range list {
-			v.([]any)[i] = s
-		}
+	if d, ok := v.(time.Duration); ok {
+		v = d.String()
 	}
-	switch v := v.(type) {
-	case nil:
-		return "(empty)"
-	case map[string]any:
-		return "(a mapping)"
-	case string, time.Duration:
-		return fmt.Sprintf("%q", fmt.Sprint(v))
-	case []any:
-		items := make([]string, len(v))
-		for i := range v {
-			items[i] = formatValue(v[i])
-		}
-		return "[" + strings.Join(items, ", ") + "]"
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
 	}
-	return fmt.Sprint(v)
+	return scalarYAML(v)
 }

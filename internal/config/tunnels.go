@@ -21,9 +21,9 @@ const (
 
 // tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
 type tunnelSpec struct {
-	Name              string   `mapstructure:"name"` // default: the alias
-	Namespace         string   `mapstructure:"namespace"`
-	AllowedNamespaces []string `mapstructure:"allowedNamespaces"`
+	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
+	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
+	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
 }
 
 var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
