@@ -757,7 +757,7 @@ func TestInvalidConfiguration(t *testing.T) {
 			want: []string{`sources (--sources) = []: no source is chosen; want a comma-separated list of at least one of ingress, httproute`}},
 		{name: "a watched namespace that is not a namespace name",
 			environ: []string{"PIC_WATCH_NAMESPACES=shop,Kube_System"},
-			want:    []string{`watchNamespaces (PIC_WATCH_NAMESPACES) = [shop, Kube_System]: "Kube_System" is not a namespace name; want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`}},
+			want:    []string{`watchNamespaces (PIC_WATCH_NAMESPACES) = [shop, Kube_System]: want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`}},
 		{name: "a list of lists for watched namespaces",
 			file: "watchNamespaces: [[a]]\n",
 			want: []string{`watchNamespaces (file {file}) = [[a]]: want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`}},
@@ -1125,7 +1125,7 @@ func TestValidate(t *testing.T) {
 			func(c *Config) { c.Sources = nil; c.WatchNamespaces = []string{"ok", "NOT_OK"} },
 			[]string{
 				`sources (PIC_SOURCES, --sources) = []: no source is chosen; want a comma-separated list of at least one of ingress, httproute`,
-				`watchNamespaces (PIC_WATCH_NAMESPACES, --watch-namespaces) = [ok, NOT_OK]: "NOT_OK" is not a namespace name; want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`,
+				`watchNamespaces (PIC_WATCH_NAMESPACES, --watch-namespaces) = [ok, NOT_OK]: want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`,
 			}},
 		{"no default tunnel is valid", func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{} }, nil},
 		{"a default tunnel with a namespace but no name",

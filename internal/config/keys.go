@@ -20,14 +20,15 @@ import (
 // below is the single place where defaults live; viper's defaults, the flags, the
 // environment bindings, validation and --print-config are all derived from it.
 type key struct {
-	name    string                     // file key and viper key; a dot nests ("leaderElection.enabled")
-	env     []string                   // environment variables, the first one set wins
-	flag    string                     // "" for the file-only key tunnels
-	def     any                        // typed default; its type is the flag's type
-	usage   string                     // flag help
-	want    string                     // what is accepted, for errors
-	check   func(k *key, v any) string // "" for a good decoded value, else what is wrong and wanted
-	plugins func(Plugins) []string     // the names a value must be among (sources, sink)
+	name    string                 // file key and viper key; a dot nests ("leaderElection.enabled")
+	env     []string               // environment variables, the first one set wins
+	flag    string                 // "" for the file-only key tunnels
+	def     any                    // typed default; its type is the flag's type
+	usage   string                 // flag help
+	want    string                 // what is accepted, for errors
+	ok      func(v any) bool       // the rule for a decoded value, if any
+	allowed []string               // the values accepted, when they are a fixed few
+	plugins func(Plugins) []string // the names the caller builds, which a value must be among
 }
 
 const (
@@ -46,16 +47,16 @@ var keys = []*key{
 	{name: "defaultTunnel", env: []string{"PIC_DEFAULT_TUNNEL_NAME", "PANGOLIN_DEFAULT_TUNNEL_NAME"}, flag: "default-tunnel", def: "default",
 		usage: `PangolinTunnel for IngressClass "pangolin": name or namespace/name ("" for none)`,
 		want:  wantTunnelRef + `, or a mapping with name, namespace and allowedNamespaces, or "" for no default tunnel`},
-	{name: "tunnelNamespace", env: []string{"PIC_TUNNEL_NAMESPACE"}, flag: "tunnel-namespace", def: "", check: optional(isNamespace),
+	{name: "tunnelNamespace", env: []string{"PIC_TUNNEL_NAMESPACE"}, flag: "tunnel-namespace", def: "", ok: optional(isNamespace),
 		usage: `namespace of tunnels named without one ("": the namespace of each Ingress)`,
 		want:  "want a namespace name (" + wantNamespace + `), or "" for the namespace of each Ingress`},
 	{name: "tunnelClassMapping", env: []string{"PIC_TUNNEL_CLASS_MAPPING"}, flag: "tunnel-class-mapping", def: "",
 		usage: "IngressClass aliases: alias=tunnel entries, one per line or comma-separated (class pangolin-<alias>)",
 		want:  "want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section"},
 	{name: "tunnels", want: "want a mapping of alias to a tunnel name, namespace/name, or {name, namespace, allowedNamespaces}"},
-	{name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme", def: "http", check: oneOf("http", "https"),
+	{name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme", def: "http", allowed: []string{"http", "https"},
 		usage: "scheme PIC uses to reach backend Services: http or https", want: "want http or https"},
-	{name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain", def: "cluster.local", check: is(isSubdomain),
+	{name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain", def: "cluster.local", ok: is(isSubdomain),
 		usage: "cluster DNS domain, for <service>.<namespace>.svc.<domain>", want: "want a DNS name such as cluster.local"},
 	{name: "defaultSSO", env: []string{"PIC_DEFAULT_SSO"}, flag: "default-sso", def: true,
 		usage: "require Pangolin SSO on resources whose Ingress does not say", want: wantBool},
@@ -65,7 +66,7 @@ var keys = []*key{
 		usage: "kinds of objects to publish, comma-separated:", want: "want a comma-separated list of at least one of"},
 	{name: "sink", env: []string{"PIC_SINK"}, flag: "sink", def: "pangolinresource", plugins: func(p Plugins) []string { return p.Sinks },
 		usage: "what applies the desired state:", want: "want one of"},
-	{name: "pangolin.url", env: []string{"PIC_PANGOLIN_URL"}, flag: "pangolin-url", def: "", check: optional(isURL),
+	{name: "pangolin.url", env: []string{"PIC_PANGOLIN_URL"}, flag: "pangolin-url", def: "", ok: optional(isURL),
 		usage: "base URL of Pangolin's Integration API, such as https://pangolin.example.com/v1 (sink pangolin)",
 		want:  "want an absolute http or https URL, such as https://pangolin.example.com/v1"},
 	{name: "pangolin.org", env: []string{"PIC_PANGOLIN_ORG"}, flag: "pangolin-org", def: "",
@@ -74,7 +75,7 @@ var keys = []*key{
 		usage: "file holding the Pangolin API key, such as a mounted Secret (or set " + EnvAPIKey + ")",
 		want:  "want the path of a readable file holding the API key"},
 	{name: "pangolin.ownerId", env: []string{"PIC_PANGOLIN_OWNER_ID"}, flag: "pangolin-owner-id", def: "default",
-		check: is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
+		ok:    is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
 		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
 	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
 		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`,
@@ -82,40 +83,37 @@ var keys = []*key{
 	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{},
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)",
 		want:  "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces",
-		check: func(k *key, v any) string {
-			if i := slices.IndexFunc(v.([]string), func(ns string) bool { return !isNamespace(ns) }); i >= 0 {
-				return fmt.Sprintf("%q is not a namespace name; %s", v.([]string)[i], k.want)
-			}
-			return ""
+		ok: func(v any) bool {
+			return !slices.ContainsFunc(v.([]string), func(ns string) bool { return !isNamespace(ns) })
 		}},
 	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute,
-		check: holds(func(v any) bool { return v.(time.Duration) > 0 }),
+		ok:    func(v any) bool { return v.(time.Duration) > 0 },
 		usage: "how often every object is reconciled again even without changes (Go duration)",
 		want:  "want a positive Go duration such as 30s, 5m or 1h"},
 	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4,
-		check: atLeastOne, usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
+		ok: atLeastOne, usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
 	{name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig", def: "", want: "want a file path",
 		usage: "kubeconfig file (\"\": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)"},
 	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50),
-		check: holds(func(v any) bool { f := v.(float32); return f > 0 && !math.IsInf(float64(f), 0) }),
+		ok:    func(v any) bool { f := v.(float32); return f > 0 && !math.IsInf(float64(f), 0) },
 		usage: "sustained requests per second to the Kubernetes API", want: "want a number greater than 0, such as 50"},
 	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100,
-		check: atLeastOne, usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
+		ok: atLeastOne, usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
 	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080",
-		check: is(isAddr), usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
+		ok: is(isAddr), usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
 	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081",
-		check: is(isAddr), usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
+		ok: is(isAddr), usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
 	{name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect", def: false,
 		usage: "elect a leader among replicas through a Lease, so that only one acts", want: wantBool},
 	{name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id", def: "pangolin-ingress-controller",
-		check: is(isSubdomain), usage: "name of the leader-election Lease",
+		ok: is(isSubdomain), usage: "name of the leader-election Lease",
 		want: "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"},
 	{name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace", def: "",
-		check: optional(isNamespace), usage: `namespace of the leader-election Lease ("": the controller's own namespace)`,
+		ok: optional(isNamespace), usage: `namespace of the leader-election Lease ("": the controller's own namespace)`,
 		want: "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`},
-	{name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level", def: "info", check: oneOf("debug", "info", "warn", "error"),
+	{name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level", def: "info", allowed: []string{"debug", "info", "warn", "error"},
 		usage: "log level: debug, info, warn or error", want: "want debug, info, warn or error"},
-	{name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format", def: "json", check: oneOf("json", "console"),
+	{name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format", def: "json", allowed: []string{"json", "console"},
 		usage: "log format: json or console", want: "want json or console"},
 }
 
@@ -151,57 +149,33 @@ func (k *key) wantText(p Plugins) string {
 	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
 }
 
-// checkValue applies the key's rule to its decoded value.
+// checkValue returns what is wrong with the key's decoded value, or "".
 func (k *key) checkValue(v any, p Plugins) string {
-	if k.plugins == nil && k.check != nil {
-		return k.check(k, v)
-	} else if k.plugins == nil {
-		return ""
-	}
-	names, _ := v.([]string)
-	if s, ok := v.(string); ok {
-		names = []string{s}
-	}
-	what := strings.TrimSuffix(k.name, "s")
-	if len(names) == 0 {
-		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
-	}
-	for _, n := range names {
-		if !slices.Contains(k.names(p), n) {
-			return fmt.Sprintf("unknown %s %q%s; %s", what, n, suggest(n, k.names(p)), k.wantText(p))
+	s, _ := v.(string)
+	switch names, _ := v.([]string); {
+	case k.plugins != nil && s != "":
+		return k.checkValue([]string{s}, p)
+	case k.plugins != nil && len(names) == 0:
+		return fmt.Sprintf("no %s is chosen; %s", strings.TrimSuffix(k.name, "s"), k.wantText(p))
+	case k.plugins != nil:
+		if i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(k.names(p), n) }); i >= 0 {
+			return fmt.Sprintf("unknown %s %q%s; %s", strings.TrimSuffix(k.name, "s"), names[i], suggest(names[i], k.names(p)), k.wantText(p))
 		}
+	case k.allowed != nil && !slices.Contains(k.allowed, s):
+		return k.want + suggest(s, k.allowed)
+	case k.ok != nil && !k.ok(v):
+		return k.want
 	}
 	return ""
 }
 
-// holds, is, optional and oneOf make rules that answer with the key's want.
-func holds(ok func(any) bool) func(*key, any) string {
-	return func(k *key, v any) string {
-		if ok(v) {
-			return ""
-		}
-		return k.want
-	}
+func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
+
+func optional(ok func(string) bool) func(any) bool {
+	return func(v any) bool { return v.(string) == "" || ok(v.(string)) }
 }
 
-func is(ok func(string) bool) func(*key, any) string {
-	return holds(func(v any) bool { return ok(v.(string)) })
-}
-
-func optional(ok func(string) bool) func(*key, any) string {
-	return is(func(s string) bool { return s == "" || ok(s) })
-}
-
-func oneOf(allowed ...string) func(*key, any) string {
-	return func(k *key, v any) string {
-		if s := v.(string); !slices.Contains(allowed, s) {
-			return k.want + suggest(s, allowed)
-		}
-		return ""
-	}
-}
-
-var atLeastOne = holds(func(v any) bool { return v.(int) >= 1 })
+func atLeastOne(v any) bool { return v.(int) >= 1 }
 
 func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
 func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
