@@ -1040,13 +1040,9 @@ logLevel: debug
 	assert.Contains(t, text, "leaderElection:\n")
 	assert.NotContains(t, text, "printConfig", "--print-config is not part of the configuration")
 	assert.NotContains(t, text, "tunnelClassMapping", "the mapping's aliases are shown under tunnels")
-	column := -1
 	for _, line := range strings.Split(text, "\n") {
-		if i := strings.Index(line, "  # "); i > 0 && !strings.HasPrefix(line, "#") {
-			if column < 0 {
-				column = i
-			}
-			assert.Equal(t, column, i, "comments are aligned: %q", line)
+		if i := strings.Index(line, "  # "); i > 0 && len(line[:i]) <= 40 {
+			assert.Equal(t, 40, i, "short values have their comments in one column: %q", line)
 		}
 	}
 

@@ -178,15 +178,8 @@ func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
 	fs.String(FlagConfigFile, "", "YAML configuration file [env "+EnvConfigFile+"]")
 	fs.Bool(FlagPrint, false, "print the effective configuration, with where each value came from, and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(out, `Usage: manager [flags]
-
-pangolin-ingress-controller publishes Ingresses (and HTTPRoutes) through Pangolin.
-Every setting can come from a flag, an environment variable or a key of the YAML file
-given by --config; a flag wins over a variable, which wins over the file. The Pangolin
-API key comes from %s or the file pangolin.apiKeyFile names.
-
-Flags:
-%s`, EnvAPIKey, fs.FlagUsages())
+		fmt.Fprintf(out, "Usage: manager [flags]\n\nA flag wins over an environment variable, which wins over the file given by --config.\n"+
+			"The Pangolin API key comes from %s or the file pangolin.apiKeyFile names.\n\nFlags:\n%s", EnvAPIKey, fs.FlagUsages())
 	}
 	return fs
 }

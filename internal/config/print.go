@@ -20,25 +20,23 @@ const printHeader = `# Effective configuration of pangolin-ingress-controller.
 `
 
 // Print writes the configuration as YAML that Load accepts as a file, each value
-// followed by a comment saying where it came from (origins may be nil). The aliases of
-// tunnelClassMapping are shown in the tunnels section. The API key is never shown, only
-// whether it is set and where from.
+// followed by where it came from (origins may be nil). The aliases of tunnelClassMapping
+// are shown in the tunnels section; the API key only as set or not, and from where.
 func Print(w io.Writer, c *Config, origins Origins) error {
-	var lines [][2]string // text, comment
-	add := func(text, key string) {
-		comment := ""
+	var b strings.Builder
+	b.WriteString(printHeader)
+	line := func(text, key string) {
 		if o, ok := origins[key]; ok {
-			comment = "# " + o.String()
+			text = fmt.Sprintf("%-40s  # %s", text, o)
 		}
-		lines = append(lines, [2]string{text, comment})
+		b.WriteString(text + "\n")
 	}
-	vals := values(c)
-	group := ""
+	vals, group := values(c), ""
 	for _, k := range keys {
 		name, indent := k.name, ""
 		if g, child, nested := strings.Cut(k.name, "."); nested {
 			if g != group {
-				add(g+":", "")
+				line(g+":", "")
 				group = g
 			}
 			name, indent = child, "  "
@@ -46,35 +44,20 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 		switch name {
 		case "tunnelClassMapping": // its aliases are printed under tunnels
 		case "defaultTunnel":
-			add(name+": "+tunnelYAML(c.Tunnels.Default), name)
+			line(name+": "+tunnelYAML(c.Tunnels.Default), name)
 		case "tunnels":
-			add("tunnels:", "")
-			if len(c.Tunnels.Aliases) == 0 {
-				lines[len(lines)-1][0] += " {}"
+			if name += ":"; len(c.Tunnels.Aliases) == 0 {
+				name += " {}"
 			}
+			line(name, "")
 			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
-				add("  "+scalarYAML(alias)+": "+tunnelYAML(c.Tunnels.Aliases[alias]), "tunnels."+alias)
+				line("  "+scalarYAML(alias)+": "+tunnelYAML(c.Tunnels.Aliases[alias]), "tunnels."+alias)
 			}
 		default:
-			add(indent+name+": "+scalarYAML(vals[k.name]), k.name)
+			line(indent+name+": "+scalarYAML(vals[k.name]), k.name)
 		}
 		if k.name == "pangolin.apiKeyFile" {
-			add(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
-		}
-	}
-	width := 0
-	for _, l := range lines {
-		if l[1] != "" {
-			width = max(width, len(l[0]))
-		}
-	}
-	var b strings.Builder
-	b.WriteString(printHeader)
-	for _, l := range lines {
-		if l[1] == "" {
-			b.WriteString(l[0] + "\n")
-		} else {
-			fmt.Fprintf(&b, "%-*s  %s\n", width, l[0], l[1])
+			line(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
