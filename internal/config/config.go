@@ -1,8 +1,7 @@
 // Package config is PIC's configuration: one typed Config, every default in one place
 // (the key table in keys.go), read from flags, the environment (PIC_*) and a YAML file
 // through viper, and validated before anything starts. It is the only package that
-// imports viper. It knows no source or sink by name: the caller passes the names it can
-// build (Plugins).
+// imports viper. Source and sink names are the caller's (Plugins), not its own.
 package config
 
 import (

@@ -348,6 +348,8 @@ func (l *loader) wantOf(name string) string {
 		return wantAllowed
 	case strings.HasSuffix(name, ".name"):
 		return "want a PangolinTunnel name"
+	case order(name) < 0:
+		return "want a value of the schema"
 	}
 	return keyByName(name).wantText(l.plugins)
 }
