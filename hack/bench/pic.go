@@ -81,4 +81,3 @@ func (p *picProcess) settle(ctx context.Context, minReconciles float64, quiet, t
 		}
 	}
 }
-
