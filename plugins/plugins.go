@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
@@ -21,6 +22,7 @@ var Registry = plugin.Registry{
 	},
 	Sinks: map[string]plugin.SinkFactory{
 		"pangolinresource": pangolinresource.Factory,
+		"pangolin":         pangolin.Factory,
 	},
 }
 
