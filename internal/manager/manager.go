@@ -124,7 +124,15 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 }
 
 // sinkName is the configured sink.
-func sinkName(*config.Config) string { return "pangolinresource" }
+//
+// TODO(config): cfg.Sink once the configuration branch lands; until then the
+// environment variable it will read, PIC_SINK, chooses.
+func sinkName(*config.Config) string {
+	if name := os.Getenv("PIC_SINK"); name != "" {
+		return name
+	}
+	return "pangolinresource"
+}
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
 func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
