@@ -10,8 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
@@ -95,7 +98,7 @@ func TestDirectMode(t *testing.T) {
 		decoys := fake.Resources()
 
 		ns := testenv.NewNamespace(t, env.Client)
-		stop := startDirect(t, env, fake, ns, ingressOnly)
+		stop := startDirect(t, env, fake, ns, withHTTPRoutes)
 		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
 		w.service("web", 8080)
 		w.service("api", 9090)
@@ -135,7 +138,7 @@ func TestDirectMode(t *testing.T) {
 		t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 			stop()
 			fake.ResetCounts()
-			stop = startDirect(outer, env, fake, ns, ingressOnly)
+			stop = startDirect(outer, env, fake, ns, withHTTPRoutes)
 			require.Eventually(t, func() bool { return fake.Reads() > 0 }, wait, tick, "the first read of Pangolin")
 			time.Sleep(3 * time.Second) // the reconciles of both Ingresses, woken by the first read
 			assert.Zero(t, fake.Writes(), "writes: %v", fake.Counts())
@@ -143,7 +146,7 @@ func TestDirectMode(t *testing.T) {
 		t.Run("an Ingress deleted while PIC is stopped is removed at the next start", func(t *testing.T) {
 			stop()
 			require.NoError(t, w.c.Delete(w.ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}))
-			stop = startDirect(outer, env, fake, ns, ingressOnly)
+			stop = startDirect(outer, env, fake, ns, withHTTPRoutes)
 			eventuallyServed(t, fake, map[string][]string{"taken.example.com": {"http://10.0.0.9:80"}})
 		})
 		t.Run("an outage deletes nothing, and PIC converges after it", func(t *testing.T) {
@@ -161,8 +164,36 @@ func TestDirectMode(t *testing.T) {
 			assert.Equal(t, map[string][]string{"news.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}}, pangolinHosts(fake), "nothing deleted")
 			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 		})
+		t.Run("an HTTPRoute is published through its Gateway, which is Programmed by the site", func(t *testing.T) {
+			gw := &gatewayWorld{world: w, class: "pangolin"}
+			w.create(&gatewayv1.GatewayClass{
+				ObjectMeta: metav1.ObjectMeta{Name: gw.class},
+				Spec:       gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName},
+			})
+			w.create(&gatewayv1.Gateway{
+				ObjectMeta: metav1.ObjectMeta{Name: "public"},
+				Spec:       gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(gw.class), Listeners: []gatewayv1.Listener{httpListener("")}},
+			})
+			hr := gw.httpRoute("store", ns, "store.example.com")
+			w.create(hr)
+			eventuallyServed(t, fake, map[string][]string{"store.example.com": {webURL}, "press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
+			gw.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionTrue, gatewayv1.RouteReasonAccepted)
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				var got gatewayv1.Gateway
+				assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: ns, Name: "public"}, &got))
+				assert.True(c, meta.IsStatusConditionTrue(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)))
+			}, wait, tick)
+			var named pangolintest.Resource
+			for _, r := range fake.Resources() {
+				if r.FullDomain == "store.example.com" {
+					named = r
+				}
+			}
+			assert.Equal(t, "store.example.com (HTTPRoute "+ns+"/store)", named.Name)
+
+			require.NoError(t, w.c.Delete(w.ctx, hr))
+			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
+		})
 		assert.Equal(t, decoys, fake.Resources()[:2], "the decoys were never touched")
 	})
 }
-
-func ingressOnly(cfg *config.Config) { cfg.Sources = []string{config.SourceIngress} }
