@@ -21,7 +21,9 @@ func TestResyncDuringWrites(t *testing.T) {
 	for i := range origins {
 		origins[i] = ingress("shop", fmt.Sprintf("web-%d", i))
 	}
-	routes := func(i int, port int32) route.Route { return web(origins[i], fmt.Sprintf("app-%d.example.com", i), port) }
+	routes := func(i int, port int32) route.Route {
+		return web(origins[i], fmt.Sprintf("app-%d.example.com", i), port)
+	}
 	for i := 0; i < n; i += 2 {
 		w.converge(origins[i], routes(i, 8080)) // half exist, to be updated or deleted
 	}
