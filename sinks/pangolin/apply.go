@@ -162,28 +162,12 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	if err != nil || !ok {
 		return err
 	}
-	found, err := s.api.ListResources(ctx, d.PublicHost())
-	if err != nil {
-		return a.failed(ctx, d, "look for resources serving the host", err)
-	}
-	for _, r := range found {
-		if !strings.EqualFold(r.FullDomain, d.PublicHost()) {
-			continue // the search matches substrings of names and hosts too
-		}
-		switch _, mine := owned(s.ownerID, r.NiceID, r.Name); {
-		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
-			// Ours, unknown to the record (a resync that raced), or created by a PIC
-			// stopped between the create and the marking: adopt it.
-			return a.adopt(ctx, d, w, r)
-		case mine:
-			// Another object's of this owner id: engine.Decide settled who keeps the
-			// host, and the other steps back once woken.
-		default:
-			a.reject(d, pic.ReasonHostConflict,
-				"host %s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
-				d.PublicHost(), r.NiceID, r.Name)
-			return nil
-		}
+	adoptable, free, err := a.hostFree(ctx, d, w, 0)
+	switch {
+	case err != nil || !free:
+		return err
+	case adoptable != nil:
+		return a.adopt(ctx, d, w, *adoptable)
 	}
 
 	created, err := s.api.CreateResource(ctx, w.name, w.host)
@@ -210,6 +194,37 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	a.res.Created = append(a.res.Created, d)
 	a.hosts = append(a.hosts, d.Host)
 	return a.syncTargets(ctx, d, w, e)
+}
+
+// hostFree searches Pangolin for resources serving d's public host, other than the
+// resource self (0 for none): the host is free unless one is not this PIC's, which is
+// then a HostConflict rejection. adoptable is a resource on the host that is d's own,
+// unknown to the record (a resync that raced), or created by a PIC stopped between the
+// create and the marking.
+func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
+	s := a.sink
+	found, err := s.api.ListResources(ctx, d.PublicHost())
+	if err != nil {
+		return nil, false, a.failed(ctx, d, "look for resources serving the host", err)
+	}
+	for _, r := range found {
+		if r.ResourceID == self || !strings.EqualFold(r.FullDomain, d.PublicHost()) {
+			continue // the search matches substrings of names and hosts too
+		}
+		switch _, mine := owned(s.ownerID, r.NiceID, r.Name); {
+		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
+			adoptable = &r
+		case mine:
+			// Another object's of this owner id: engine.Decide settled who keeps the
+			// host, and the other steps back once woken.
+		default:
+			a.reject(d, pic.ReasonHostConflict,
+				"host %s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
+				d.PublicHost(), r.NiceID, r.Name)
+			return nil, false, nil
+		}
+	}
+	return adoptable, true, nil
 }
 
 // adopt takes over a resource of this owner's that the record lacks, marks it if it is
@@ -263,6 +278,14 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	var u pangolinapi.ResourceUpdate
 	if e.res.Name != w.name {
 		u.Name = w.name
+	}
+	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		// Moving onto another host: the same check as a create, or the move could
+		// publish a host twice. An unmarked resource of d's there stays a stray: the
+		// resource moving is d's already.
+		if _, free, err := a.hostFree(ctx, d, w, e.res.ResourceID); err != nil || !free {
+			return err
+		}
 	}
 	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
 		host := w.host // subdomain and domainId together, or the routing does not move

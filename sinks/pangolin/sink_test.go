@@ -566,3 +566,21 @@ func TestKeyNeverShows(t *testing.T) {
 		assert.NotContains(t, s, secretKey.Secret)
 	}
 }
+
+func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	rt := web(shop, "app.example.com", 8080)
+	w.converge(shop, rt)
+	hand := w.fake.SeedResource(pangolintest.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
+	before, writes := w.fake.Resources(), w.fake.Writes()
+
+	rt.SubdomainOverride = "blog"
+	o := w.reconcile(shop, rt)
+	require.NoError(t, o.err)
+	require.Len(t, o.rejections, 1)
+	assert.Equal(t, pic.ReasonHostConflict, o.rejections[0].Reason)
+	assert.Contains(t, o.rejections[0].Message, hand.NiceID)
+	assert.Equal(t, writes, w.fake.Writes(), "no move, no write")
+	assert.Equal(t, before, w.fake.Resources())
+}
