@@ -131,9 +131,10 @@ func runGolden(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities)
 	}
 	c := builder.Build()
 	src = ingress.New(c, ingress.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
-	gwSrc = gatewayapi.New(c, gatewayapi.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local"})
+	sink := pangolinresource.New(c, c, caps)
+	gwSrc = gatewayapi.New(c, gatewayapi.Config{Tunnels: goldenTunnels, BackendScheme: "http", ClusterDomain: "cluster.local", TunnelCheck: sink})
 	recorder := &eventLog{}
-	deps := controller.Deps{Sink: pangolinresource.New(c, c, caps), Recorder: recorder, Defaults: engine.Defaults{SSO: true},
+	deps := controller.Deps{Sink: sink, Recorder: recorder, Defaults: engine.Defaults{SSO: true},
 		Sources: []plugin.Source{src, gwSrc}}
 	reconcilers := map[string]*controller.Reconciler{"Ingress": controller.NewReconciler(src, deps), "HTTPRoute": controller.NewReconciler(gwSrc, deps)}
 

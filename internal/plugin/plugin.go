@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -44,7 +45,22 @@ type Source interface {
 	// Register adds what the source reads besides its own objects, before the manager
 	// starts: cache indexes, watches on related objects (to b, the builder of its own
 	// controller), controllers of its own (status of the objects it is attached to).
-	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake) error
+	// tunnels is the sink's word on tunnels, for what the source reports about them
+	// itself (a Gateway's Programmed condition): a source never reads a sink's objects.
+	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake, tunnels Tunnels) error
+}
+
+// TunnelChecker says whether routes can go through a tunnel: a Sink's Tunnel.
+type TunnelChecker interface {
+	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
+}
+
+// Tunnels is the sink's word on tunnels, as the core hands it to sources.
+type Tunnels interface {
+	TunnelChecker
+	// Changes returns a new channel that hears every tunnel the sink reports changed
+	// (Wake.Tunnels), for one watcher; called before the manager starts.
+	Changes() <-chan event.TypedGenericEvent[route.TunnelRef]
 }
 
 // Result is what a source makes of one of its objects.

@@ -34,6 +34,9 @@ type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string
 	ClusterDomain string
+	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's, set
+	// by Register. Set it here only to reconcile Gateways without a manager (tests).
+	TunnelCheck plugin.TunnelChecker
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
