@@ -141,7 +141,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 		siteID, known = s.siteIDs[d.Tunnel.Name]
 		s.mu.Unlock()
 		if !known {
-			return w, false, fmt.Errorf("Pangolin site %q of host %s disappeared", d.Tunnel.Name, d.Host)
+			return w, false, fmt.Errorf("pangolin site %q of host %s disappeared", d.Tunnel.Name, d.Host)
 		}
 	}
 	w.siteID = siteID
