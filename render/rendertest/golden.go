@@ -5,13 +5,9 @@
 package rendertest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
@@ -124,34 +119,31 @@ func Run(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities) []byt
 	return data
 }
 
-// ReadObjects decodes a multi-document manifest. Objects get a UID and a creation time
-// from their position, as the API server would give them, so that outputs are stable.
+// ReadObjects decodes a multi-document manifest, as render does. Objects get a UID and
+// a creation time from their position, as the API server would give them, so that
+// outputs are stable and the first object of a file is the oldest.
 func ReadObjects(t *testing.T, file string) []client.Object {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	decoder := serializer.NewCodecFactory(apis.Scheme()).UniversalDeserializer()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var objects []client.Object
-	for i := 0; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
+	scheme := apis.Scheme()
+	manifests, err := render.Decode(file, data, scheme, func(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool, error) {
+		if !scheme.Recognizes(gvk) {
+			return gvk, false, fmt.Errorf("%s is not a kind PIC knows", gvk)
 		}
-		require.NoError(t, err, "document %d of %s", i, file)
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		require.NoError(t, err, "document %d of %s", i, file)
-		o := obj.(client.Object)
+		return gvk, true, nil
+	})
+	require.NoError(t, err)
+	objects := make([]client.Object, len(manifests))
+	for i, m := range manifests {
+		o := m.Object
 		if o.GetUID() == "" {
-			o.SetUID(types.UID(fmt.Sprintf("uid-%s-%s", strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind), o.GetName())))
+			o.SetUID(types.UID(fmt.Sprintf("uid-%s-%s", strings.ToLower(o.GetObjectKind().GroupVersionKind().Kind), o.GetName())))
 		}
 		if ts := o.GetCreationTimestamp(); ts.IsZero() {
 			o.SetCreationTimestamp(metav1.NewTime(time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC)))
 		}
-		objects = append(objects, o)
+		objects[i] = o
 	}
 	return objects
 }
