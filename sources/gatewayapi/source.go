@@ -40,7 +40,7 @@ type Config struct {
 // (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
 // serving Ingresses rather than stopping for an optional API.
 var Factory = plugin.SourceFactory{
-	New: build,
+	New:     build,
 	Offline: func(c client.Client, cfg *config.Config) plugin.OfflineSource { return New(c, configOf(cfg)) },
 }
 
