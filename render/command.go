@@ -32,7 +32,7 @@ const (
 	ExitFailure = 4 // the rendering itself failed: a bug
 )
 
-// Variants are the operator CRD variants render writes for, by --crd-variant value.
+// variants are the operator CRD variants render writes for, by --crd-variant value.
 var variants = map[string]tunnelv1alpha1.Capabilities{
 	"fork":     tunnelv1alpha1.ForkCapabilities,
 	"original": tunnelv1alpha1.OriginalCapabilities,
