@@ -3,13 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -106,133 +101,43 @@ func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	out := make([]PIC, n)
 	for i := range pics {
 		p.seq++
-		lp := &localPIC{
-			name:    fmt.Sprintf("pic-%d", p.seq),
-			bin:     managerBinary,
-			logPath: filepath.Join(p.cluster.LogDir, fmt.Sprintf("pic-%d.log", p.seq)),
-			metrics: freeAddr(t),
-			probes:  freeAddr(t),
-		}
-		lp.args = append(append([]string{}, args...), "--metrics-bind-address", lp.metrics, "--health-probe-bind-address", lp.probes)
-		require.NoError(t, lp.start())
+		name := fmt.Sprintf("pic-%d", p.seq)
+		proc, err := testenv.NewProcess(name, managerBinary, filepath.Join(p.cluster.LogDir, name+".log"), args...)
+		require.NoError(t, err)
+		lp := &localPIC{proc}
+		require.NoError(t, proc.Start())
 		pics[i], out[i] = lp, lp
 	}
 	for _, lp := range pics {
-		require.NoError(t, waitReady(context.Background(), lp, lp.alive), "PIC %s did not get ready; its log:\n%s", lp.name, lp.Log(t))
+		require.NoError(t, waitReady(context.Background(), lp, lp.Alive), "PIC %s did not get ready; its log:\n%s", lp.Name(), lp.Log(t))
 	}
 	return out
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
+// localPIC is PIC as a child process, through the harness shared with the benchmarks.
+type localPIC struct{ *testenv.Process }
 
-// localPIC is PIC as a child process; every run appends to the same log file.
-type localPIC struct {
-	name            string
-	bin             string
-	args            []string
-	logPath         string
-	metrics, probes string
+func (l *localPIC) Name() string { return l.Process.Name }
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	runs int
-}
-
-func (l *localPIC) Name() string { return l.name }
-
-func (l *localPIC) start() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f, err := os.OpenFile(l.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close() // the child has its own copy of the descriptor
-	l.runs++
-	fmt.Fprintf(f, "=== e2e: %s run %d: %s %v\n", l.name, l.runs, l.bin, l.args)
-	cmd := exec.Command(l.bin, l.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = childProcAttr()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", l.bin, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	l.cmd, l.done = cmd, done
-	return nil
-}
-
-// alive is nil while the current process runs.
-func (l *localPIC) alive() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case <-l.done:
-		return fmt.Errorf("%s exited: %s", l.name, l.cmd.ProcessState)
-	default:
-		return nil
-	}
-}
-
-func (l *localPIC) Running(*testing.T) bool { return l.alive() == nil }
+func (l *localPIC) Running(*testing.T) bool { return l.Alive() == nil }
 
 func (l *localPIC) Get(ctx context.Context, e Endpoint, path string) (int, string, error) {
-	addr := l.metrics
+	addr := l.Metrics
 	if e == Probes {
-		addr = l.probes
+		addr = l.Probes
 	}
 	return testenv.Get(ctx, "http://"+addr+path, 5*time.Second)
 }
 
-func (l *localPIC) signal(sig syscall.Signal, grace time.Duration) {
-	l.mu.Lock()
-	cmd, done := l.cmd, l.done
-	l.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	select {
-	case <-done:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
 // Stop sends SIGTERM and waits up to 30 s for a graceful exit, then kills.
-func (l *localPIC) Stop(*testing.T) { l.signal(syscall.SIGTERM, 30*time.Second) }
+func (l *localPIC) Stop(*testing.T) { l.Process.Stop() }
 
-func (l *localPIC) Kill(*testing.T) { l.signal(syscall.SIGKILL, 10*time.Second) }
+func (l *localPIC) Kill(*testing.T) { l.Process.Kill() }
 
 func (l *localPIC) Start(t *testing.T) {
 	t.Helper()
-	if l.alive() == nil {
-		t.Fatalf("%s: Start while the previous process still runs", l.name)
-	}
-	require.NoError(t, l.start())
-	require.NoError(t, waitReady(context.Background(), l, l.alive), "PIC %s did not get ready; its log:\n%s", l.name, l.Log(t))
+	require.NoError(t, l.Process.Start())
+	require.NoError(t, waitReady(context.Background(), l, l.Alive), "PIC %s did not get ready; its log:\n%s", l.Name(), l.Log(t))
 }
 
-func (l *localPIC) Log(*testing.T) string {
-	data, err := os.ReadFile(l.logPath)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", l.logPath, err)
-	}
-	return string(data)
-}
+func (l *localPIC) Log(*testing.T) string { return l.Process.Log() }

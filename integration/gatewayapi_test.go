@@ -17,11 +17,13 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
+	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 )
 
 // withHTTPRoutes opts the httproute source in, as PIC_SOURCES=ingress,httproute does.
 func withHTTPRoutes(c *config.Config) {
-	c.Sources = []string{config.SourceIngress, config.SourceHTTPRoute}
+	c.Sources = []string{ingress.Name, gatewayapi.Name}
 }
 
 // gatewayWorld is a world with a GatewayClass of PIC's (named after the test's namespace,

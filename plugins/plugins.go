@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
@@ -16,11 +17,11 @@ import (
 // Registry is every source and sink this build can run.
 var Registry = plugin.Registry{
 	Sources: map[string]plugin.SourceFactory{
-		"ingress":   ingress.Factory,
-		"httproute": gatewayapi.Factory,
+		ingress.Name:    ingress.Factory,
+		gatewayapi.Name: gatewayapi.Factory,
 	},
 	Sinks: map[string]plugin.SinkFactory{
-		"pangolinresource": pangolinresource.Factory,
+		pangolinresource.Name: pangolinresource.Factory,
 	},
 }
 
@@ -29,3 +30,6 @@ func SourceNames() []string { return slices.Sorted(maps.Keys(Registry.Sources)) 
 
 // SinkNames are the registered sinks' names, sorted.
 func SinkNames() []string { return slices.Sorted(maps.Keys(Registry.Sinks)) }
+
+// Names are the registered names, for the configuration to accept these and no others.
+func Names() config.Plugins { return config.Plugins{Sources: SourceNames(), Sinks: SinkNames()} }

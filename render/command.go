@@ -78,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	files := fs.StringArrayP("filename", "f", nil, "a manifest file, a directory (recursively), or - for standard input; repeatable")
 	failOnWarning := fs.Bool("fail-on-warning", false, "exit with status 1 when PIC would emit a Warning")
 	variant := fs.String("crd-variant", "fork", "the pangolin-operator CRD variant to write for: fork (targets, access control) or original")
-	configFile := fs.String("config", "", "PIC's configuration file (tunnels, defaults, sources); PIC's defaults, with every source, without it")
+	configFile := fs.String("config", "", "PIC's configuration file (tunnels, defaults, sources), with PIC_* variables over it; PIC's defaults, with every source, without it")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, usageHead)
 		fs.SetOutput(w)
@@ -143,15 +143,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// loadConfig reads PIC's configuration file, and nothing else: neither flags nor the
-// environment. Without a file, every source runs: the input says which kinds there are.
+// loadConfig reads PIC's configuration as `manager --config file` does: the file, and
+// PIC_* variables over it. Without a file, PIC's defaults with every source: the input
+// says which kinds there are.
 func loadConfig(file string) (*config.Config, error) {
 	if file == "" {
 		cfg := config.Default()
 		cfg.Sources = plugins.SourceNames()
 		return cfg, nil
 	}
-	cfg, _, err := config.Load([]string{"--" + config.FlagConfigFile + "=" + file}, nil)
+	cfg, _, err := config.Load([]string{"--" + config.FlagConfigFile + "=" + file}, plugins.Names())
 	return cfg, err
 }
 

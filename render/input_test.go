@@ -38,7 +38,7 @@ func TestMainExitStatus(t *testing.T) {
 		{"an argument without -f is a usage error", []string{in("app.yaml")}, render.ExitUsage, "name inputs with -f"},
 		{"standard input twice is a usage error", []string{"-f", "-", "-f", "-"}, render.ExitUsage, "standard input can be read once"},
 		{"an unknown CRD variant is a usage error", []string{"-f", in("app.yaml"), "--crd-variant", "fork2"}, render.ExitUsage, `--crd-variant "fork2": want fork or original`},
-		{"a bad configuration file is a usage error", []string{"-f", in("app.yaml"), "--config", in("bad.yaml")}, render.ExitUsage, "noSuchKey"},
+		{"a bad configuration file is a usage error", []string{"-f", in("app.yaml"), "--config", in("bad.yaml")}, render.ExitUsage, "unknown key"},
 		{"a missing configuration file is a usage error", []string{"-f", in("app.yaml"), "--config", in("none.yaml")}, render.ExitUsage, "none.yaml"},
 		{"a missing input is unreadable", []string{"-f", in("none.yaml")}, render.ExitInput, "none.yaml: no such file"},
 		{"invalid YAML is unreadable", []string{"-f", in("broken.yaml")}, render.ExitInput, "broken.yaml:"},

@@ -28,7 +28,7 @@ func main() {
 }
 
 func run() int {
-	cfg, origins, err := config.Load(os.Args[1:], os.Environ())
+	cfg, origins, err := config.Load(os.Args[1:], plugins.Names())
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return 0

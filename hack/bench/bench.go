@@ -88,7 +88,7 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	}
 	p, err := b.converge(ctx, w, watch, dir, &conv)
 	if p != nil {
-		defer p.stop()
+		defer p.Stop()
 	}
 	b.res.Convergence = append(b.res.Convergence, conv)
 	if err != nil || !full {
@@ -98,8 +98,8 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	if err := b.changeLatency(ctx, w, watch, p); err != nil {
 		return err
 	}
-	peak, _ := p.memory()
-	p.stop()
+	peak, _ := p.Memory()
+	p.Stop()
 	return b.restart(ctx, w, dir, peak)
 }
 
@@ -163,19 +163,19 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir stri
 	}
 	ready := make(chan time.Duration, 1)
 	go func() {
-		d, err := p.waitReady(ctx, b.timeout(want))
+		d, err := p.WaitReady(ctx, b.timeout(want))
 		if err != nil {
 			d = -1
 		}
 		ready <- d
 	}()
 	done, err := await(ctx, all, b.timeout(want), "PIC's PangolinResources", func() string {
-		return b.progress(watch, want)() + "; " + errString(p.alive())
+		return b.progress(watch, want)() + "; " + errString(p.Alive())
 	})
 	if err != nil {
 		return p, err
 	}
-	conv.PICSeconds = seconds(done.Sub(p.started))
+	conv.PICSeconds = seconds(done.Sub(p.Started()))
 	conv.Ratio = round(conv.PICSeconds/conv.BaselineSeconds, 2)
 	if d := <-ready; d >= 0 {
 		conv.PICReadySeconds = seconds(d)
@@ -187,7 +187,7 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir stri
 	conv.PICWrites = int(c.writes)
 	conv.PICReconciles = int(c.reconciles)
 	conv.PICRequests = int(c.requests)
-	peak, _ := p.memory()
+	peak, _ := p.Memory()
 	conv.PICPeakRSSBytes = peak
 	b.opts.Logf("PIC: %d PangolinResources in %.2fs (ready after %.2fs), ratio %.2f; %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB",
 		want, conv.PICSeconds, conv.PICReadySeconds, conv.Ratio, conv.PICWrites, conv.PICReconciles, conv.PICRequests, mib(peak))
@@ -267,7 +267,7 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 			return fmt.Errorf("update Ingress %s: %w", ing.Name, err)
 		}
 		w.port[i] = next
-		at, err = await(ctx, updated, time.Minute, "the PangolinResource of "+ing.Name, func() string { return errString(p.alive()) })
+		at, err = await(ctx, updated, time.Minute, "the PangolinResource of "+ing.Name, func() string { return errString(p.Alive()) })
 		if err != nil {
 			return err
 		}
@@ -299,8 +299,8 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	ready, err := p.waitReady(ctx, b.timeout(n))
+	defer p.Stop()
+	ready, err := p.WaitReady(ctx, b.timeout(n))
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		return err
 	}
 	st := &startup{
-		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.started)-1, 3),
+		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.Started())-1, 3),
 		Writes: int(settled.writes), Reconciles: int(settled.reconciles), Requests: int(settled.requests),
 	}
 	b.res.Startup = st
@@ -333,7 +333,7 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 	b.res.SteadyState = ss
 	logf("steady state: resync of %d reconciles: %d writes, %d API requests (%.3f per reconcile)", ss.ResyncReconciles, ss.ResyncWrites, ss.ResyncRequests, ss.RequestsPerReconcile)
 
-	restartPeak, _ := p.memory()
+	restartPeak, _ := p.Memory()
 	b.res.Memory = &memory{
 		N: n, PeakRSSBytes: max(convergencePeak, restartPeak),
 		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,

@@ -1,10 +1,13 @@
-// Package config is PIC's configuration: one typed Config, every default in one place,
-// read from flags, the environment (PIC_*) and a YAML file through viper, and validated
-// before anything starts. It is the only package that imports viper.
+// Package config is PIC's configuration: one typed Config, every default in one place
+// (the key table in keys.go), read from flags, the environment (PIC_*) and a YAML file
+// through viper, and validated before anything starts. It is the only package that
+// imports viper. Source and sink names are the caller's (Plugins), not its own.
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -16,83 +19,94 @@ import (
 type Config struct {
 	// Tunnels: the default tunnel, where unqualified tunnel names live, and the
 	// class-alias table (from tunnelClassMapping and the file's tunnels section).
-	Tunnels tunnel.Resolver
+	Tunnels tunnel.Resolver `mapstructure:"-"`
 
-	BackendScheme      string // http or https
-	ClusterDomain      string // for <service>.<namespace>.svc.<clusterDomain>
-	DefaultSSO         bool
-	DefaultBlockAccess bool
-	Sources            []string // "ingress", "httproute"
+	BackendScheme      string   `mapstructure:"backendScheme"`
+	ClusterDomain      string   `mapstructure:"clusterDomain"`
+	DefaultSSO         bool     `mapstructure:"defaultSSO"`
+	DefaultBlockAccess bool     `mapstructure:"defaultBlockAccess"`
+	Sources            []string `mapstructure:"sources"` // names from Plugins.Sources
+	Sink               string   `mapstructure:"sink"`    // a name from Plugins.Sinks
+	Pangolin           Pangolin `mapstructure:"pangolin"`
 
-	WatchNamespaces         []string // empty: all namespaces
-	ResyncPeriod            time.Duration
-	MaxConcurrentReconciles int
+	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
+	ResyncPeriod            time.Duration  `mapstructure:"resyncPeriod"`
+	MaxConcurrentReconciles int            `mapstructure:"maxConcurrentReconciles"`
+	Kubeconfig              string         `mapstructure:"kubeconfig"`
+	KubeAPIQPS              float32        `mapstructure:"kubeAPIQPS"`
+	KubeAPIBurst            int            `mapstructure:"kubeAPIBurst"`
+	MetricsBindAddress      string         `mapstructure:"metricsBindAddress"`
+	HealthProbeBindAddress  string         `mapstructure:"healthProbeBindAddress"`
+	LeaderElection          LeaderElection `mapstructure:"leaderElection"`
+	LogLevel                string         `mapstructure:"logLevel"`
+	LogFormat               string         `mapstructure:"logFormat"`
 
-	Kubeconfig   string
-	KubeAPIQPS   float32
-	KubeAPIBurst int
-
-	MetricsBindAddress     string
-	HealthProbeBindAddress string
-	LeaderElection         LeaderElection
-
-	LogLevel  string // debug, info, warn, error
-	LogFormat string // json, console
-
-	// PrintConfig is --print-config: print the configuration (Print) and exit without
-	// starting anything. It is a command, not a setting: it has no file key and no
-	// environment variable.
-	PrintConfig bool
+	// PrintConfig is --print-config: print the configuration (Print) and exit. It is a
+	// command, not a setting: it has no file key and no environment variable.
+	PrintConfig bool `mapstructure:"-"`
 }
 
 // LeaderElection configures the Lease that lets several replicas run with one active.
 type LeaderElection struct {
-	Enabled   bool
-	ID        string
-	Namespace string
+	Enabled   bool   `mapstructure:"enabled"`
+	ID        string `mapstructure:"id"`
+	Namespace string `mapstructure:"namespace"`
+}
+
+// Pangolin is how the pangolin sink reaches Pangolin's Integration API.
+type Pangolin struct {
+	URL        string `mapstructure:"url"`
+	Org        string `mapstructure:"org"`
+	APIKeyFile string `mapstructure:"apiKeyFile"`
+	OwnerID    string `mapstructure:"ownerId"` // marks what this PIC creates, so that clusters sharing an org keep apart
+	CAFile     string `mapstructure:"caFile"`
+	// APIKey comes from PIC_PANGOLIN_API_KEY or the file APIKeyFile, never from a flag or
+	// the configuration file, so that it is in neither a process list nor a ConfigMap.
+	APIKey Secret `mapstructure:"-"`
+}
+
+// Secret is a value that prints as [redacted] whichever way it is formatted or encoded;
+// Reveal gives it to the one caller that must send it.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (s Secret) Reveal() string             { return string(s) }
+func (Secret) String() string               { return redacted }
+func (Secret) GoString() string             { return redacted }
+func (Secret) Format(f fmt.State, _ rune)   { _, _ = io.WriteString(f, redacted) }
+func (Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
+func (Secret) MarshalYAML() (any, error)    { return redacted, nil }
+func (Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// Plugins names the sources and sinks the program can build: sources and sink are
+// checked against these, so that a new one is named in one place, where it is built.
+type Plugins struct {
+	Sources []string
+	Sinks   []string
 }
 
 // Default returns the configuration used when nothing is configured.
 func Default() *Config {
-	c := &Config{}
-	for _, k := range keys {
-		if k.set != nil {
-			k.set(c, cloneDefault(k.def))
-		}
+	l := newLoader(Plugins{})
+	c := l.decode()
+	if err := l.probs.err(); err != nil {
+		panic("config: the defaults do not decode: " + err.Error())
 	}
-	c.Tunnels = tunnel.Resolver{Default: parseDefaultTunnel(keyByName("defaultTunnel").def.(string)), Aliases: map[string]tunnel.Tunnel{}}
 	return c
 }
 
-func cloneDefault(v any) any {
-	if list, ok := v.([]string); ok {
-		return slices.Clone(list)
-	}
-	return v
-}
-
-// Validate checks a Config built in code. Load checks the same rules as it reads, and
-// names the variable, flag or file line that each bad value came from; Validate, which
-// cannot know, names the file key with its variable and flag.
-func (c *Config) Validate() error {
+// Validate checks a Config built in code against the rules Load applies. Load names the
+// variable, flag or file each bad value came from; Validate, which cannot know, names
+// the key's variable and flag.
+func (c *Config) Validate(p Plugins) error {
 	var ps problems
-	for _, k := range keys {
-		if k.get == nil || k.check == nil {
-			continue
-		}
-		v := k.get(c)
-		if msg := k.check(v); msg != "" {
-			ps.add(k.name, "%s (%s) = %s: %s", k.name, unknownWhere(k), formatValue(v), msg)
-		}
-	}
-	validateResolver(c.Tunnels, &ps)
+	c.check(p, &ps, func(name string) string { return keys[order(name)].ways() })
 	return ps.err()
 }
 
 // Error is an invalid configuration: every problem found, one per line.
-type Error struct {
-	Problems []string
-}
+type Error struct{ Problems []string }
 
 func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
@@ -101,33 +115,34 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// problems collects messages in the order of the key table, so that related problems
-// read together whatever order they were found in.
-type problems []problem
+// problems collects messages, to list them in the order of the key table.
+type (
+	problems []problem
+	problem  struct{ key, msg string }
+)
 
-type problem struct {
-	order int
-	msg   string
+// add records a problem of a key ("" for none); the same message twice counts once.
+func (ps *problems) add(key, format string, args ...any) {
+	if p := (problem{key, fmt.Sprintf(format, args...)}); !slices.Contains(*ps, p) {
+		*ps = append(*ps, p)
+	}
 }
 
-func (ps *problems) add(keyName, format string, args ...any) {
-	*ps = append(*ps, problem{order(keyName), fmt.Sprintf(format, args...)})
+// has reports whether a key, or the group holding it, has a problem already.
+func (ps problems) has(key string) bool {
+	return slices.ContainsFunc(ps, func(p problem) bool {
+		return p.key != "" && (p.key == key || strings.HasPrefix(key, p.key+"."))
+	})
 }
 
 func (ps problems) err() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(ps, func(a, b problem) int { return a.order - b.order })
+	slices.SortStableFunc(ps, func(a, b problem) int { return order(a.key) - order(b.key) })
 	e := &Error{}
 	for _, p := range ps {
 		e.Problems = append(e.Problems, p.msg)
 	}
 	return e
 }
-
-// Source names.
-const (
-	SourceIngress   = "ingress"
-	SourceHTTPRoute = "httproute"
-)

@@ -1,435 +1,281 @@
 package config
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"net"
+	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// kind says how a key's raw value (a YAML value from the file, or a string from the
-// environment or a flag) becomes a typed value.
-type kind int
-
-const (
-	kindString kind = iota
-	kindBool
-	kindInt
-	kindFloat
-	kindDuration
-	kindList    // comma-separated string or YAML sequence → []string
-	kindTunnel  // defaultTunnel: "name", "namespace/name" or (file only) an object
-	kindMapping // tunnelClassMapping: alias=tunnel lines
-	kindTunnels // tunnels: file-only map of alias → tunnel
-)
-
-// key is one setting: its names in every source, its default, and its rules. The table
-// below is the single place where defaults live; flags, environment variables, the
-// file schema, validation and --print-config are all derived from it.
+// key is one setting: its names in every source, its default and its rule. The table
+// below is the single place where defaults live; viper's defaults, the flags, the
+// environment bindings, validation and --print-config are all derived from it.
 type key struct {
-	name  string   // file key; a dot nests ("leaderElection.enabled")
-	env   []string // environment variables, the first one set wins
-	flag  string   // flag name without dashes; "" for file-only keys
-	kind  kind
-	def   any    // typed default: string, bool, int, float64, time.Duration or []string
-	usage string // flag help
-	want  string // what is accepted, for error messages
-	// get and set move the typed value in and out of a Config (nil for the tunnel keys,
-	// which are assembled into Config.Tunnels together).
-	get func(*Config) any
-	set func(*Config, any)
-	// check returns "" for a good typed value, otherwise what is wrong and what is wanted.
-	check func(any) string
-	// secret values are never printed. No key is secret today; a future token or
-	// password key must set this.
-	secret bool
+	name    string                 // file key and viper key; a dot nests ("leaderElection.enabled")
+	env     []string               // environment variables, the first one set wins
+	flag    string                 // "" for the file-only key tunnels
+	def     any                    // typed default; its type is the flag's type
+	usage   string                 // flag help
+	want    string                 // what is accepted, for errors
+	ok      func(v any) bool       // the rule for a decoded value, if any
+	allowed []string               // the values accepted, when they are a fixed few
+	plugins func(Plugins) []string // the names the caller builds, which a value must be among
 }
 
 const (
-	wantBool         = "want true or false"
-	wantPositiveInt  = "want a whole number of at least 1"
-	wantNamespace    = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
-	wantAddr         = `want host:port or :port, such as :8080, or "0" to disable`
-	wantTunnelRef    = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
-	wantMappingEntry = "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel"
+	wantBool        = "want true or false"
+	wantPositiveInt = "want a whole number of at least 1"
+	wantNamespace   = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+	wantAddr        = `want host:port or :port, such as :8080, or "0" to disable`
+	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
 )
+
+// SinkPangolin is the sink that talks to Pangolin's API, which needs the pangolin keys.
+const SinkPangolin = "pangolin"
 
 // keys is every setting, in the order --print-config shows them.
 var keys = []*key{
-	{
-		name: "defaultTunnel", env: []string{"PIC_DEFAULT_TUNNEL_NAME", "PANGOLIN_DEFAULT_TUNNEL_NAME"}, flag: "default-tunnel",
-		kind: kindTunnel, def: "default",
+	{name: "defaultTunnel", env: []string{"PIC_DEFAULT_TUNNEL_NAME", "PANGOLIN_DEFAULT_TUNNEL_NAME"}, flag: "default-tunnel", def: "default",
 		usage: `PangolinTunnel for IngressClass "pangolin": name or namespace/name ("" for none)`,
-		want:  wantTunnelRef + `, or "" for no default tunnel`,
-	},
-	{
-		name: "tunnelNamespace", env: []string{"PIC_TUNNEL_NAMESPACE"}, flag: "tunnel-namespace",
-		kind: kindString, def: "",
+		want:  wantTunnelRef + `, or a mapping with name, namespace and allowedNamespaces, or "" for no default tunnel`},
+	{name: "tunnelNamespace", env: []string{"PIC_TUNNEL_NAMESPACE"}, flag: "tunnel-namespace", def: "", ok: optional(isNamespace),
 		usage: `namespace of tunnels named without one ("": the namespace of each Ingress)`,
-		want:  "want a namespace name (" + wantNamespace + `), or "" for the namespace of each Ingress`,
-		get:   func(c *Config) any { return c.Tunnels.Namespace },
-		set:   func(c *Config, v any) { c.Tunnels.Namespace = v.(string) },
-		check: func(v any) string { return optionalNamespace(v, "or \"\" for the namespace of each Ingress") },
-	},
-	{
-		name: "tunnelClassMapping", env: []string{"PIC_TUNNEL_CLASS_MAPPING"}, flag: "tunnel-class-mapping",
-		kind: kindMapping, def: "",
+		want:  "want a namespace name (" + wantNamespace + `), or "" for the namespace of each Ingress`},
+	{name: "tunnelClassMapping", env: []string{"PIC_TUNNEL_CLASS_MAPPING"}, flag: "tunnel-class-mapping", def: "",
 		usage: "IngressClass aliases: alias=tunnel entries, one per line or comma-separated (class pangolin-<alias>)",
-		want:  "want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored)",
-	},
-	{
-		name: "tunnels", kind: kindTunnels,
-		want: "want a mapping of alias to a tunnel name, namespace/name, or {name, namespace, allowedNamespaces}",
-	},
-	{
-		name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme",
-		kind: kindString, def: "http",
-		usage: "scheme PIC uses to reach backend Services: http or https",
-		want:  "want http or https",
-		get:   func(c *Config) any { return c.BackendScheme },
-		set:   func(c *Config, v any) { c.BackendScheme = v.(string) },
-		check: oneOf("want http or https", "http", "https"),
-	},
-	{
-		name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain",
-		kind: kindString, def: "cluster.local",
-		usage: "cluster DNS domain, for <service>.<namespace>.svc.<domain>",
-		want:  "want a DNS name such as cluster.local",
-		get:   func(c *Config) any { return c.ClusterDomain },
-		set:   func(c *Config, v any) { c.ClusterDomain = v.(string) },
-		check: func(v any) string {
-			if !isDNSSubdomain(v.(string)) {
-				return "want a DNS name such as cluster.local"
-			}
-			return ""
-		},
-	},
-	{
-		name: "defaultSSO", env: []string{"PIC_DEFAULT_SSO"}, flag: "default-sso",
-		kind: kindBool, def: true,
-		usage: "require Pangolin SSO on resources whose Ingress does not say",
-		want:  wantBool,
-		get:   func(c *Config) any { return c.DefaultSSO },
-		set:   func(c *Config, v any) { c.DefaultSSO = v.(bool) },
-	},
-	{
-		name: "defaultBlockAccess", env: []string{"PIC_DEFAULT_BLOCK_ACCESS"}, flag: "default-block-access",
-		kind: kindBool, def: false,
-		usage: "block access to resources whose Ingress does not say",
-		want:  wantBool,
-		get:   func(c *Config) any { return c.DefaultBlockAccess },
-		set:   func(c *Config, v any) { c.DefaultBlockAccess = v.(bool) },
-	},
-	{
-		name: "sources", env: []string{"PIC_SOURCES"}, flag: "sources",
-		kind: kindList, def: []string{SourceIngress},
-		usage: "kinds of objects to publish, comma-separated: ingress, httproute",
-		want:  "want a comma-separated list of ingress and httproute, with at least one",
-		get:   func(c *Config) any { return c.Sources },
-		set:   func(c *Config, v any) { c.Sources = v.([]string) },
-		check: func(v any) string {
-			const want = "want a comma-separated list of ingress and httproute, with at least one"
-			list := v.([]string)
-			if len(list) == 0 {
-				return "no source is enabled; " + want
-			}
-			for _, s := range list {
-				if s != SourceIngress && s != SourceHTTPRoute {
-					return fmt.Sprintf("unknown source %q%s; %s", s, suggest(s, []string{SourceIngress, SourceHTTPRoute}), want)
-				}
-			}
-			return ""
-		},
-	},
-	{
-		name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces",
-		kind: kindList, def: []string{},
+		want:  "want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section"},
+	{name: "tunnels", want: "want a mapping of alias to a tunnel name, namespace/name, or {name, namespace, allowedNamespaces}"},
+	{name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme", def: "http", allowed: []string{"http", "https"},
+		usage: "scheme PIC uses to reach backend Services: http or https", want: "want http or https"},
+	{name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain", def: "cluster.local", ok: is(isSubdomain),
+		usage: "cluster DNS domain, for <service>.<namespace>.svc.<domain>", want: "want a DNS name such as cluster.local"},
+	{name: "defaultSSO", env: []string{"PIC_DEFAULT_SSO"}, flag: "default-sso", def: true,
+		usage: "require Pangolin SSO on resources whose Ingress does not say", want: wantBool},
+	{name: "defaultBlockAccess", env: []string{"PIC_DEFAULT_BLOCK_ACCESS"}, flag: "default-block-access", def: false,
+		usage: "block access to resources whose Ingress does not say", want: wantBool},
+	{name: "sources", env: []string{"PIC_SOURCES"}, flag: "sources", def: []string{"ingress"}, plugins: func(p Plugins) []string { return p.Sources },
+		usage: "kinds of objects to publish, comma-separated:", want: "want a comma-separated list of at least one of"},
+	{name: "sink", env: []string{"PIC_SINK"}, flag: "sink", def: "pangolinresource", plugins: func(p Plugins) []string { return p.Sinks },
+		usage: "what applies the desired state:", want: "want one of"},
+	{name: "pangolin.url", env: []string{"PIC_PANGOLIN_URL"}, flag: "pangolin-url", def: "", ok: optional(isURL),
+		usage: "base URL of Pangolin's Integration API, such as https://pangolin.example.com/v1 (sink pangolin)",
+		want:  "want an absolute http or https URL, such as https://pangolin.example.com/v1"},
+	{name: "pangolin.org", env: []string{"PIC_PANGOLIN_ORG"}, flag: "pangolin-org", def: "",
+		usage: "Pangolin organization id (sink pangolin)", want: "want an organization id"},
+	{name: "pangolin.apiKeyFile", env: []string{"PIC_PANGOLIN_API_KEY_FILE"}, flag: "pangolin-api-key-file", def: "",
+		usage: "file holding the Pangolin API key, such as a mounted Secret (or set " + EnvAPIKey + ")",
+		want:  "want the path of a readable file holding the API key"},
+	{name: "pangolin.ownerId", env: []string{"PIC_PANGOLIN_OWNER_ID"}, flag: "pangolin-owner-id", def: "default",
+		ok:    is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
+		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
+	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
+		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`,
+		want:  "want the path of a readable PEM file holding at least one certificate"},
+	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{},
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)",
-		want:  "want a comma-separated list of namespace names, or nothing for all namespaces",
-		get:   func(c *Config) any { return c.WatchNamespaces },
-		set:   func(c *Config, v any) { c.WatchNamespaces = v.([]string) },
-		check: func(v any) string {
-			for _, ns := range v.([]string) {
-				if !isDNSLabel(ns) {
-					return fmt.Sprintf("%q is not a namespace name; want a comma-separated list of names of %s, or nothing for all namespaces", ns, wantNamespace)
-				}
-			}
-			return ""
-		},
-	},
-	{
-		name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period",
-		kind: kindDuration, def: 5 * time.Minute,
+		want:  "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces",
+		ok: func(v any) bool {
+			return !slices.ContainsFunc(v.([]string), func(ns string) bool { return !isNamespace(ns) })
+		}},
+	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute,
+		ok:    func(v any) bool { return v.(time.Duration) > 0 },
 		usage: "how often every object is reconciled again even without changes (Go duration)",
-		want:  "want a positive Go duration such as 30s, 5m or 1h",
-		get:   func(c *Config) any { return c.ResyncPeriod },
-		set:   func(c *Config, v any) { c.ResyncPeriod = v.(time.Duration) },
-		check: func(v any) string {
-			if v.(time.Duration) <= 0 {
-				return "want a positive Go duration such as 30s, 5m or 1h"
-			}
-			return ""
-		},
-	},
-	{
-		name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles",
-		kind: kindInt, def: 4,
-		usage: "objects reconciled in parallel, per source",
-		want:  wantPositiveInt,
-		get:   func(c *Config) any { return c.MaxConcurrentReconciles },
-		set:   func(c *Config, v any) { c.MaxConcurrentReconciles = v.(int) },
-		check: atLeastOne,
-	},
-	{
-		name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig",
-		kind: kindString, def: "",
-		usage: "kubeconfig file (\"\": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)",
-		want:  "want a file path",
-		get:   func(c *Config) any { return c.Kubeconfig },
-		set:   func(c *Config, v any) { c.Kubeconfig = v.(string) },
-	},
-	{
-		name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps",
-		kind: kindFloat, def: 50.0,
-		usage: "sustained requests per second to the Kubernetes API",
-		want:  "want a number greater than 0, such as 50",
-		get:   func(c *Config) any { return float64(c.KubeAPIQPS) },
-		set:   func(c *Config, v any) { c.KubeAPIQPS = float32(v.(float64)) },
-		check: func(v any) string {
-			if f := v.(float64); !(f > 0) || f > math.MaxFloat32 {
-				return "want a number greater than 0, such as 50"
-			}
-			return ""
-		},
-	},
-	{
-		name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst",
-		kind: kindInt, def: 100,
-		usage: "burst of requests to the Kubernetes API above the QPS",
-		want:  wantPositiveInt,
-		get:   func(c *Config) any { return c.KubeAPIBurst },
-		set:   func(c *Config, v any) { c.KubeAPIBurst = v.(int) },
-		check: atLeastOne,
-	},
-	{
-		name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address",
-		kind: kindString, def: ":8080",
-		usage: `address of the Prometheus /metrics endpoint ("0" disables it)`,
-		want:  wantAddr,
-		get:   func(c *Config) any { return c.MetricsBindAddress },
-		set:   func(c *Config, v any) { c.MetricsBindAddress = v.(string) },
-		check: checkAddr,
-	},
-	{
-		name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address",
-		kind: kindString, def: ":8081",
-		usage: `address of the /healthz and /readyz endpoints ("0" disables them)`,
-		want:  wantAddr,
-		get:   func(c *Config) any { return c.HealthProbeBindAddress },
-		set:   func(c *Config, v any) { c.HealthProbeBindAddress = v.(string) },
-		check: checkAddr,
-	},
-	{
-		name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect",
-		kind: kindBool, def: false,
-		usage: "elect a leader among replicas through a Lease, so that only one acts",
-		want:  wantBool,
-		get:   func(c *Config) any { return c.LeaderElection.Enabled },
-		set:   func(c *Config, v any) { c.LeaderElection.Enabled = v.(bool) },
-	},
-	{
-		name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id",
-		kind: kindString, def: "pangolin-ingress-controller",
-		usage: "name of the leader-election Lease",
-		want:  "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters",
-		get:   func(c *Config) any { return c.LeaderElection.ID },
-		set:   func(c *Config, v any) { c.LeaderElection.ID = v.(string) },
-		check: func(v any) string {
-			if !isDNSSubdomain(v.(string)) {
-				return "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"
-			}
-			return ""
-		},
-	},
-	{
-		name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace",
-		kind: kindString, def: "",
-		usage: `namespace of the leader-election Lease ("": the controller's own namespace)`,
-		want:  "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`,
-		get:   func(c *Config) any { return c.LeaderElection.Namespace },
-		set:   func(c *Config, v any) { c.LeaderElection.Namespace = v.(string) },
-		check: func(v any) string { return optionalNamespace(v, `or "" for the controller's own namespace`) },
-	},
-	{
-		name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level",
-		kind: kindString, def: "info",
-		usage: "log level: debug, info, warn or error",
-		want:  "want debug, info, warn or error",
-		get:   func(c *Config) any { return c.LogLevel },
-		set:   func(c *Config, v any) { c.LogLevel = v.(string) },
-		check: oneOf("want debug, info, warn or error", "debug", "info", "warn", "error"),
-	},
-	{
-		name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format",
-		kind: kindString, def: "json",
-		usage: "log format: json or console",
-		want:  "want json or console",
-		get:   func(c *Config) any { return c.LogFormat },
-		set:   func(c *Config, v any) { c.LogFormat = v.(string) },
-		check: oneOf("want json or console", "json", "console"),
-	},
+		want:  "want a positive Go duration such as 30s, 5m or 1h"},
+	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4,
+		ok: atLeastOne, usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
+	{name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig", def: "", want: "want a file path",
+		usage: "kubeconfig file (\"\": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)"},
+	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50),
+		ok:    func(v any) bool { f := v.(float32); return f > 0 && !math.IsInf(float64(f), 0) },
+		usage: "sustained requests per second to the Kubernetes API", want: "want a number greater than 0, such as 50"},
+	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100,
+		ok: atLeastOne, usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
+	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080",
+		ok: is(isAddr), usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
+	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081",
+		ok: is(isAddr), usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
+	{name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect", def: false,
+		usage: "elect a leader among replicas through a Lease, so that only one acts", want: wantBool},
+	{name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id", def: "pangolin-ingress-controller",
+		ok: is(isSubdomain), usage: "name of the leader-election Lease",
+		want: "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"},
+	{name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace", def: "",
+		ok: optional(isNamespace), usage: `namespace of the leader-election Lease ("": the controller's own namespace)`,
+		want: "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`},
+	{name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level", def: "info", allowed: []string{"debug", "info", "warn", "error"},
+		usage: "log level: debug, info, warn or error", want: "want debug, info, warn or error"},
+	{name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format", def: "json", allowed: []string{"json", "console"},
+		usage: "log format: json or console", want: "want json or console"},
 }
 
 // keyByName finds a key of the table.
-func keyByName(name string) *key {
-	for _, k := range keys {
-		if k.name == name {
-			return k
-		}
-	}
-	panic("config: no key " + name)
-}
+func keyByName(name string) *key { return keys[order(name)] }
 
-// order places a key's problems in table order.
+// order places a key's problems in table order; problems of no key come first.
 func order(name string) int {
-	for i, k := range keys {
-		if k.name == name || strings.HasPrefix(name, k.name+".") {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(keys, func(k *key) bool {
+		return k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".")
+	})
 }
 
-func oneOf(want string, allowed ...string) func(any) string {
-	return func(v any) string {
-		s := v.(string)
-		if slices.Contains(allowed, s) {
-			return ""
-		}
-		return want + suggest(s, allowed)
+// ways names every way to set a key, for a value whose source is not known.
+func (k *key) ways() string {
+	ways := slices.Clone(k.env[:min(1, len(k.env))])
+	if k.flag != "" {
+		ways = append(ways, "--"+k.flag)
 	}
+	return cmp.Or(strings.Join(ways, ", "), "file only")
 }
 
-func atLeastOne(v any) string {
-	if v.(int) < 1 {
-		return wantPositiveInt
+// names are the names the caller can build that the key's value must be among, if any.
+func (k *key) names(p Plugins) []string {
+	if k.plugins == nil {
+		return nil
+	}
+	return k.plugins(p)
+}
+
+// wantText is what the key accepts, with the names the caller can build.
+func (k *key) wantText(p Plugins) string {
+	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
+}
+
+// checkValue returns what is wrong with the key's decoded value, or "".
+func (k *key) checkValue(v any, p Plugins) string {
+	s, _ := v.(string)
+	switch names, _ := v.([]string); {
+	case k.plugins != nil && s != "":
+		return k.checkValue([]string{s}, p)
+	case k.plugins != nil && len(names) == 0:
+		return fmt.Sprintf("no %s is chosen; %s", strings.TrimSuffix(k.name, "s"), k.wantText(p))
+	case k.plugins != nil:
+		if i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(k.names(p), n) }); i >= 0 {
+			return fmt.Sprintf("unknown %s %q%s; %s", strings.TrimSuffix(k.name, "s"), names[i], suggest(names[i], k.names(p)), k.wantText(p))
+		}
+	case k.allowed != nil && !slices.Contains(k.allowed, s):
+		return k.want + suggest(s, k.allowed)
+	case k.ok != nil && !k.ok(v):
+		return k.want
 	}
 	return ""
 }
 
-func optionalNamespace(v any, orEmpty string) string {
-	if s := v.(string); s != "" && !isDNSLabel(s) {
-		return "want a namespace name (" + wantNamespace + "), " + orEmpty
-	}
-	return ""
+func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
+
+func optional(ok func(string) bool) func(any) bool {
+	return func(v any) bool { return v.(string) == "" || ok(v.(string)) }
 }
 
-func checkAddr(v any) string {
-	s := v.(string)
-	if s == "0" {
-		return ""
-	}
+func atLeastOne(v any) bool { return v.(int) >= 1 }
+
+func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
+func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+
+func isAddr(s string) bool {
 	_, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return wantAddr
+	n, perr := strconv.Atoi(port)
+	return s == "0" || err == nil && perr == nil && n >= 0 && n <= 65535
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// trim drops the blanks around text, as a ConfigMap often adds a newline.
+func trim(_, _ reflect.Type, data any) (any, error) {
+	if s, ok := data.(string); ok {
+		return strings.TrimSpace(s), nil
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return wantAddr
+	return data, nil
+}
+
+// list splits a comma-separated string, and drops the empty and repeated items of a
+// list given that way or by repeated flags.
+func list(_, to reflect.Type, data any) (any, error) {
+	items, ok := data.([]string)
+	if s, isString := data.(string); isString {
+		items, ok = strings.Split(s, ","), true
+	}
+	if to != reflect.TypeFor[[]string]() || !ok {
+		return data, nil
+	}
+	out := []string{}
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// strict refuses what mapstructure would quietly convert: a bare number (no unit) to a
+// duration, a fraction to a whole number.
+func strict(_, to reflect.Type, data any) (any, error) {
+	f, isFloat := data.(float64)
+	switch _, isText := data.(string); {
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return nil, errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
+		return nil, errors.New("not a whole number")
+	}
+	return data, nil
+}
+
+// suggest returns ` (did you mean "x"?)` when one of known is close to s, else "".
+func suggest(s string, known []string) string {
+	if best := closest(s, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
 }
 
-// coerce turns a raw value into the key's type, strictly: a string must parse in full
-// ("maybe" is not a bool), and a YAML value must have the right shape.
-func coerce(k *key, raw any) (any, bool) {
-	switch k.kind {
-	case kindString, kindTunnel, kindMapping:
-		return scalarString(raw)
-	case kindBool:
-		switch v := raw.(type) {
-		case bool:
-			return v, true
-		case string:
-			b, err := strconv.ParseBool(strings.TrimSpace(v))
-			return b, err == nil
+// closest returns the known word nearest to s, if it is near enough to be a typo. Case,
+// '-', '_' and a PIC_ prefix are ignored, so that backend-scheme and PIC_BACKEND_SCHEME
+// both find backendScheme.
+func closest(s string, known []string) string {
+	norm := func(w string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
+	}
+	target, best, bestDist := norm(s), "", 4
+	for _, k := range known {
+		d := distance(target, norm(k))
+		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
+			d = min(d, 1) // warning for warn, httproutes for httproute
 		}
-	case kindInt:
-		switch v := raw.(type) {
-		case int:
-			return v, true
-		case int64:
-			return int(v), int64(int(v)) == v
-		case string:
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			return n, err == nil
+		// About one typo per four letters, at least one, at most three.
+		if d < bestDist && d <= min(max(len(target)/4, 1), 3) {
+			best, bestDist = k, d
 		}
-	case kindFloat:
-		switch v := raw.(type) {
-		case float64:
-			return v, !math.IsNaN(v) && !math.IsInf(v, 0)
-		case int:
-			return float64(v), true
-		case int64:
-			return float64(v), true
-		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-		}
-	case kindDuration:
-		// A bare number (resyncPeriod: 300) has no unit: refuse it rather than guess.
-		switch v := raw.(type) {
-		case time.Duration: // the default
-			return v, true
-		case string:
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			return d, err == nil
-		}
-	case kindList:
-		switch v := raw.(type) {
-		case string:
-			return splitList(v), true
-		case []string:
-			return splitList(strings.Join(v, ",")), true
-		case []any:
-			items := make([]string, 0, len(v))
-			for _, item := range v {
-				s, ok := item.(string)
-				if !ok {
-					return nil, false
-				}
-				items = append(items, s)
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
 			}
-			return splitList(strings.Join(items, ",")), true
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
 		}
+		prev, cur = cur, prev
 	}
-	return nil, false
-}
-
-// scalarString accepts any YAML scalar for a string key (metricsBindAddress: 0), since
-// the key's check then judges the text.
-func scalarString(raw any) (any, bool) {
-	switch v := raw.(type) {
-	case string:
-		return strings.TrimSpace(v), true
-	case int, int64, uint64, bool:
-		return fmt.Sprint(v), true
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), true
-	}
-	return nil, false
-}
-
-// splitList splits a comma-separated list, trimming blanks and dropping empty and
-// repeated items.
-func splitList(s string) []string {
-	out := []string{}
-	for item := range strings.SplitSeq(s, ",") {
-		if item = strings.TrimSpace(item); item != "" && !slices.Contains(out, item) {
-			out = append(out, item)
-		}
-	}
-	return out
+	return prev[len(b)]
 }

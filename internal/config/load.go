@@ -1,26 +1,30 @@
 package config
 
 import (
-	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 )
 
-// Environment variable and flag that name the configuration file; they are not settings
-// themselves.
+// Environment variables and flags that are not settings.
 const (
 	EnvConfigFile  = "PIC_CONFIG"
 	FlagConfigFile = "config"
 	FlagPrint      = "print-config"
+	// EnvAPIKey holds the Pangolin API key. It has no flag and no file key, so that the
+	// key is in neither a process list nor a ConfigMap.
+	EnvAPIKey = "PIC_PANGOLIN_API_KEY"
 )
 
 // OriginKind is where a value came from.
@@ -33,275 +37,175 @@ const (
 	FromFlag    OriginKind = "flag"
 )
 
-// Origin is where one effective value came from.
+// Origin is where one effective value came from: a variable, a flag or a file (viper
+// does not keep the file's lines), and the line within a multi-line variable or flag.
 type Origin struct {
 	Kind OriginKind
-	// Name is the environment variable (PIC_LOG_LEVEL), the flag (--log-level) or the
-	// file path.
-	Name string
-	// Line is the line in the file, or the line within a multi-line value such as
-	// PIC_TUNNEL_CLASS_MAPPING; 0 when not known.
+	Name string // PIC_LOG_LEVEL, --log-level or the file's path
 	Line int
 }
 
 func (o Origin) String() string {
 	switch o.Kind {
-	case FromDefault:
-		return "default"
-	case FromFile:
-		if o.Line > 0 {
-			return fmt.Sprintf("file %s:%d", o.Name, o.Line)
-		}
-		return "file " + o.Name
 	case FromEnv, FromFlag:
-		if o.Line > 0 {
-			return fmt.Sprintf("%s %s line %d", o.Kind, o.Name, o.Line)
-		}
-		return string(o.Kind) + " " + o.Name
+		return string(o.Kind) + " " + o.where()
+	case FromDefault, FromFile:
+		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
 	}
 	return "unknown"
 }
 
-// where names the origin in an error message: the variable or flag alone, or the file and line.
+// where names the origin in an error message: the variable or flag alone, or the file.
 func (o Origin) where() string {
-	switch o.Kind {
-	case FromEnv, FromFlag:
-		if o.Line > 0 {
-			return fmt.Sprintf("%s line %d", o.Name, o.Line)
-		}
-		return o.Name
+	switch {
+	case o.Kind == FromFile || o.Kind == FromDefault:
+		return o.String()
+	case o.Line > 0:
+		return fmt.Sprintf("%s line %d", o.Name, o.Line)
 	}
-	return o.String()
+	return o.Name
 }
 
 // Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
 // tunnel alias ("tunnels.edge-eu"), where its effective value came from.
 type Origins map[string]Origin
 
+// file is the schema viper decodes: the Config's keys and the tunnel keys, which
+// together become Config.Tunnels.
+type file struct {
+	Config             `mapstructure:",squash"`
+	DefaultTunnel      tunnelSpec            `mapstructure:"defaultTunnel"`
+	TunnelNamespace    string                `mapstructure:"tunnelNamespace"`
+	TunnelClassMapping string                `mapstructure:"tunnelClassMapping"`
+	TunnelSection      map[string]tunnelSpec `mapstructure:"tunnels"`
+}
+
 // Load reads the configuration from args (the command line without the program name),
-// environ (KEY=VALUE entries, as from os.Environ) and the YAML file named by --config or
-// PIC_CONFIG, in this order of precedence: flags, environment, file, defaults. An empty
-// environment variable counts as unset. It returns pflag.ErrHelp, after printing usage
-// to stderr, for --help; an *Error listing every problem for a bad configuration.
-func Load(args, environ []string) (*Config, Origins, error) {
-	return load(args, environ, os.Stderr)
+// the environment and the YAML file named by --config or PIC_CONFIG, in this order of
+// precedence: flags, environment, file, defaults. A blank variable counts as unset.
+// Sources and the sink must be among plugins. It returns pflag.ErrHelp, after printing
+// usage to stderr, for --help, and an *Error listing every problem.
+func Load(args []string, plugins Plugins) (*Config, Origins, error) {
+	return load(args, plugins, os.Stderr)
 }
 
-// loader reads one configuration.
-//
-// viper holds the layers: defaults (SetDefault), the file (ReadConfig) and, above them,
-// environment variables and then changed flags (Set, in that order, so that a flag
-// overwrites a variable). Viper's own BindEnv and BindPFlags are not used: BindEnv reads
-// the process environment, which would make Load depend on os.Environ, and both hand back
-// loosely converted values (cast turns "maybe" into false). Each raw value is converted
-// strictly here instead, and the file is also parsed as a yaml.Node to reject unknown
-// keys and report line numbers, which viper's case-insensitive maps cannot.
+// loader reads one configuration: viper holds the layers and their precedence, the
+// loader knows where each value came from and says what is wrong with it.
 type loader struct {
-	fs    *pflag.FlagSet
-	env   map[string]string
-	v     *viper.Viper
-	cfg   *Config
-	orig  Origins
-	probs problems
-
-	path  string                // configuration file, "" for none
-	lines map[string]int        // file key → line
-	nodes map[string]*yaml.Node // file key → value node
+	v       *viper.Viper
+	fs      *pflag.FlagSet // nil for the defaults alone
+	path    string         // configuration file, "" for none
+	plugins Plugins
+	origins Origins
+	probs   problems
 }
 
-func load(args, environ []string, out io.Writer) (*Config, Origins, error) {
-	fs := newFlagSet(out)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("invalid command line: %v%s (see --help)", err, flagSuggestion(fs, err))
-	}
-	if fs.NArg() > 0 {
-		hint := ""
-		if _, isBool := coerce(&key{kind: kindBool}, fs.Arg(0)); isBool {
-			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
-		}
-		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted%s (see --help)", fs.Arg(0), hint)
-	}
-
-	l := &loader{
-		fs:    fs,
-		env:   parseEnviron(environ),
-		v:     viper.New(),
-		cfg:   Default(),
-		orig:  Origins{},
-		lines: map[string]int{},
-		nodes: map[string]*yaml.Node{},
-	}
-	l.printFlag()
-	l.checkEnvNames()
-	l.readFile()
+func newLoader(p Plugins) *loader {
+	l := &loader{v: viper.New(), plugins: p, origins: Origins{}}
 	for _, k := range keys {
-		if k.kind != kindTunnels {
+		if k.def != nil {
 			l.v.SetDefault(k.name, k.def)
 		}
 	}
-	for _, k := range keys {
-		for _, name := range slices.Backward(k.env) { // the first variable wins
-			if val, ok := l.lookupEnv(name); ok {
-				l.v.Set(k.name, val)
-			}
-		}
-	}
-	for _, k := range keys {
-		if k.flag != "" && fs.Changed(k.flag) {
-			l.v.Set(k.name, fs.Lookup(k.flag).Value.String())
-		}
-	}
+	return l
+}
 
+func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
+	l := newLoader(p)
+	l.fs = newFlagSet(out, p)
+	if err := l.fs.Parse(args); err != nil {
+		return nil, nil, commandLineError(l.fs, err)
+	} else if l.fs.NArg() > 0 {
+		hint := ""
+		if _, err := strconv.ParseBool(l.fs.Arg(0)); err == nil {
+			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
+		}
+		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted%s (see --help)", l.fs.Arg(0), hint)
+	}
 	for _, k := range keys {
-		l.orig[k.name] = l.originOf(k)
-		if k.get != nil {
-			l.scalar(k)
+		if k.flag != "" {
+			must(l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)))
+		}
+		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
+		// binds its own: the first that is not blank, as viper takes "  " as set.
+		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
+			must(l.v.BindEnv(k.name, k.env[i]))
+			l.origins[k.name] = Origin{Kind: FromEnv, Name: k.env[i]}
+		}
+		if k.flag != "" && l.fs.Changed(k.flag) {
+			l.origins[k.name] = Origin{Kind: FromFlag, Name: "--" + k.flag}
 		}
 	}
-	l.tunnels()
-
+	l.checkEnvNames()
+	l.readFile()
+	c := l.decode()
+	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
+	l.readPangolinFiles(&c.Pangolin)
+	c.check(p, &l.probs, l.where)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
 	}
-	// Load has checked everything already, naming sources; this is a safety net that
-	// keeps Load and Validate from drifting apart.
-	if err := l.cfg.Validate(); err != nil {
-		return nil, nil, err
+	return c, l.origins, nil
+}
+
+func must(err error) {
+	if err != nil {
+		panic("config: " + err.Error())
 	}
-	return l.cfg, l.orig, nil
 }
 
-// flagValue holds a flag's text; it is converted strictly, like an environment
-// variable's, once every source is known.
-type flagValue struct {
-	typ  string // the type pflag shows in usage; "bool" makes --flag mean --flag=true
-	list bool   // repeated flags add to the list
-	text string
-	set  bool
-}
-
-func (f *flagValue) String() string { return f.text }
-func (f *flagValue) Type() string   { return f.typ }
-func (f *flagValue) Set(s string) error {
-	if f.list && f.set {
-		s = f.text + "," + s
-	}
-	f.text, f.set = s, true
-	return nil
-}
-
-func newFlagSet(out io.Writer) *pflag.FlagSet {
+func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.SortFlags = false
 	for _, k := range keys {
-		if k.flag == "" {
-			continue
-		}
-		v := &flagValue{typ: flagType(k.kind), list: k.kind == kindList, text: defaultText(k)}
-		where := []string{}
-		if len(k.env) > 0 {
-			where = append(where, "env "+strings.Join(k.env, " or "))
-		}
-		where = append(where, "file key "+k.name)
-		f := fs.VarPF(v, k.flag, "", k.usage+" ["+strings.Join(where, ", ")+"]")
-		if k.kind == kindBool {
-			f.NoOptDefVal = "true"
+		usage := strings.TrimSpace(k.usage+" "+strings.Join(k.names(p), ", ")) + " [env " + strings.Join(k.env, " or ") + ", file key " + k.name + "]"
+		switch d := k.def.(type) {
+		case string:
+			fs.String(k.flag, d, usage)
+		case bool:
+			fs.Bool(k.flag, d, usage)
+		case int:
+			fs.Int(k.flag, d, usage)
+		case float32:
+			fs.Float32(k.flag, d, usage)
+		case time.Duration:
+			fs.Duration(k.flag, d, usage)
+		case []string:
+			fs.StringSlice(k.flag, d, usage)
 		}
 	}
 	fs.String(FlagConfigFile, "", "YAML configuration file [env "+EnvConfigFile+"]")
-	pf := fs.VarPF(&flagValue{typ: "bool", text: "false"}, FlagPrint, "", "print the effective configuration, with where each value came from, and exit")
-	pf.NoOptDefVal = "true"
+	fs.Bool(FlagPrint, false, "print the effective configuration, with where each value came from, and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(out, `Usage: manager [flags]
-
-pangolin-ingress-controller publishes Ingresses (and HTTPRoutes) through pangolin-operator.
-Every setting can come from a flag, an environment variable or a key of the YAML file
-given by --config; a flag wins over a variable, which wins over the file.
-
-Flags:
-%s`, fs.FlagUsages())
+		fmt.Fprintf(out, "Usage: manager [flags]\n\nA flag wins over an environment variable, which wins over the file given by --config.\n"+
+			"The Pangolin API key comes from %s or the file pangolin.apiKeyFile names.\n\nFlags:\n%s", EnvAPIKey, fs.FlagUsages())
 	}
 	return fs
 }
 
-func flagType(k kind) string {
-	switch k {
-	case kindBool:
-		return "bool"
-	case kindInt:
-		return "int"
-	case kindFloat:
-		return "float"
-	case kindDuration:
-		return "duration"
-	case kindList:
-		return "strings"
-	}
-	return "string"
-}
-
-// defaultText is a default as a flag would be written.
-func defaultText(k *key) string {
-	switch d := k.def.(type) {
-	case []string:
-		return strings.Join(d, ",")
-	case float64:
-		return fmt.Sprint(d)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(printable(k.def))
-}
-
-// flagSuggestion adds "did you mean --x?" to an unknown-flag error.
-func flagSuggestion(fs *pflag.FlagSet, err error) string {
-	var ne *pflag.NotExistError
-	if !errors.As(err, &ne) || len(ne.GetSpecifiedName()) < 2 {
-		return ""
-	}
-	var names []string
-	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if best := closest(ne.GetSpecifiedName(), names); best != "" {
-		return fmt.Sprintf("; did you mean --%s?", best)
-	}
-	return ""
-}
-
-func (l *loader) printFlag() {
-	f := l.fs.Lookup(FlagPrint)
-	if !f.Changed {
-		return
-	}
-	b, ok := coerce(&key{kind: kindBool}, f.Value.String())
-	if !ok {
-		l.probs.add("", "--%s = %q: %s", FlagPrint, f.Value.String(), wantBool)
-		return
-	}
-	l.cfg.PrintConfig = b.(bool)
-}
-
-func parseEnviron(environ []string) map[string]string {
-	env := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
+// commandLineError says what is wrong with the command line; a bad value reads like
+// any other bad value.
+func commandLineError(fs *pflag.FlagSet, err error) error {
+	var bad *pflag.InvalidValueError
+	var unknown *pflag.NotExistError
+	switch {
+	case errors.As(err, &bad):
+		name, want := "--"+bad.GetFlag().Name, wantBool // --print-config
+		if i := slices.IndexFunc(keys, func(k *key) bool { return "--"+k.flag == name }); i >= 0 {
+			name, want = keys[i].name+" ("+name+")", keys[i].want
 		}
-		if _, seen := env[name]; !seen { // the first one wins, as with os.Getenv
-			env[name] = val
+		return &Error{[]string{fmt.Sprintf("%s = %q: %s", name, bad.GetValue(), want)}}
+	case errors.As(err, &unknown) && len(unknown.GetSpecifiedName()) > 1:
+		var names []string
+		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if best := closest(unknown.GetSpecifiedName(), names); best != "" {
+			err = fmt.Errorf("%w; did you mean --%s?", err, best)
 		}
+	case errors.Is(err, pflag.ErrHelp):
+		return err
 	}
-	return env
-}
-
-// lookupEnv returns a variable that is set and not blank.
-func (l *loader) lookupEnv(name string) (string, bool) {
-	val := l.env[name]
-	return val, strings.TrimSpace(val) != ""
+	return fmt.Errorf("invalid command line: %w (see --help)", err)
 }
 
 // serviceLinkRE matches the variables Kubernetes injects for Services (a Service named
@@ -311,230 +215,216 @@ var serviceLinkRE = regexp.MustCompile(`_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)
 // checkEnvNames reports PIC_ variables that look like a misspelt setting, which would
 // otherwise be ignored without a word. Other unknown PIC_ variables are left alone.
 func (l *loader) checkEnvNames() {
-	known := []string{EnvConfigFile}
+	known := []string{EnvConfigFile, EnvAPIKey}
 	for _, k := range keys {
 		known = append(known, k.env...)
 	}
-	names := make([]string, 0, len(l.env))
-	for name := range l.env {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !strings.HasPrefix(name, "PIC_") || slices.Contains(known, name) || serviceLinkRE.MatchString(name) {
-			continue
-		}
-		if best := closest(name, known); best != "" {
+	for _, kv := range slices.Sorted(slices.Values(os.Environ())) {
+		name, _, _ := strings.Cut(kv, "=")
+		if best := closest(name, known); strings.HasPrefix(name, "PIC_") && !slices.Contains(known, name) && !serviceLinkRE.MatchString(name) && best != "" {
 			l.probs.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
 		}
 	}
 }
 
-// readFile parses the configuration file, checks its keys, and gives it to viper.
+// readFile gives viper the configuration file named by --config or PIC_CONFIG.
 func (l *loader) readFile() {
-	origin := Origin{Kind: FromFlag, Name: "--" + FlagConfigFile}
-	if f := l.fs.Lookup(FlagConfigFile); f.Changed {
-		l.path = f.Value.String()
-	} else if val, ok := l.lookupEnv(EnvConfigFile); ok {
-		l.path, origin = strings.TrimSpace(val), Origin{Kind: FromEnv, Name: EnvConfigFile}
+	where := "--" + FlagConfigFile
+	if l.path, _ = l.fs.GetString(FlagConfigFile); !l.fs.Changed(FlagConfigFile) {
+		l.path, where = strings.TrimSpace(os.Getenv(EnvConfigFile)), EnvConfigFile
 	}
 	if l.path == "" {
 		return
 	}
-	data, err := os.ReadFile(l.path)
-	if err != nil {
-		l.probs.add("", "configuration file (%s): %v", origin.where(), err)
-		return
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		l.probs.add("", "configuration file %s is not valid YAML: %v", l.path, err)
-		return
-	}
-	if len(doc.Content) == 0 {
-		return // an empty file
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		if root.Tag != "!!null" {
-			l.probs.add("", "configuration file %s:%d: want a mapping of keys such as \"defaultTunnel: default\", got %s", l.path, root.Line, describe(root))
-		}
-		return
-	}
-	before := len(l.probs)
-	l.duplicates(root)
-	l.walk(root, "")
+	l.v.SetConfigFile(l.path)
 	l.v.SetConfigType("yaml")
-	if err := l.v.ReadConfig(bytes.NewReader(data)); err != nil && len(l.probs) == before {
-		l.probs.add("", "configuration file %s: %v", l.path, err)
+	var parse viper.ConfigParseError
+	if err := l.v.ReadInConfig(); errors.As(err, &parse) {
+		l.probs.add("", "configuration file %s is not valid YAML: %v", l.path, parse.Unwrap())
+	} else if err != nil {
+		l.probs.add("", "configuration file (%s): %v", where, err)
 	}
 }
 
-// duplicates reports a key given twice in one mapping, which yaml.Node decoding accepts.
-func (l *loader) duplicates(n *yaml.Node) {
-	seen := map[string]int{}
-	for i, c := range n.Content {
-		if n.Kind == yaml.MappingNode && i%2 == 0 {
-			if first, dup := seen[c.Value]; dup {
-				l.probs.add("", "%s: key %q is given twice (first on line %d); keep one", l.fileOrigin(c), c.Value, first)
-			} else {
-				seen[c.Value] = c.Line
-			}
-		}
-		l.duplicates(c)
-	}
-}
-
-// walk records the line and node of every known key under m and reports unknown ones.
-func (l *loader) walk(m *yaml.Node, prefix string) {
-	var known []string
+// decode unmarshals every layer into a Config, strictly: an unknown key or a value of
+// the wrong type is a problem.
+func (l *loader) decode() *Config {
 	for _, k := range keys {
-		if name, ok := strings.CutPrefix(k.name, prefix); ok {
-			if head, _, nested := strings.Cut(name, "."); nested {
-				name = head
-			}
-			if !slices.Contains(known, name) {
-				known = append(known, name)
-			}
+		if _, set := l.origins[k.name]; !set && l.v.InConfig(k.name) {
+			l.origins[k.name] = Origin{Kind: FromFile, Name: l.path}
+		} else if !set {
+			l.origins[k.name] = Origin{Kind: FromDefault}
 		}
 	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		kn, vn := m.Content[i], m.Content[i+1]
-		name := prefix + kn.Value
-		switch {
-		case !slices.Contains(known, kn.Value):
-			hint := suggest(kn.Value, known)
-			if hint == "" {
-				hint = "; known keys here: " + strings.Join(known, ", ")
-			}
-			l.probs.add("", "%s: unknown key %q%s", Origin{Kind: FromFile, Name: l.path, Line: kn.Line}, name, hint)
-		case isParent(name):
-			switch vn = deref(vn); vn.Kind {
-			case yaml.MappingNode:
-				l.walk(vn, name+".")
-			case yaml.ScalarNode:
-				if vn.Tag == "!!null" {
-					break // "leaderElection:" with nothing under it
-				}
-				fallthrough
-			default:
-				l.probs.add(name, "%s (%s) = %s: want a mapping with keys %s",
-					name, Origin{Kind: FromFile, Name: l.path, Line: kn.Line}, describe(vn), strings.Join(childKeys(name), ", "))
-			}
-		case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null" && name != "tunnels":
-			// "backendScheme:" with nothing after it: refuse it rather than read it as the default.
-			k := keyByName(name)
-			l.badAt(name, Origin{Kind: FromFile, Name: l.path, Line: kn.Line}, nil,
-				fmt.Sprintf("no value is given; %s, or remove the key to use the default (%s)", k.want, scalarYAML(printable(k.def))))
-		default:
-			l.lines[name], l.nodes[name] = kn.Line, deref(vn)
+	// viper may let the defaults of a group's keys replace a value given to the group
+	// ("leaderElection: true"), so mapstructure does not always see it.
+	for _, g := range groups() {
+		if _, isMap := l.v.Get(g).(map[string]any); l.v.InConfig(g) && !isMap {
+			l.bad(g, l.v.Get(g), l.wantOf(g))
 		}
 	}
-}
-
-// deref follows a YAML alias (*name) to the node it stands for.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+	var f file
+	hooks := mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef)
+	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
+		for _, e := range leaves(err) {
+			l.decodeProblem(e)
+		}
 	}
-	return n
+	c := f.Config
+	c.Tunnels = l.tunnels(&f)
+	return &c
 }
 
-// isParent reports whether name only groups other keys (leaderElection).
-func isParent(name string) bool {
-	return len(childKeys(name)) > 0
-}
-
-func childKeys(parent string) []string {
+// children lists the keys directly under parent ("" for the top level); groups lists
+// those that only group others (leaderElection).
+func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
-		if child, ok := strings.CutPrefix(k.name, parent+"."); ok {
-			out = append(out, child)
+		name, ok := strings.CutPrefix(k.name, parent+".")
+		if parent == "" {
+			name, ok = k.name, true
+		}
+		if name, _, _ = strings.Cut(name, "."); ok && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out
 }
 
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
+func groups() []string {
+	return slices.DeleteFunc(children(""), func(name string) bool { return len(children(name)) == 0 })
+}
+
+// leaves flattens mapstructure's joined errors.
+func leaves(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range joined.Unwrap() {
+			out = append(out, leaves(e)...)
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return out
 	}
-	return "an alias"
+	if _, ok := err.(*mapstructure.DecodeError); !ok && errors.Unwrap(err) != nil {
+		return leaves(errors.Unwrap(err))
+	}
+	return []error{err}
 }
 
-func (l *loader) originOf(k *key) Origin {
-	if k.flag != "" && l.fs.Changed(k.flag) {
-		return Origin{Kind: FromFlag, Name: "--" + k.flag}
-	}
-	for _, name := range k.env {
-		if _, ok := l.lookupEnv(name); ok {
-			return Origin{Kind: FromEnv, Name: name}
-		}
-	}
-	if line, ok := l.lines[k.name]; ok {
-		return Origin{Kind: FromFile, Name: l.path, Line: line}
-	}
-	return Origin{Kind: FromDefault}
-}
+var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
-// raw returns a key's value from the winning layer.
-func (l *loader) raw(k *key) any {
-	if v := l.v.Get(k.name); v != nil {
-		return v
-	}
-	// viper finds nothing, not even the default, under a group whose value is not a
-	// mapping ("leaderElection: true"); walk has reported that already.
-	return k.def
-}
-
-// scalar reads one plain key into the Config.
-func (l *loader) scalar(k *key) {
-	raw := l.raw(k)
-	v, ok := coerce(k, raw)
-	if !ok {
-		l.bad(k, l.orig[k.name], raw, k.want)
+// decodeProblem reports an error of mapstructure as a problem of a key.
+func (l *loader) decodeProblem(err error) {
+	var de *mapstructure.DecodeError
+	if !errors.As(err, &de) {
+		l.probs.add("", "decode the configuration: %v", err)
 		return
 	}
-	if k.check != nil {
-		if msg := k.check(v); msg != "" {
-			l.bad(k, l.orig[k.name], raw, msg)
-			return
-		}
+	// tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
+	name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), ""))
+	unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: ")
+	if !ok {
+		l.bad(name, l.v.Get(name), l.wantOf(name))
+		return
 	}
-	k.set(l.cfg, v)
+	known := children(name)
+	if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
+		known = tunnelFields
+	}
+	for u := range strings.SplitSeq(unknown, ", ") { // viper gives them in lower case
+		hint := suggest(u, known)
+		if hint == "" {
+			hint = "; known keys here: " + strings.Join(known, ", ")
+		}
+		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), hint)
+	}
+}
+
+// wantOf says what a key, a group or a part of a tunnel accepts.
+func (l *loader) wantOf(name string) string {
+	switch {
+	case slices.Contains(groups(), name):
+		return "want a mapping with keys " + strings.Join(children(name), ", ")
+	case strings.HasSuffix(name, ".allowedNamespaces"):
+		return wantAllowed
+	case strings.HasSuffix(name, ".name"):
+		return "want a PangolinTunnel name"
+	case order(name) < 0:
+		return "want a value of the schema"
+	}
+	return keyByName(name).wantText(l.plugins)
 }
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
-func (l *loader) bad(k *key, o Origin, raw any, msg string) { l.badAt(k.name, o, raw, msg) }
-
-// badAt reports a bad value of a key or of part of one (tunnels.edge-eu.namespace).
-func (l *loader) badAt(name string, o Origin, raw any, msg string) {
-	if raw == nil {
-		l.probs.add(name, "%s (%s): %s", name, o.where(), msg)
-		return
-	}
-	l.probs.add(name, "%s (%s) = %s: %s", name, o.where(), formatValue(raw), msg)
+func (l *loader) bad(name string, v any, msg string) {
+	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
 }
 
-// unknownWhere names every way to set a key, for a value whose source is not known.
-func unknownWhere(k *key) string {
-	var ways []string
-	if len(k.env) > 0 {
-		ways = append(ways, k.env[0])
+// where names the source of a key, or of the key holding name.
+func (l *loader) where(name string) string {
+	for ; strings.Contains(name, "."); name = name[:strings.LastIndex(name, ".")] {
+		if o, ok := l.origins[name]; ok {
+			return o.where()
+		}
 	}
-	if k.flag != "" {
-		ways = append(ways, "--"+k.flag)
+	if o, ok := l.origins[name]; ok {
+		return o.where()
 	}
-	if len(ways) == 0 {
-		return "file only"
+	return "file " + l.path // a group, which only the file can give
+}
+
+// readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
+// checks the CA bundle. No message ever quotes what a file holds.
+func (l *loader) readPangolinFiles(p *Pangolin) {
+	const keyFile = "pangolin.apiKeyFile"
+	switch fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey)); {
+	case p.APIKeyFile != "" && fromEnv != "":
+		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
+	case p.APIKeyFile != "":
+		data, err := os.ReadFile(p.APIKeyFile)
+		if p.APIKey = Secret(strings.TrimSpace(string(data))); err != nil {
+			l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
+		} else if p.APIKey == "" {
+			l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
+		}
+	default:
+		p.APIKey = Secret(fromEnv)
 	}
-	return strings.Join(ways, ", ")
+	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
+		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
+	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
+		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
+	}
+}
+
+// check adds a problem for every bad value of c; where names a key's source. A key
+// with a problem already (it did not decode) is not checked again.
+func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
+	vals := values(c)
+	for _, k := range keys {
+		if msg := k.checkValue(vals[k.name], p); msg != "" && !ps.has(k.name) {
+			ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(vals[k.name]), msg)
+		}
+	}
+	checkTunnels(c.Tunnels, ps, where)
+	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
+		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
+		{"pangolin.apiKeyFile", string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
+	} {
+		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !ps.has(k.name) {
+			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
+		}
+	}
+}
+
+// values maps every key to its value in c, by the names viper decodes.
+func values(c *Config) map[string]any {
+	m := map[string]any{}
+	must(mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m))
+	for _, g := range groups() {
+		for k, v := range m[g].(map[string]any) {
+			m[g+"."+k] = v
+		}
+	}
+	return m
 }

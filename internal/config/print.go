@@ -1,9 +1,9 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,142 +14,101 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
 
+const printHeader = `# Effective configuration of pangolin-ingress-controller.
+# Where each value came from follows it; a flag wins over an environment variable,
+# which wins over the file, which wins over the default.
+`
+
 // Print writes the configuration as YAML that Load accepts as a file, each value
-// followed by a comment saying where it came from (origins may be nil). The aliases of
-// tunnelClassMapping are shown in the tunnels section. Secret values are never shown.
+// followed by where it came from (origins may be nil). The aliases of tunnelClassMapping
+// are shown in the tunnels section; the API key only as set or not, and from where.
 func Print(w io.Writer, c *Config, origins Origins) error {
-	p := &printer{origins: origins}
-	p.comment("Effective configuration of pangolin-ingress-controller.")
-	p.comment("Where each value came from follows it; a flag wins over an environment variable,")
-	p.comment("which wins over the file, which wins over the default.")
-	parent := ""
-	for _, k := range keys {
-		switch k.kind {
-		case kindMapping:
-			continue // its aliases are printed under tunnels
-		case kindTunnel:
-			p.tunnel(k.name, "", c.Tunnels.Default, k.name)
-			continue
-		case kindTunnels:
-			p.aliases(c.Tunnels.Aliases)
-			continue
+	var b strings.Builder
+	b.WriteString(printHeader)
+	line := func(text, key string) {
+		if o, ok := origins[key]; ok {
+			text = fmt.Sprintf("%-40s  # %s", text, o)
 		}
+		b.WriteString(text + "\n")
+	}
+	vals, group := values(c), ""
+	for _, k := range keys {
 		name, indent := k.name, ""
-		if group, child, nested := strings.Cut(k.name, "."); nested {
-			if group != parent {
-				p.line(group+":", "")
-				parent = group
+		if g, child, nested := strings.Cut(k.name, "."); nested {
+			if g != group {
+				line(g+":", "")
+				group = g
 			}
 			name, indent = child, "  "
 		}
-		value := scalarYAML(k.get(c))
-		if k.secret {
-			value = `"(redacted)"`
+		switch name {
+		case "tunnelClassMapping": // its aliases are printed under tunnels
+		case "defaultTunnel":
+			line(name+": "+tunnelYAML(c.Tunnels.Default), name)
+		case "tunnels":
+			if name += ":"; len(c.Tunnels.Aliases) == 0 {
+				name += " {}"
+			}
+			line(name, "")
+			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
+				line("  "+scalarYAML(alias)+": "+tunnelYAML(c.Tunnels.Aliases[alias]), "tunnels."+alias)
+			}
+		default:
+			line(indent+name+": "+scalarYAML(vals[k.name]), k.name)
 		}
-		p.line(indent+name+": "+value, k.name)
+		if k.name == "pangolin.apiKeyFile" {
+			line(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
+		}
 	}
-	_, err := w.Write(p.bytes())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-type printer struct {
-	origins Origins
-	lines   []printLine
+// tunnelYAML writes a tunnel as "namespace/name", or as a mapping when it has allowed
+// namespaces.
+func tunnelYAML(t tunnel.Tunnel) string {
+	if t.AllowedNamespaces == nil {
+		return scalarYAML(refString(t))
+	}
+	return scalarYAML(tunnelSpec{Name: t.Name, Namespace: t.Namespace, AllowedNamespaces: t.AllowedNamespaces})
 }
 
-type printLine struct{ text, comment string }
-
-func (p *printer) comment(text string) { p.lines = append(p.lines, printLine{"# " + text, ""}) }
-
-// line adds a line whose comment is the origin of originKey ("" for none).
-func (p *printer) line(text, originKey string) {
-	pl := printLine{text: text}
-	if o, ok := p.origins[originKey]; ok && originKey != "" {
-		pl.comment = "# " + o.String()
+func apiKeyStatus(p Pangolin) string {
+	switch {
+	case p.APIKey == "":
+		return "(not set)"
+	case p.APIKeyFile != "":
+		return "(set, from file " + p.APIKeyFile + ")"
 	}
-	p.lines = append(p.lines, pl)
+	return "(set, from env " + EnvAPIKey + ")"
 }
 
-// tunnel prints a tunnel as "namespace/name", or as an object when it has allowed namespaces.
-func (p *printer) tunnel(name, indent string, t tunnel.Tunnel, originKey string) {
-	if len(t.AllowedNamespaces) == 0 {
-		p.line(indent+name+": "+scalarYAML(refString(t)), originKey)
-		return
-	}
-	p.line(indent+name+":", originKey)
-	p.line(indent+"  name: "+scalarYAML(t.Name), "")
-	if t.Namespace != "" {
-		p.line(indent+"  namespace: "+scalarYAML(t.Namespace), "")
-	}
-	p.line(indent+"  allowedNamespaces: "+scalarYAML(t.AllowedNamespaces), "")
-}
-
-func (p *printer) aliases(aliases map[string]tunnel.Tunnel) {
-	if len(aliases) == 0 {
-		p.line("tunnels: {}", "")
-		return
-	}
-	p.line("tunnels:", "")
-	names := make([]string, 0, len(aliases))
-	for alias := range aliases {
-		names = append(names, alias)
-	}
-	slices.Sort(names)
-	for _, alias := range names {
-		p.tunnel(scalarYAML(alias), "  ", aliases[alias], "tunnels."+alias)
-	}
-}
-
-// bytes aligns the comments in one column.
-func (p *printer) bytes() []byte {
-	width := 0
-	for _, l := range p.lines {
-		if l.comment != "" {
-			width = max(width, len(l.text))
-		}
-	}
-	var b bytes.Buffer
-	for _, l := range p.lines {
-		if l.comment == "" {
-			fmt.Fprintln(&b, l.text)
-		} else {
-			fmt.Fprintf(&b, "%-*s  %s\n", width, l.text, l.comment)
-		}
-	}
-	return b.Bytes()
-}
-
-// scalarYAML writes a value on one line, quoted only where YAML needs it.
+// scalarYAML writes a value as YAML on one line, and a duration as people write it: 5m
+// rather than 5m0s.
 func scalarYAML(v any) string {
-	switch v := v.(type) {
-	case []string:
-		items := make([]string, len(v))
-		for i, s := range v {
-			items[i] = scalarYAML(s)
+	if d, ok := v.(time.Duration); ok {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
 		}
-		return "[" + strings.Join(items, ", ") + "]"
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 32) // the Config holds float32
+		v = strings.Replace(s, "h0m", "h", 1)
 	}
-	out, err := yaml.Marshal(printable(v))
+	out, err := yaml.Marshal(struct {
+		V any `yaml:"v,flow"`
+	}{v})
 	if err != nil {
-		return fmt.Sprintf("%q", fmt.Sprint(v))
+		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(string(out), "\n")
+	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
 }
 
-// printable writes durations as people do: 5m rather than 5m0s.
-func printable(v any) any {
-	d, ok := v.(time.Duration)
-	if !ok {
-		return v
+// formatValue shows a value in a message: text quoted, anything else as YAML.
+func formatValue(v any) string {
+	if d, ok := v.(time.Duration); ok {
+		v = d.String()
 	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
 	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return scalarYAML(v)
 }

@@ -213,7 +213,7 @@ func helpText(t *testing.T) string {
 		data, _ := io.ReadAll(r)
 		done <- data
 	}()
-	_, _, loadErr := config.Load([]string{"--help"}, nil)
+	_, _, loadErr := config.Load([]string{"--help"}, config.Plugins{})
 	os.Stderr = stderr
 	require.NoError(t, w.Close())
 	out := <-done
@@ -234,6 +234,9 @@ var (
 func settings(t *testing.T) (flags, env, fileKeys map[string]bool) {
 	t.Helper()
 	flags, env, fileKeys = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	// The API key has a variable and nothing else (no flag, no file key): --help and
+	// --print-config name it only in prose.
+	env[config.EnvAPIKey] = true
 	for line := range strings.SplitSeq(helpText(t), "\n") {
 		m := helpFlag.FindStringSubmatch(line)
 		if m == nil {

@@ -68,9 +68,9 @@ func Run(ctx context.Context, cfg *config.Config, registry plugin.Registry) erro
 // New returns a manager running the configured sources and sink from registry, not
 // yet started.
 func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plugin.Registry) (ctrl.Manager, error) {
-	sinkFactory, ok := registry.Sinks[sinkName(cfg)]
+	sinkFactory, ok := registry.Sinks[cfg.Sink]
 	if !ok {
-		return nil, fmt.Errorf("no sink named %q in this build", sinkName(cfg))
+		return nil, fmt.Errorf("no sink named %q in this build", cfg.Sink)
 	}
 	// The API server is asked something before anything else, so that a wrong
 	// kubeconfig or refused credentials say so plainly rather than as a failing
@@ -122,9 +122,6 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	}
 	return mgr, nil
 }
-
-// sinkName is the configured sink.
-func sinkName(*config.Config) string { return "pangolinresource" }
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
 func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {

@@ -1,6 +1,9 @@
 package manifests
 
 import (
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -324,13 +327,32 @@ var keyValues = map[string]any{
 	"leaderElection.namespace": "pic-leases",
 	"logLevel":                 "debug",
 	"logFormat":                "console",
+	"sink":                     "pangolin",
+	"pangolin.url":             "https://pangolin.example.com/v1",
+	"pangolin.org":             "example",
+	"pangolin.ownerId":         "cluster-a",
+	"pangolin.caFile":          "", // set by withPangolinFiles
+	"pangolin.apiKeyFile":      "", // set by withPangolinFiles
+}
+
+// withPangolinFiles points the pangolin.*File keys at files that exist (the loader reads
+// them): a CA bundle and an API key.
+func withPangolinFiles(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	server := httptest.NewTLSServer(http.NotFoundHandler())
+	defer server.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw})
+	require.NoError(t, os.WriteFile(dir+"/ca.pem", ca, 0o600))
+	require.NoError(t, os.WriteFile(dir+"/api-key", []byte("keyid0123456789.secret\n"), 0o600))
+	keyValues["pangolin.caFile"], keyValues["pangolin.apiKeyFile"] = dir+"/ca.pem", dir+"/api-key"
 }
 
 // configKeys is every key of PIC's configuration, from internal/config itself: Load
 // reports where each key's value came from.
 func configKeys(t *testing.T) []string {
 	t.Helper()
-	_, origins, err := config.Load(nil, nil)
+	_, origins, err := loadPIC(t, nil, nil)
 	require.NoError(t, err)
 	keys := make([]string, 0, len(origins))
 	for k := range origins {
@@ -347,6 +369,13 @@ func valuesFor(key string, v any) map[string]any {
 	if key == "tunnels" {
 		return map[string]any{"tunnels": v}
 	}
+	if child, ok := strings.CutPrefix(key, "pangolin."); ok {
+		return map[string]any{"pangolin": map[string]any{child: v}}
+	}
+	if key == "sink" && v == "pangolin" {
+		// The direct sink needs its connection settings to load at all.
+		return map[string]any{"config": map[string]any{"sink": v}, "pangolin": pangolinValues()}
+	}
 	if child, ok := strings.CutPrefix(key, "leaderElection."); ok {
 		return map[string]any{"leaderElection": map[string]any{child: v}}
 	}
@@ -357,6 +386,7 @@ func valuesFor(key string, v any) map[string]any {
 // the chart's values, starts PIC's configuration loader on the rendered Deployment, and
 // compares with the same value given in a configuration file.
 func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
+	withPangolinFiles(t)
 	keys := configKeys(t)
 	var tested []string
 	for k := range keyValues {
@@ -376,12 +406,17 @@ func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
 			file := map[string]any{"leaderElection": map[string]any{"enabled": true}}
 			if child, ok := strings.CutPrefix(key, "leaderElection."); ok {
 				file["leaderElection"].(map[string]any)[child] = v
+			} else if child, ok := strings.CutPrefix(key, "pangolin."); ok {
+				file["pangolin"] = map[string]any{child: v}
 			} else {
 				file[key] = v
 			}
+			if key == "sink" && v == "pangolin" {
+				file["pangolin"] = pangolinValues()
+			}
 			path := t.TempDir() + "/config.yaml"
 			require.NoError(t, os.WriteFile(path, []byte(toYAML(t, file)), 0o644))
-			want, _, err := config.Load([]string{"--config=" + path}, nil)
+			want, _, err := loadPIC(t, []string{"--config=" + path}, nil)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 			assert.NotEqual(t, chartDefaults, got, "the test value of %s is the chart's default", key)
@@ -410,6 +445,15 @@ func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
 	})
 }
 
+// pangolinValues are the direct sink's connection settings from keyValues.
+func pangolinValues() map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"url", "org", "apiKeyFile"} {
+		out[k] = keyValues["pangolin."+k]
+	}
+	return out
+}
+
 // TestChartDocumentsEveryKey checks that values.yaml lists every configuration key and
 // that the chart's list of accepted keys (templates/_helpers.tpl) is the same.
 func TestChartDocumentsEveryKey(t *testing.T) {
@@ -419,6 +463,7 @@ func TestChartDocumentsEveryKey(t *testing.T) {
 		Config         map[string]any `json:"config"`
 		Tunnels        map[string]any `json:"tunnels"`
 		LeaderElection map[string]any `json:"leaderElection"`
+		Pangolin       map[string]any `json:"pangolin"`
 	}
 	require.NoError(t, yaml.Unmarshal(data, &values))
 	var configSection []string
@@ -445,6 +490,11 @@ func TestChartDocumentsEveryKey(t *testing.T) {
 			}
 			for k := range values.LeaderElection {
 				documented = append(documented, "leaderElection."+k)
+			}
+			for k := range values.Pangolin {
+				if k != "apiKeySecret" { // the way to fill pangolin.apiKeyFile from a Secret
+					documented = append(documented, "pangolin."+k)
+				}
 			}
 			sort.Strings(documented)
 			assert.Equal(t, configKeys(t), documented)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
 
@@ -51,13 +50,13 @@ func TestGatewayAPIIsOptIn(t *testing.T) {
 			base := only[appsv1.Deployment](t, objs, "Deployment").Name
 			gatewayRole := named(objs, "ClusterRole", "", base+gatewayRoleNameSuffix)
 			if !r.gatewayAPI {
-				assert.Equal(t, []string{config.SourceIngress}, cfg.Sources)
+				assert.Equal(t, []string{"ingress"}, cfg.Sources)
 				assert.Nil(t, gatewayRole, "the Gateway API ClusterRole is in an Ingress-only installation")
 				assert.Empty(t, renderedGatewayAPIGrants(t, objs), "an Ingress-only installation grants Gateway API rules")
 				assert.Empty(t, ofKind(objs, "GatewayClass"))
 				return
 			}
-			assert.Equal(t, []string{config.SourceIngress, config.SourceHTTPRoute}, cfg.Sources)
+			assert.Equal(t, []string{"ingress", "httproute"}, cfg.Sources)
 			require.NotNil(t, gatewayRole, "ClusterRole %s%s", base, gatewayRoleNameSuffix)
 			assert.Equal(t, ruleSet(readGatewayRoleFile(t).Rules), ruleSet(decodeStrict[rbacv1.ClusterRole](t, gatewayRole).Rules))
 			class := named(objs, "GatewayClass", "", "pangolin")
@@ -112,7 +111,7 @@ func TestHelmChartGatewayAPI(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			objs := renderChart(t, c.values)
 			cfg, _ := picConfig(t, objs)
-			require.Equal(t, c.want, slices.Contains(cfg.Sources, config.SourceHTTPRoute), "PIC's sources %v", cfg.Sources)
+			require.Equal(t, c.want, slices.Contains(cfg.Sources, "httproute"), "PIC's sources %v", cfg.Sources)
 			assert.Equal(t, c.want, named(objs, "ClusterRole", "", fullname+gatewayRoleNameSuffix) != nil, "Gateway API ClusterRole")
 			assert.Equal(t, c.want, named(objs, "ClusterRoleBinding", "", fullname+gatewayRoleNameSuffix) != nil, "Gateway API ClusterRoleBinding")
 			assert.Equal(t, c.want, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules")

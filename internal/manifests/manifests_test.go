@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -313,7 +312,7 @@ func TestInstallations(t *testing.T) {
 		}},
 		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs the httproute source", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
-			httpRoute := slices.Contains(cfg.Sources, config.SourceHTTPRoute)
+			httpRoute := slices.Contains(cfg.Sources, "httproute")
 			assert.Equal(t, httpRoute, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
 			classes := ofKind(objs, "GatewayClass")
 			if !httpRoute {

@@ -21,7 +21,7 @@ var multiTunnelFile = repoPath("internal", "config", "testdata", "multi-tunnel.y
 func TestMultiTunnelConfiguration(t *testing.T) {
 	want, err := os.ReadFile(multiTunnelFile)
 	require.NoError(t, err)
-	fileCfg, _, err := config.Load([]string{"--config=" + multiTunnelFile}, nil)
+	fileCfg, _, err := loadPIC(t, []string{"--config=" + multiTunnelFile}, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, fileCfg.Tunnels.Aliases, "the example defines tunnel aliases")
 

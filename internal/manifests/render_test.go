@@ -235,5 +235,31 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 		}
 		environ = append(environ, e.Name+"="+v)
 	}
-	return config.Load(args, environ)
+	return loadPIC(t, args, environ)
+}
+
+// picPlugins are the names the manager's registry (plugins.Names) accepts; internal/
+// imports no adapter, so they are written out here, and TestPluginNames in plugins
+// checks they agree. pangolin, the direct sink, is accepted here ahead of its
+// registration, so that the chart's pangolin values are tested.
+var picPlugins = config.Plugins{
+	Sources: []string{"httproute", "ingress"},
+	Sinks:   []string{"pangolin", "pangolinresource"},
+}
+
+// loadPIC runs PIC's configuration loader with args and environ (KEY=VALUE entries) as
+// the only PIC_ and PANGOLIN_ variables of the process.
+func loadPIC(t *testing.T, args, environ []string) (*config.Config, config.Origins, error) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "PIC_") || strings.HasPrefix(name, "PANGOLIN_") {
+			t.Setenv(name, "") // restored after the test
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	return config.Load(args, picPlugins)
 }

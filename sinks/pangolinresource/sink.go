@@ -46,6 +46,9 @@ func CacheSelector() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }
 
+// Name is the sink's name in the configuration (sink).
+const Name = "pangolinresource"
+
 // Sink reads and writes PangolinResources.
 type Sink struct {
 	client client.Client // cached reads (CacheSelector, OwnerIndex) and writes

@@ -40,8 +40,11 @@ type Source struct {
 // New returns the Ingress source reading through c.
 func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
 
+// Name is the source's name in the configuration (sources), logs and metrics.
+const Name = "ingress"
+
 // Name implements plugin.Source.
-func (s *Source) Name() string { return "ingress" }
+func (s *Source) Name() string { return Name }
 
 // Object implements plugin.Source.
 func (s *Source) Object() client.Object { return &networkingv1.Ingress{} }

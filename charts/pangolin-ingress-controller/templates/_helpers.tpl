@@ -48,7 +48,7 @@ internal/config/keys.go except tunnels and the leaderElection group, which are t
 values. internal/manifests tests that this list, values.yaml and keys.go agree.
 */}}
 {{- define "pic.configKeys" -}}
-defaultTunnel tunnelNamespace tunnelClassMapping backendScheme clusterDomain defaultSSO defaultBlockAccess sources watchNamespaces resyncPeriod maxConcurrentReconciles kubeconfig kubeAPIQPS kubeAPIBurst metricsBindAddress healthProbeBindAddress logLevel logFormat
+defaultTunnel tunnelNamespace tunnelClassMapping backendScheme clusterDomain defaultSSO defaultBlockAccess sink sources watchNamespaces resyncPeriod maxConcurrentReconciles kubeconfig kubeAPIQPS kubeAPIBurst metricsBindAddress healthProbeBindAddress logLevel logFormat
 {{- end }}
 
 {{/*
@@ -71,6 +71,21 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- with .Values.tunnels }}
 {{- $_ := set $file "tunnels" . }}
+{{- end }}
+{{- $pangolin := dict }}
+{{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" }}
+{{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile")) }}
+{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, apiKeySecret" $key) }}
+{{- end }}
+{{- if not (kindIs "invalid" $value) }}
+{{- $_ := set $pangolin $key $value }}
+{{- end }}
+{{- end }}
+{{- with (include "pic.pangolinKeyFile" .) }}
+{{- $_ := set $pangolin "apiKeyFile" . }}
+{{- end }}
+{{- if $pangolin }}
+{{- $_ := set $file "pangolin" $pangolin }}
 {{- end }}
 {{- if $file }}
 {{- toYaml $file }}
@@ -173,4 +188,13 @@ of tunnels and of config.tunnelClassMapping that ingressClasses does not list al
 {{- end }}
 {{- end }}
 {{- toYaml (dict "classes" $classes) }}
+{{- end }}
+
+{{/*
+Where the Pangolin API key Secret is mounted, when pangolin.apiKeySecret names one.
+*/}}
+{{- define "pic.pangolinKeyFile" -}}
+{{- with (.Values.pangolin | default dict).apiKeySecret }}
+{{- if .name }}/etc/pic-pangolin/{{ .key | default "apiKey" }}{{ end }}
+{{- end }}
 {{- end }}
