@@ -552,3 +552,34 @@ func TestHTTPRouteMergeFollowsBackends(t *testing.T) {
 		}, wait, tick)
 	})
 }
+
+// TestGatewayProgrammedFollowsTunnel: a Gateway's Programmed condition is the sink's
+// word on its tunnel, and follows the tunnel's appearance through the sink's own watch.
+func TestGatewayProgrammedFollowsTunnel(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env, withHTTPRoutes)
+		class := "pangolin-" + w.ns
+		w.create(&gatewayv1.GatewayClass{
+			ObjectMeta: metav1.ObjectMeta{Name: class},
+			Spec:       gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName},
+		})
+		w.create(&gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: "public"},
+			Spec:       gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class), Listeners: []gatewayv1.Listener{httpListener("")}},
+		})
+		programmed := func(want metav1.ConditionStatus) {
+			t.Helper()
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				var gw gatewayv1.Gateway
+				assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "public"}, &gw))
+				cond := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+				if assert.NotNil(c, cond) {
+					assert.Equal(c, want, cond.Status, cond.Message)
+				}
+			}, wait, tick)
+		}
+		programmed(metav1.ConditionFalse)
+		w.tunnel("default")
+		programmed(metav1.ConditionTrue)
+	})
+}

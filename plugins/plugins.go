@@ -9,6 +9,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
@@ -22,6 +23,7 @@ var Registry = plugin.Registry{
 	},
 	Sinks: map[string]plugin.SinkFactory{
 		pangolinresource.Name: pangolinresource.Factory,
+		pangolin.Name:         pangolin.Factory,
 	},
 }
 

@@ -10,7 +10,7 @@ import (
 // write, and tests under internal/ (which may not import adapters) spell them out.
 func TestPluginNames(t *testing.T) {
 	assert.Equal(t, []string{"httproute", "ingress"}, Names().Sources)
-	assert.Equal(t, []string{"pangolinresource"}, Names().Sinks)
+	assert.Equal(t, []string{"pangolin", "pangolinresource"}, Names().Sinks)
 	for name, src := range Registry.Sources {
 		assert.NotNil(t, src, name)
 	}

@@ -159,22 +159,23 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 			},
 		})
 	for _, f := range factories {
-		for _, idx := range f.Offline(nil, cfg).Indexes() {
+		for _, idx := range f.Offline(nil, cfg, nil).Indexes() {
 			builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 		}
 	}
 	c := builder.Build()
 	res.Client = c
 
+	sink := pangolinresource.New(c, c, opts.Capabilities)
 	var srcs []plugin.OfflineSource
 	var all []plugin.Source
 	for _, f := range factories {
-		src := f.Offline(c, cfg)
+		src := f.Offline(c, cfg, sink)
 		srcs, all = append(srcs, src), append(all, src)
 	}
 	recorder := &eventLog{}
 	deps := controller.Deps{
-		Sink:     pangolinresource.New(c, c, opts.Capabilities),
+		Sink:     sink,
 		Recorder: recorder,
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,

@@ -22,7 +22,7 @@ func TestEverySourceRunsOffline(t *testing.T) {
 	for _, name := range plugins.SourceNames() {
 		f := plugins.Registry.Sources[name]
 		require.NotNil(t, f.Offline, name)
-		src := f.Offline(nil, config.Default())
+		src := f.Offline(nil, config.Default(), nil)
 		assert.Equal(t, name, src.Name())
 	}
 }

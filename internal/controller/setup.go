@@ -58,7 +58,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 			// several managers in one process, which the global check would refuse.
 			SkipNameValidation: ptr.To(true),
 		})
-	if err := r.source.Register(ctx, mgr, b, wakeups); err != nil {
+	if err := r.source.Register(ctx, mgr, b, wakeups, sinkTunnels{TunnelChecker: r.sink, wakeups: wakeups}); err != nil {
 		return fmt.Errorf("register the %s source: %w", r.source.Name(), err)
 	}
 	return b.Complete(r)

@@ -17,6 +17,8 @@ import (
 type Wakeups struct {
 	mu       sync.Mutex
 	channels []chan event.TypedGenericEvent[wakeup]
+	// tunnelChannels hear Tunnels only: sources' own controllers (Gateway status).
+	tunnelChannels []chan event.TypedGenericEvent[route.TunnelRef]
 }
 
 var _ plugin.Wake = (*Wakeups)(nil)
@@ -71,7 +73,38 @@ func (w *Wakeups) Hosts(ctx context.Context, hosts ...string) {
 
 // Tunnels implements plugin.Wake.
 func (w *Wakeups) Tunnels(ctx context.Context, tunnels ...route.TunnelRef) {
-	if len(tunnels) > 0 {
-		w.send(ctx, wakeup{tunnels: tunnels})
+	if len(tunnels) == 0 {
+		return
 	}
+	w.send(ctx, wakeup{tunnels: tunnels})
+	w.mu.Lock()
+	channels := w.tunnelChannels
+	w.mu.Unlock()
+	for _, ch := range channels {
+		for _, t := range tunnels {
+			select {
+			case ch <- event.TypedGenericEvent[route.TunnelRef]{Object: t}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// sinkTunnels is the sink's word on tunnels as sources get it: its checks, and the
+// changes it reports through Wakeups.
+type sinkTunnels struct {
+	plugin.TunnelChecker
+	wakeups *Wakeups
+}
+
+var _ plugin.Tunnels = sinkTunnels{}
+
+// Changes implements plugin.Tunnels.
+func (t sinkTunnels) Changes() <-chan event.TypedGenericEvent[route.TunnelRef] {
+	t.wakeups.mu.Lock()
+	defer t.wakeups.mu.Unlock()
+	ch := make(chan event.TypedGenericEvent[route.TunnelRef], wakeupBuffer)
+	t.wakeups.tunnelChannels = append(t.wakeups.tunnelChannels, ch)
+	return ch
 }

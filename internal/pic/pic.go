@@ -53,7 +53,8 @@ const (
 	ReasonTunnelNotReady = "TunnelNotReady"
 	// ReasonExposed (Normal): the operator reports the resource Ready; the event carries the URL.
 	ReasonExposed = "Exposed"
-	// ReasonPangolinError (Warning): the operator reports an error for the resource.
+	// ReasonPangolinError (Warning): the operator reports an error for the resource, or,
+	// in direct mode, Pangolin refused a request (its status and message are given).
 	ReasonPangolinError = "PangolinError"
 	// ReasonTLSIgnored (Normal): the Ingress has spec.tls, which Pangolin does not use: it
 	// serves the host with its own certificates.

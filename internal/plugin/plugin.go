@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -45,7 +46,22 @@ type Source interface {
 	// Register adds what the source reads besides its own objects, before the manager
 	// starts: cache indexes, watches on related objects (to b, the builder of its own
 	// controller), controllers of its own (status of the objects it is attached to).
-	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake) error
+	// tunnels is the sink's word on tunnels, for what the source reports about them
+	// itself (a Gateway's Programmed condition): a source never reads a sink's objects.
+	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake, tunnels Tunnels) error
+}
+
+// TunnelChecker says whether routes can go through a tunnel: a Sink's Tunnel.
+type TunnelChecker interface {
+	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
+}
+
+// Tunnels is the sink's word on tunnels, as the core hands it to sources.
+type Tunnels interface {
+	TunnelChecker
+	// Changes returns a new channel that hears every tunnel the sink reports changed
+	// (Wake.Tunnels), for one watcher; called before the manager starts.
+	Changes() <-chan event.TypedGenericEvent[route.TunnelRef]
 }
 
 // Result is what a source makes of one of its objects.
@@ -143,9 +159,10 @@ type SourceFactory struct {
 	// New builds the source for a manager that has not started.
 	New func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Source, error)
 	// Offline builds it reading through c, without a manager: `manager render` and the
-	// golden tests run the same code over a fake client that holds manifests. Nil for a
-	// source that cannot run that way.
-	Offline func(c client.Client, cfg *config.Config) OfflineSource
+	// golden tests run the same code over a fake client that holds manifests. tunnels
+	// is the sink's word on tunnels, as Register gets it. Nil for a source that cannot
+	// run that way.
+	Offline func(c client.Client, cfg *config.Config, tunnels TunnelChecker) OfflineSource
 }
 
 // OfflineSource is a source run without a manager, its controllers called in turn by

@@ -24,6 +24,8 @@ import (
 const (
 	VariantOriginal = "original" // single spec.target
 	VariantFork     = "fork"     // spec.targets[] with path routing
+	// VariantNone is no operator at all: the direct sink's world, without PIC's CRDs.
+	VariantNone = "none"
 )
 
 // Variant is one pangolin-operator CRD set that PIC must work with.
@@ -163,7 +165,7 @@ func holdsCRD(path string) (bool, error) {
 // Gateway API.
 func crdPaths(variant *Variant, gatewayAPI bool) ([]string, error) {
 	var paths []string
-	if variant != nil {
+	if variant != nil && variant.CRDDir != "" {
 		files, err := CRDFiles(variant.CRDDir)
 		if err != nil {
 			return nil, fmt.Errorf("list %s operator CRDs: %w", variant.Name, err)

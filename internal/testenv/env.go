@@ -166,6 +166,18 @@ func ForEachVariant(t *testing.T, fn func(t *testing.T, env *Env)) {
 	}
 }
 
+// WithoutOperator runs fn against a shared env with the Gateway API CRDs and no
+// pangolin-operator CRD (VariantNone), once: the direct sink needs none, and its tests
+// prove it. Like ForEachVariant, it needs Main.
+func WithoutOperator(t *testing.T, fn func(t *testing.T, env *Env)) {
+	t.Helper()
+	env, err := sharedEnvFor(Variant{Name: VariantNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn(t, env)
+}
+
 func sharedEnvFor(v Variant) (*Env, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,17 +17,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
 // registerStatusControllers registers the controllers that make PIC the implementation
 // of its GatewayClass: GatewayClasses get Accepted, Gateways get Accepted, Programmed
-// (the tunnel they stand for exists) and listener status with attachedRoutes.
-func (s *Source) registerStatusControllers(mgr ctrl.Manager) error {
+// (the tunnel they stand for exists, as the sink says) and listener status with
+// attachedRoutes.
+func (s *Source) registerStatusControllers(mgr ctrl.Manager, tunnels plugin.Tunnels) error {
 	opts := controller.Options{SkipNameValidation: ptr.To(true)}
 	// Status writes (PIC's own: route parents, Gateway listeners, class conditions)
 	// change no Gateway's status: counting attached routes reads their specs.
@@ -48,7 +49,10 @@ func (s *Source) registerStatusControllers(mgr ctrl.Manager) error {
 			}
 			return out
 		}), specChanged).
-		Watches(&tunnelv1alpha1.PangolinTunnel{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
+		// Which Gateway stands for which tunnel depends on its annotations and the
+		// configuration: a tunnel's change looks at every Gateway, which are few.
+		WatchesRawSource(source.TypedChannel(tunnels.Changes(), handler.TypedEnqueueRequestsFromMapFunc(
+			func(ctx context.Context, _ route.TunnelRef) []reconcile.Request { return s.allGateways(ctx, nil) }))).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways), specChanged).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
 		Complete(reconcile.Func(s.ReconcileGateway))
@@ -230,12 +234,15 @@ func (s *Source) tunnelState(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 	if problem != nil {
 		return false, problem.Message, nil
 	}
-	var t tunnelv1alpha1.PangolinTunnel
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &t); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, fmt.Sprintf("PangolinTunnel %s does not exist", ref), nil
-		}
-		return false, "", err
+	if s.config.TunnelCheck == nil {
+		return false, "", fmt.Errorf("check tunnel %s: the source was not registered with the sink's tunnel check", ref)
 	}
-	return true, fmt.Sprintf("published through PangolinTunnel %s", ref), nil
+	check, err := s.config.TunnelCheck.Tunnel(ctx, ref)
+	switch {
+	case err != nil:
+		return false, "", err
+	case check.State == plugin.TunnelNotFound:
+		return false, check.Message, nil
+	}
+	return true, fmt.Sprintf("published through tunnel %s", ref), nil
 }

@@ -34,14 +34,21 @@ type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string
 	ClusterDomain string
+	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's, set
+	// by Register. Set it here only to reconcile Gateways without a manager (tests).
+	TunnelCheck plugin.TunnelChecker
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
 // (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
 // serving Ingresses rather than stopping for an optional API.
 var Factory = plugin.SourceFactory{
-	New:     build,
-	Offline: func(c client.Client, cfg *config.Config) plugin.OfflineSource { return New(c, configOf(cfg)) },
+	New: build,
+	Offline: func(c client.Client, cfg *config.Config, tunnels plugin.TunnelChecker) plugin.OfflineSource {
+		conf := configOf(cfg)
+		conf.TunnelCheck = tunnels
+		return New(c, conf)
+	},
 }
 
 func build(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {

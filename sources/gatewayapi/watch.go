@@ -47,7 +47,7 @@ func (s *Source) Indexes() []plugin.Index {
 // Services and Namespaces (for allowedRoutes selectors) bring their routes back; a
 // Gateway whose listener hostnames move wakes the claimants of those hosts, of every
 // kind; and PIC writes the status of its GatewayClasses and Gateways.
-func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake plugin.Wake) error {
+func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake plugin.Wake, tunnels plugin.Tunnels) error {
 	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
 		return err
 	}
@@ -66,7 +66,8 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return s.inNamespace(ctx, o.GetName())
 		}))
-	return s.registerStatusControllers(mgr)
+	s.config.TunnelCheck = tunnels
+	return s.registerStatusControllers(mgr, tunnels)
 }
 
 // listenerHostsMoved wakes the claimants, of every kind, of the hostnames a Gateway's

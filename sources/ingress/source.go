@@ -332,7 +332,9 @@ var Factory = plugin.SourceFactory{
 	New: func(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
 		return New(mgr.GetClient(), configOf(cfg)), nil
 	},
-	Offline: func(c client.Client, cfg *config.Config) plugin.OfflineSource { return New(c, configOf(cfg)) },
+	Offline: func(c client.Client, cfg *config.Config, _ plugin.TunnelChecker) plugin.OfflineSource {
+		return New(c, configOf(cfg))
+	},
 }
 
 func configOf(cfg *config.Config) Config {

@@ -39,7 +39,7 @@ func (s *Source) Indexes() []plugin.Index {
 
 // Register implements plugin.Source: Services and IngressClasses bring their
 // Ingresses back, found through cache indexes rather than by listing every Ingress.
-func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, _ plugin.Wake) error {
+func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, _ plugin.Wake, _ plugin.Tunnels) error {
 	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
 		return err
 	}

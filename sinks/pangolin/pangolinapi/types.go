@@ -19,6 +19,9 @@ type Site struct {
 	NiceID string `json:"niceId"`
 	Name   string `json:"name"`
 	Type   string `json:"type"` // "newt", "wireguard" or "local"
+	// Online is whether the site's agent is connected. Only the single-site GET reports
+	// it: the list leaves it out, so a listed site reads false.
+	Online bool `json:"online"`
 }
 
 // Resource is a public HTTP resource as GET, create and update report it: one host.

@@ -211,7 +211,7 @@ type siteJSON struct {
 }
 
 func (s *Server) siteJSON(st Site) siteJSON {
-	return siteJSON{SiteID: st.ID, OrgID: s.opts.Org, NiceID: st.NiceID, Name: st.Name, ExitNodeSubnet: "0.0.0.0/32", Type: st.Type, Online: true, Status: "approved"}
+	return siteJSON{SiteID: st.ID, OrgID: s.opts.Org, NiceID: st.NiceID, Name: st.Name, ExitNodeSubnet: "0.0.0.0/32", Type: st.Type, Online: !st.Offline, Status: "approved"}
 }
 
 func (s *Server) listSites(q *request) response {
@@ -391,7 +391,7 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 		out.Targets = append(out.Targets, targetSummaryJSON{
 			TargetID: t.id, ResourceID: t.resourceID, SiteID: t.siteID, IP: t.ip, Port: t.port,
 			Enabled: t.enabled, HealthStatus: t.hcHealth(), HCEnabled: t.hcEnabled,
-			SiteName: st.Name, SiteNiceID: st.NiceID, SiteOnline: true, SiteType: st.Type,
+			SiteName: st.Name, SiteNiceID: st.NiceID, SiteOnline: !st.Offline, SiteType: st.Type,
 		})
 	}
 	return out

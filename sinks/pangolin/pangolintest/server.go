@@ -29,6 +29,8 @@ type Site struct {
 	NiceID string
 	Name   string
 	Type   string // "local" (default), "newt", "wireguard"
+	// Offline makes GET site report online:false, as for a Newt agent not connected.
+	Offline bool
 }
 
 // Key is an API key. The bearer token is Token().

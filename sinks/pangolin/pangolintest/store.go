@@ -264,3 +264,14 @@ func (s *Server) resourceByNiceID(org, niceID string) *resource {
 	}
 	return nil
 }
+
+// SetSiteOnline changes whether a site's agent is connected, as GET site reports it.
+func (s *Server) SetSiteOnline(niceID string, online bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.opts.Sites {
+		if s.opts.Sites[i].NiceID == niceID {
+			s.opts.Sites[i].Offline = !online
+		}
+	}
+}

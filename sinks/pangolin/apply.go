@@ -1,0 +1,463 @@
+package pangolin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+)
+
+// Apply implements plugin.Sink. Only differences are written: a converged object costs
+// no request at all. A transient failure (no answer, 5xx) stops it with an error, which
+// the core retries with backoff; Pangolin refusing a request (4xx) becomes a
+// PangolinError rejection for that host, and Apply goes on with the next: the same
+// request would be refused again, and the plan is tried again on the next change or
+// resync.
+func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
+	a := &applying{sink: s, owner: owner}
+	// A host created, adopted or deleted changes who holds it: its claimants look again.
+	defer func() {
+		if s.wake != nil && len(a.hosts) > 0 {
+			s.wake.Hosts(ctx, a.hosts...)
+		}
+	}()
+	for _, d := range plan.Create {
+		if err := a.create(ctx, d); err != nil {
+			return a.res, err
+		}
+	}
+	for _, d := range plan.Update {
+		if err := a.update(ctx, d); err != nil {
+			return a.res, err
+		}
+	}
+	for _, e := range plan.Delete {
+		if err := a.delete(ctx, e); err != nil {
+			return a.res, err
+		}
+	}
+	return a.res, nil
+}
+
+// applying is one Apply call.
+type applying struct {
+	sink  *Sink
+	owner route.Origin
+	res   plugin.Applied
+	hosts []string
+	// targetWrites counts the target writes sent, to tell an update that wrote from one
+	// that found nothing to change.
+	targetWrites int
+}
+
+// failed sorts a failed request: transient, it is returned and stops Apply; refused, it
+// becomes a rejection and Apply goes on.
+func (a *applying) failed(ctx context.Context, d engine.Resource, what string, err error) error {
+	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
+		return fmt.Errorf("%s for host %s: %w", what, d.Host, err)
+	}
+	a.reject(d, pic.ReasonPangolinError, "Pangolin refused to %s for host %s: %s", what, d.PublicHost(), refusal(err))
+	return nil
+}
+
+// refusal is what users read of a refused request: Pangolin's status and message.
+func refusal(err error) string {
+	var ae *pangolinapi.APIError
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("%d %s", ae.Status, ae.Message)
+	}
+	return err.Error()
+}
+
+func (a *applying) reject(d engine.Resource, reason, format string, args ...any) {
+	a.res.Rejections = append(a.res.Rejections, route.Rejection{Origin: a.owner, Host: d.Host, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// target is what PIC writes for one engine target.
+type target struct {
+	siteID              int
+	ip                  string
+	port                int
+	method, path, match string
+	priority            int
+}
+
+// wanted is what d asks of Pangolin, or why it cannot be written.
+type wanted struct {
+	niceID  string
+	mark    mark
+	name    string
+	host    pangolinapi.Host
+	siteID  int
+	targets []target
+}
+
+// want resolves d's domain and site. A problem with d itself is a rejection (ok false);
+// err is a failed request.
+func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bool, err error) {
+	s := a.sink
+	w.mark = markOf(d.Origin, d.Host, d.PublicHost())
+	w.niceID, w.name = niceID(s.ownerID, w.mark), resourceName(w.mark)
+	if len(w.name) > maxNameLength {
+		a.reject(d, pic.ReasonPangolinError,
+			"the Pangolin resource for host %s would be named %q, %d characters: Pangolin allows %d; shorten the %s's name or its host",
+			d.PublicHost(), w.name, len(w.name), maxNameLength, d.Origin.Kind)
+		return w, false, nil
+	}
+	s.mu.Lock()
+	var domain *pangolinapi.Domain
+	for i := range s.domains {
+		if s.domains[i].Verified && strings.EqualFold(s.domains[i].BaseDomain, d.Domain) {
+			domain = &s.domains[i]
+		}
+	}
+	siteID, known := s.siteIDs[d.Tunnel.Name]
+	s.mu.Unlock()
+	switch {
+	case domain == nil:
+		a.reject(d, pic.ReasonDomainNotFound, "domain %s is not a verified domain of the Pangolin organization %s any more", d.Domain, s.api.Org())
+		return w, false, nil
+	case domain.Type == "cname" && d.Subdomain != "":
+		// Pangolin serves a CNAME domain at its base only, whatever subdomain it is sent.
+		a.reject(d, pic.ReasonDomainNotFound,
+			"host %s is under %s, a CNAME domain of the Pangolin organization: Pangolin serves only %s itself there; add a domain for %s to the organization",
+			d.PublicHost(), d.Domain, d.Domain, d.PublicHost())
+		return w, false, nil
+	}
+	w.host = pangolinapi.Host{DomainID: domain.DomainID, Subdomain: d.Subdomain}
+	if !known {
+		if _, err := s.checkSite(ctx, d.Tunnel.Name); err != nil {
+			return w, false, err
+		}
+		s.mu.Lock()
+		siteID, known = s.siteIDs[d.Tunnel.Name]
+		s.mu.Unlock()
+		if !known {
+			return w, false, fmt.Errorf("Pangolin site %q of host %s disappeared", d.Tunnel.Name, d.Host)
+		}
+	}
+	w.siteID = siteID
+	for _, t := range d.Targets {
+		w.targets = append(w.targets, target{
+			siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), method: t.Backend.Scheme,
+			path: t.Path, match: t.Match, priority: int(t.Priority),
+		})
+	}
+	return w, true, nil
+}
+
+// create publishes d: first making sure no one else serves its host (Pangolin accepts
+// duplicates), then the resource, its marks and access settings, then its targets.
+func (a *applying) create(ctx context.Context, d engine.Resource) error {
+	s := a.sink
+	w, ok, err := a.want(ctx, d)
+	if err != nil || !ok {
+		return err
+	}
+	adoptable, free, err := a.hostFree(ctx, d, w, 0)
+	switch {
+	case err != nil || !free:
+		return err
+	case adoptable != nil:
+		return a.adopt(ctx, d, w, *adoptable)
+	}
+
+	created, err := s.api.CreateResource(ctx, w.name, w.host)
+	countWrite(pangolinapi.OpCreateResource, err)
+	if err != nil {
+		return a.failed(ctx, d, "create the resource", err)
+	}
+	// Pangolin picks a random niceId and takes none on create: the marks go on at once,
+	// with the access settings, which the create refuses too.
+	marked, err := s.api.UpdateResource(ctx, created.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID, SSO: d.SSO, BlockAccess: d.BlockAccess})
+	countWrite(pangolinapi.OpUpdateResource, err)
+	if err != nil {
+		// Unmarked, the resource is no one's: remove it rather than leave a stray
+		// duplicate. Should this fail too, the next create adopts it by its name.
+		delErr := s.api.DeleteResource(ctx, created.ResourceID)
+		countWrite(pangolinapi.OpDeleteResource, delErr)
+		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
+			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "resourceId", created.ResourceID, "host", d.PublicHost())
+		}
+		return a.failed(ctx, d, "mark the new resource", err)
+	}
+	e := &entry{mark: w.mark, res: marked, tunnelNS: d.Tunnel.Namespace}
+	s.record(w.niceID, e)
+	a.res.Created = append(a.res.Created, d)
+	a.hosts = append(a.hosts, d.Host)
+	return a.syncTargets(ctx, d, w, e)
+}
+
+// hostFree searches Pangolin for resources serving d's public host, other than the
+// resource self (0 for none): the host is free unless one is not this PIC's, which is
+// then a HostConflict rejection. adoptable is a resource on the host that is d's own,
+// unknown to the record (a resync that raced), or created by a PIC stopped between the
+// create and the marking.
+func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
+	s := a.sink
+	found, err := s.api.ListResources(ctx, d.PublicHost())
+	if err != nil {
+		return nil, false, a.failed(ctx, d, "look for resources serving the host", err)
+	}
+	for _, r := range found {
+		if r.ResourceID == self || !strings.EqualFold(r.FullDomain, d.PublicHost()) {
+			continue // the search matches substrings of names and hosts too
+		}
+		switch _, mine := owned(s.ownerID, r.NiceID, r.Name); {
+		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
+			adoptable = &r
+		case mine:
+			// Another object's of this owner id: engine.Decide settled who keeps the
+			// host, and the other steps back once woken.
+		default:
+			a.reject(d, pic.ReasonHostConflict,
+				"host %s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
+				d.PublicHost(), r.NiceID, r.Name)
+			return nil, false, nil
+		}
+	}
+	return adoptable, true, nil
+}
+
+// adopt takes over a resource of this owner's that the record lacks, marks it if it is
+// not yet, and brings it to d.
+func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found pangolinapi.ResourceSummary) error {
+	s := a.sink
+	res, err := s.api.GetResource(ctx, found.ResourceID)
+	if err != nil {
+		return a.failed(ctx, d, "read the resource to adopt", err)
+	}
+	targets, err := s.api.ListTargets(ctx, found.ResourceID)
+	if err != nil {
+		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
+	}
+	e := &entry{mark: w.mark, res: res, targets: targets}
+	if res.NiceID != w.niceID {
+		marked, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
+		countWrite(pangolinapi.OpUpdateResource, err)
+		if err != nil {
+			return a.failed(ctx, d, "mark the resource to adopt", err)
+		}
+		e.res = marked
+	}
+	s.record(w.niceID, e)
+	a.hosts = append(a.hosts, d.Host)
+	return a.bring(ctx, d, w, e, true)
+}
+
+// update brings an existing resource to d.
+func (a *applying) update(ctx context.Context, d engine.Resource) error {
+	s := a.sink
+	w, ok, err := a.want(ctx, d)
+	if err != nil || !ok {
+		return err
+	}
+	s.mu.Lock()
+	e, known := s.entries[w.niceID]
+	if known {
+		e = e.clone()
+	}
+	s.mu.Unlock()
+	if !known {
+		return a.create(ctx, d) // gone from the record since Current: start again
+	}
+	return a.bring(ctx, d, w, e, false)
+}
+
+// bring writes the differences between e and d: resource fields, then targets.
+func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *entry, wrote bool) error {
+	s := a.sink
+	var u pangolinapi.ResourceUpdate
+	if e.res.Name != w.name {
+		u.Name = w.name
+	}
+	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		// Moving onto another host: the same check as a create, or the move could
+		// publish a host twice. An unmarked resource of d's there stays a stray: the
+		// resource moving is d's already.
+		if _, free, err := a.hostFree(ctx, d, w, e.res.ResourceID); err != nil || !free {
+			return err
+		}
+	}
+	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
+		host := w.host // subdomain and domainId together, or the routing does not move
+		u.Host = &host
+	}
+	if d.SSO != nil && e.res.SSO != *d.SSO {
+		u.SSO = d.SSO
+	}
+	if d.BlockAccess != nil && e.res.BlockAccess != *d.BlockAccess {
+		u.BlockAccess = d.BlockAccess
+	}
+	if !e.res.Enabled {
+		u.Enabled = ptrTo(true) // PIC never disables: a disabled resource serves nothing
+	}
+	if u != (pangolinapi.ResourceUpdate{}) {
+		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
+		countWrite(pangolinapi.OpUpdateResource, err)
+		if err != nil {
+			return a.lost(ctx, d, w, "update the resource", err)
+		}
+		e.res, wrote = updated, true
+		s.record(w.niceID, e)
+	}
+	before := len(a.res.Updated)
+	if wrote {
+		a.res.Updated = append(a.res.Updated, d)
+	}
+	e.tunnelNS = d.Tunnel.Namespace
+	s.record(w.niceID, e)
+	return a.syncTargetsUpdating(ctx, d, w, e, before)
+}
+
+// syncTargetsUpdating is syncTargets for an existing resource: any target write makes it
+// Updated, once.
+func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w wanted, e *entry, before int) error {
+	writes := a.targetWrites
+	err := a.syncTargets(ctx, d, w, e)
+	if a.targetWrites > writes && len(a.res.Updated) == before {
+		a.res.Updated = append(a.res.Updated, d)
+	}
+	return err
+}
+
+// lost handles a failed write on a resource: gone from Pangolin (deleted by hand since the
+// last read), it leaves the record and the reconcile is tried again, which creates it.
+func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
+	if pangolinapi.IsNotFound(err) {
+		a.sink.forget(w.niceID)
+		return fmt.Errorf("%s for host %s: it is gone from Pangolin; trying again: %w", what, d.Host, err)
+	}
+	return a.failed(ctx, d, what, err)
+}
+
+// syncTargets brings e's targets to w's without leaving the host unrouted: a target
+// that matches stays; one on the same path and match type is updated in place (one
+// row, the router never goes); the others are created, and only then are the targets
+// left over deleted. No target is ever disabled.
+func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
+	s := a.sink
+	used := make([]bool, len(e.targets))
+	free := func(match func(pangolinapi.Target) bool) int {
+		for i, have := range e.targets {
+			if i < len(used) && !used[i] && match(have) {
+				return i
+			}
+		}
+		return -1
+	}
+	var pending []target
+	for _, t := range w.targets {
+		if i := free(t.is); i >= 0 {
+			used[i] = true
+			continue
+		}
+		pending = append(pending, t)
+	}
+	var missing []target
+	for _, t := range pending {
+		i := free(func(have pangolinapi.Target) bool { return have.Path == t.path && have.PathMatchType == t.match })
+		if i < 0 {
+			missing = append(missing, t)
+			continue
+		}
+		used[i] = true
+		updated, err := s.api.UpdateTarget(ctx, e.targets[i].TargetID, pangolinapi.TargetUpdate{
+			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: ptrTo(true),
+			Path: pathMatch(t), Priority: t.priority,
+		})
+		countWrite(pangolinapi.OpUpdateTarget, err)
+		a.targetWrites++
+		if err != nil {
+			return a.lost(ctx, d, w, "update a target", err)
+		}
+		e.targets[i] = updated
+		s.record(w.niceID, e)
+	}
+	for _, t := range missing {
+		created, err := s.api.CreateTarget(ctx, e.res.ResourceID, pangolinapi.TargetSpec{
+			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: true,
+			Path: t.path, PathMatchType: t.match, Priority: t.priority,
+		})
+		countWrite(pangolinapi.OpCreateTarget, err)
+		a.targetWrites++
+		if err != nil {
+			return a.lost(ctx, d, w, "create a target", err)
+		}
+		e.targets = append(e.targets, created)
+		used = append(used, true)
+		s.record(w.niceID, e)
+	}
+	for i := len(used) - 1; i >= 0; i-- {
+		if used[i] {
+			continue
+		}
+		err := s.api.DeleteTarget(ctx, e.targets[i].TargetID)
+		countWrite(pangolinapi.OpDeleteTarget, err)
+		a.targetWrites++
+		if err != nil && !pangolinapi.IsNotFound(err) {
+			return a.failed(ctx, d, "delete a target", err)
+		}
+		e.targets = append(e.targets[:i], e.targets[i+1:]...)
+		s.record(w.niceID, e)
+	}
+	return nil
+}
+
+// is reports whether have is t, in every field PIC writes.
+func (t target) is(have pangolinapi.Target) bool {
+	return have.SiteID == t.siteID && have.IP == t.ip && have.Port == t.port && have.Method == t.method &&
+		have.Enabled && have.Path == t.path && have.PathMatchType == t.match && have.Priority == t.priority
+}
+
+func pathMatch(t target) *pangolinapi.PathMatch {
+	return &pangolinapi.PathMatch{Path: t.path, Type: t.match}
+}
+
+// delete removes a resource of the owner's, and its targets with it.
+func (a *applying) delete(ctx context.Context, e engine.Existing) error {
+	s := a.sink
+	id := niceID(s.ownerID, markOf(e.Origin, e.Host, ""))
+	s.mu.Lock()
+	known, ok := s.entries[id]
+	s.mu.Unlock()
+	if ok {
+		err := s.api.DeleteResource(ctx, known.res.ResourceID)
+		countWrite(pangolinapi.OpDeleteResource, err)
+		if err != nil && !pangolinapi.IsNotFound(err) {
+			return a.failed(ctx, e.Resource, "delete the resource", err)
+		}
+		s.forget(id)
+	}
+	a.res.Deleted = append(a.res.Deleted, e.Resource)
+	a.hosts = append(a.hosts, e.Host)
+	return nil
+}
+
+// record stores what a write answered.
+func (s *Sink) record(id string, e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries[id] = e.clone()
+	if s.touched != nil {
+		s.touched[id] = true
+	}
+}
+
+// forget drops a resource from the record.
+func (s *Sink) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.entries, id)
+	if s.touched != nil {
+		s.touched[id] = true
+	}
+}

@@ -1,0 +1,29 @@
+// Package pangolin is the direct sink: it publishes the engine's desired state through
+// Pangolin's Integration API, without pangolin-operator or its CRDs. A tunnel is a
+// Pangolin site, named by its niceId. It must never modify or delete a resource it did
+// not create: ownership is read from marks, as external-dns reads its owner id.
+//
+// Marks. Every resource PIC creates gets the niceId "pic-<owner id>-<hash>", the hash
+// being the first 16 hex digits of sha256("<kind>/<namespace>/<name>/<source host>"),
+// and the name "<public host> (<Kind> <namespace>/<name>)" (", host <source host>"
+// inside the brackets when annotations publish the host under another name): readable
+// in Pangolin's dashboard, and parseable back into the origin. A resource is this PIC's
+// only if its niceId has the owner id's prefix, its name parses, and the niceId is the
+// one the parsed origin and host give. Pangolin's create takes no niceId, so a create is
+// two calls: PUT the resource, then POST its niceId with sso and blockAccess; if the
+// second fails, the resource is deleted. A resource whose name is exactly the one PIC
+// would write but whose niceId is still Pangolin's random one (PIC stopped between the
+// two calls, or the delete failed too) is adopted when PIC next creates that host,
+// rather than reported as a conflict.
+//
+// Hosts. Pangolin accepts several resources on one host: before a create the sink
+// searches the host, and a resource on it that is not this owner id's makes the host a
+// HostConflict, with nothing written.
+//
+// State. The sink keeps in memory what its owner id has in Pangolin, read at start
+// (Current waits for it) and every resync period (Refresh says what it costs), and kept
+// up to date by its own writes. A failed read makes Current fail until a read succeeds:
+// a transient error never deletes. Resources changed behind PIC's back wake their owner;
+// at start, every owner found is woken, so that what objects deleted while PIC was down
+// published is removed.
+package pangolin

@@ -1,0 +1,90 @@
+package pangolin
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output")
+
+// TestGolden: routes in, the requests PIC sends to Pangolin and what Traefik then serves
+// out, so that a reviewer reads behaviour. go test ./sinks/pangolin -run TestGolden
+// -update rewrites the expectations.
+func TestGolden(t *testing.T) {
+	shop := ingress("shop", "web")
+	api := route.PathRule{Path: "/api", Match: route.MatchPrefix, Backend: backend("api", "shop", 9090)}
+	health := route.PathRule{Path: "/healthz", Match: route.MatchExact, Backend: backend("api", "shop", 9091)}
+	cases := []struct {
+		name  string
+		steps [][]route.Route
+	}{
+		{"a host with three paths", [][]route.Route{{withPaths(web(shop, "app.example.com", 8080), api, health)}}},
+		{"an apex and an override", [][]route.Route{{
+			web(shop, "example.com", 8080),
+			func() route.Route {
+				r := web(shop, "internal.other.org", 8080)
+				r.DomainOverride, r.SubdomainOverride = "example.com", "internal"
+				return r
+			}(),
+		}}},
+		{"a backend moves, a path goes, SSO turns on", [][]route.Route{
+			{withPaths(web(shop, "app.example.com", 8080), api)},
+			{func() route.Route {
+				r := web(shop, "app.example.com", 8081)
+				r.Access.SSO = ptrTo(true)
+				return r
+			}()},
+		}},
+		{"the object goes", [][]route.Route{{web(shop, "app.example.com", 8080)}, nil}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			var out strings.Builder
+			for i, routes := range c.steps {
+				w.mu.Lock()
+				w.requests = nil
+				w.mu.Unlock()
+				w.fault(nil)
+				w.converge(shop, routes...)
+				fmt.Fprintf(&out, "# step %d: writes\n", i+1)
+				for _, r := range w.writesLogged() {
+					fmt.Fprintln(&out, r)
+				}
+				fmt.Fprintln(&out, "# resources")
+				for _, r := range w.fake.Resources() {
+					fmt.Fprintf(&out, "%d %s %q host=%s sso=%t blockAccess=%t enabled=%t\n", r.ID, r.NiceID, r.Name, r.FullDomain, r.SSO, r.BlockAccess, r.Enabled)
+					for _, tg := range w.fake.Targets(r.ID) {
+						fmt.Fprintf(&out, "  target %d site=%d %s://%s:%d path=%q match=%s priority=%d enabled=%t\n",
+							tg.ID, tg.SiteID, tg.Method, tg.IP, tg.Port, tg.Path, tg.PathMatchType, tg.Priority, tg.Enabled)
+					}
+				}
+				fmt.Fprintln(&out, "# routers")
+				for _, r := range w.fake.Routers() {
+					fmt.Fprintf(&out, "%s priority=%d -> %s\n", r.Rule, r.Priority, strings.Join(r.Servers, ", "))
+				}
+			}
+			file := filepath.Join("testdata", strings.ReplaceAll(c.name, " ", "-")+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(file, []byte(out.String()), 0o644))
+			}
+			want, err := os.ReadFile(file)
+			require.NoError(t, err, "run with -update to create it")
+			assert.Equal(t, string(want), out.String())
+		})
+	}
+}
+
+func withPaths(r route.Route, paths ...route.PathRule) route.Route {
+	r.Paths = append(r.Paths, paths...)
+	return r
+}

@@ -1,0 +1,297 @@
+package pangolin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+)
+
+// Name is the sink's name in the configuration.
+const Name = "pangolin"
+
+// Factory is the sink's registration. It needs nothing in the manager's cache.
+var Factory = plugin.SinkFactory{New: build}
+
+// build takes the options from the configuration, which has validated them (a URL, an
+// org, a key, a readable CA bundle) before anything starts.
+func build(_ context.Context, _ ctrl.Manager, cfg *config.Config) (plugin.Sink, error) {
+	opts, err := optionsFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
+	client, err := pangolinapi.New(pangolinapi.Config{BaseURL: opts.URL, Org: opts.Org, APIKey: opts.APIKey, CAPEM: opts.CAPEM, Observe: observe})
+	if err != nil {
+		return nil, fmt.Errorf("configure the pangolin sink: %w", err)
+	}
+	return New(client, opts), nil
+}
+
+// tunnelTTL is how long a site's state is trusted: every reconcile asks, and a site
+// rarely changes; a resync asks again at once.
+const tunnelTTL = 30 * time.Second
+
+// Sink drives Pangolin's Integration API. It keeps in memory what this owner id has in
+// Pangolin (refresh), answers Current from there, and updates it with its own writes.
+type Sink struct {
+	api     *pangolinapi.Client
+	ownerID string
+	resync  time.Duration
+	now     func() time.Time
+	wake    plugin.Wake // set by Register; nil in tests that do not wake
+
+	// refreshing serializes refreshes.
+	refreshing sync.Mutex
+	// loaded is closed once the first refresh has finished, well or not.
+	loaded     chan struct{}
+	loadedOnce sync.Once
+
+	mu      sync.Mutex
+	err     error             // the last refresh's, nil once one succeeded after it
+	entries map[string]*entry // by niceId: what this owner id has in Pangolin
+	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
+	// before or during the write, so the sink's own record wins.
+	touched map[string]bool
+	domains []pangolinapi.Domain
+	siteIDs map[string]int       // niceId -> siteId
+	sites   map[int]string       // siteId -> niceId
+	tunnels map[string]*siteSeen // by niceId: the last Tunnel answers
+}
+
+// entry is one resource of this owner id's, with its targets, as Pangolin last answered.
+type entry struct {
+	mark    mark
+	res     pangolinapi.Resource
+	targets []pangolinapi.Target
+	// tunnelNS is the namespace of the tunnel reference last written for it. Pangolin
+	// knows sites, not namespaces: until this process writes, the engine's reference
+	// and the one read back differ only by it, and Apply then writes nothing.
+	tunnelNS string
+}
+
+func (e *entry) clone() *entry {
+	c := *e
+	c.targets = slices.Clone(e.targets)
+	return &c
+}
+
+// siteSeen is what Tunnel last learnt of a site, and who asked.
+type siteSeen struct {
+	check plugin.TunnelCheck
+	at    time.Time
+	refs  map[route.TunnelRef]bool
+}
+
+// New returns a sink that works through client with opts (the client's own settings
+// win over opts' URL, org, key and CA).
+func New(client *pangolinapi.Client, opts Options) *Sink {
+	if opts.OwnerID == "" {
+		opts.OwnerID = DefaultOwnerID
+	}
+	if opts.ResyncPeriod <= 0 {
+		opts.ResyncPeriod = DefaultResyncPeriod
+	}
+	return &Sink{
+		api:     client,
+		ownerID: opts.OwnerID,
+		resync:  opts.ResyncPeriod,
+		now:     time.Now,
+		loaded:  make(chan struct{}),
+		entries: map[string]*entry{},
+		siteIDs: map[string]int{},
+		sites:   map[int]string{},
+		tunnels: map[string]*siteSeen{},
+	}
+}
+
+var _ plugin.Sink = (*Sink)(nil)
+
+// Features implements plugin.Sink: everything the engine can express, within the org's
+// verified domains. Pangolin keeps no owner references, so the core deletes what a gone
+// object published.
+func (s *Sink) Features() engine.Features {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	domains := make([]string, 0, len(s.domains)) // never nil: nil means "any domain"
+	for _, d := range s.domains {
+		if d.Verified && d.BaseDomain != "" {
+			domains = append(domains, strings.ToLower(d.BaseDomain))
+		}
+	}
+	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, Domains: domains}
+}
+
+// Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
+// reference's namespace means nothing here.
+func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCheck, error) {
+	s.mu.Lock()
+	if seen, ok := s.tunnels[ref.Name]; ok && s.now().Sub(seen.at) < tunnelTTL {
+		seen.refs[ref] = true
+		check := seen.check
+		s.mu.Unlock()
+		return check, nil
+	}
+	s.mu.Unlock()
+	check, err := s.checkSite(ctx, ref.Name)
+	if err != nil {
+		return plugin.TunnelCheck{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := s.tunnels[ref.Name]
+	if seen == nil {
+		seen = &siteSeen{refs: map[route.TunnelRef]bool{}}
+		s.tunnels[ref.Name] = seen
+	}
+	seen.check, seen.at = check, s.now()
+	seen.refs[ref] = true
+	return check, nil
+}
+
+// checkSite asks Pangolin about one site.
+func (s *Sink) checkSite(ctx context.Context, niceID string) (plugin.TunnelCheck, error) {
+	site, err := s.api.GetSiteByNiceID(ctx, niceID)
+	switch {
+	case pangolinapi.IsNotFound(err):
+		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
+			"Pangolin site %q does not exist in org %q: nothing is published or removed until it does; in direct mode a tunnel is a site, named by its niceId: check the class, the %s annotation and the tunnel configuration",
+			niceID, s.api.Org(), pic.AnnotationTunnelName)}, nil
+	case err != nil:
+		return plugin.TunnelCheck{}, fmt.Errorf("get Pangolin site %s: %w", niceID, err)
+	}
+	s.mu.Lock()
+	s.siteIDs[site.NiceID], s.sites[site.SiteID] = site.SiteID, site.NiceID
+	s.mu.Unlock()
+	if !site.Online {
+		return plugin.TunnelCheck{State: plugin.TunnelNotReady, Message: fmt.Sprintf(
+			"Pangolin site %q is not online: its routes are written, and Pangolin serves them once the site connects", niceID)}, nil
+	}
+	return plugin.TunnelCheck{State: plugin.TunnelReady}, nil
+}
+
+// Current implements plugin.Sink: the resources this owner id keeps for the object of
+// owner's kind, namespace and name, from the sink's record. It waits for the first
+// refresh, and fails while the last one failed: an empty answer would delete.
+func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
+	select {
+	case <-s.loaded:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err)
+	}
+	var out []engine.Existing
+	for _, e := range s.entries {
+		if e.mark.sameObject(owner) {
+			out = append(out, s.existing(e, owner))
+		}
+	}
+	slices.SortFunc(out, func(a, b engine.Existing) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// existing reads an entry back into the engine's model. Drifted is set for what the
+// model does not hold and PIC owns: the resource and its targets enabled, every target
+// on one site, the stored subdomain in step with the routed host, the name. s.mu is held.
+func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
+	r := engine.Resource{
+		Name:      engine.ResourceName(owner, e.mark.Host),
+		Namespace: owner.Namespace,
+		Origin:    owner,
+		Host:      e.mark.Host,
+		SSO:       ptrTo(e.res.SSO),
+		// BlockAccess is only in GET: the record holds what GET or an update answered.
+		BlockAccess: ptrTo(e.res.BlockAccess),
+	}
+	drifted := !e.res.Enabled || e.res.Name != resourceName(markOf(owner, e.mark.Host, e.res.FullDomain))
+	if base := s.baseDomain(e.res.DomainID); base == "" {
+		drifted = true // a domain the org lost, or one not verified any more
+	} else if e.res.FullDomain == base {
+		r.Domain = base
+	} else if sub, ok := strings.CutSuffix(e.res.FullDomain, "."+base); ok {
+		r.Subdomain, r.Domain = sub, base
+	} else {
+		drifted = true
+	}
+	if !strings.EqualFold(e.res.Subdomain, r.Subdomain) {
+		drifted = true // Pangolin's update defect: the column moved, the routing did not
+	}
+	site := -1
+	for _, t := range e.targets {
+		if !t.Enabled || site != -1 && t.SiteID != site {
+			drifted = true
+		}
+		site = t.SiteID
+		r.Targets = append(r.Targets, engine.Target{
+			Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: t.Method},
+			Path:    t.Path, Match: t.PathMatchType, Priority: int32(t.Priority),
+		})
+	}
+	// The engine orders targets highest priority first, then by path; creation order
+	// breaks the remaining ties, as it does when PIC creates them.
+	slices.SortStableFunc(r.Targets, func(a, b engine.Target) int {
+		if a.Priority != b.Priority {
+			return int(b.Priority - a.Priority)
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	r.Tunnel = route.TunnelRef{Namespace: e.tunnelNS, Name: s.sites[site]}
+	return engine.Existing{Resource: r, Drifted: drifted, Status: status(e)}
+}
+
+// status is neutral: Pangolin has no verdict of its own. A resource serves once it is
+// enabled and has an enabled target with a method (the reference's section 7).
+func status(e *entry) engine.Status {
+	st := engine.Status{Phase: engine.PhasePending, URL: "https://" + e.res.FullDomain}
+	if !e.res.Enabled {
+		return st
+	}
+	for _, t := range e.targets {
+		if t.Enabled && t.Method != "" {
+			st.Phase = engine.PhaseReady
+		}
+	}
+	return st
+}
+
+// baseDomain is the base domain of a verified domain of the org, or "". s.mu is held.
+func (s *Sink) baseDomain(domainID string) string {
+	for _, d := range s.domains {
+		if d.DomainID == domainID && d.Verified {
+			return strings.ToLower(d.BaseDomain)
+		}
+	}
+	return ""
+}
+
+// Describe implements plugin.Sink: Pangolin resources are not Kubernetes objects.
+func (s *Sink) Describe(engine.Resource) (string, *corev1.ObjectReference) {
+	return "Pangolin resource", nil
+}
+
+// Register implements plugin.Sink: the refresh, on the leader only (it wakes the
+// controllers, which run there). The sink watches nothing in Kubernetes.
+func (s *Sink) Register(_ context.Context, mgr ctrl.Manager, wake plugin.Wake) error {
+	s.wake = wake
+	if err := mgr.Add(&refresher{sink: s}); err != nil {
+		return fmt.Errorf("add the Pangolin refresh: %w", err)
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
