@@ -1,6 +1,7 @@
 // Command manager is the Pangolin Ingress Controller: it publishes Ingresses (and
 // HTTPRoutes) through Pangolin. This file only wires: configuration, logging, then the
-// manager with the sources and sinks the plugins registry names.
+// manager with the sources and sinks the plugins registry names. `manager render`
+// prints what PIC would write for a set of manifests, without a cluster.
 package main
 
 import (
@@ -16,9 +17,13 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
+	"github.com/stefb69/pangolin-ingress-controller/render"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		os.Exit(render.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run())
 }
 

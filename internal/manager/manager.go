@@ -149,7 +149,7 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, r
 		if !ok {
 			return nil, fmt.Errorf("no source named %q in this build", name)
 		}
-		src, err := factory(ctx, mgr, cfg)
+		src, err := factory.New(ctx, mgr, cfg)
 		switch {
 		case errors.Is(err, plugin.ErrUnavailable):
 			log.FromContext(ctx).Info("the "+name+" source is disabled", "reason", err.Error())

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -153,8 +154,36 @@ type Wake interface {
 	Tunnels(ctx context.Context, tunnels ...route.TunnelRef)
 }
 
-// SourceFactory builds a source for a manager that has not started.
-type SourceFactory func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Source, error)
+// SourceFactory builds a source.
+type SourceFactory struct {
+	// New builds the source for a manager that has not started.
+	New func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Source, error)
+	// Offline builds it reading through c, without a manager: `manager render` and the
+	// golden tests run the same code over a fake client that holds manifests. tunnels
+	// is the sink's word on tunnels, as Register gets it. Nil for a source that cannot
+	// run that way.
+	Offline func(c client.Client, cfg *config.Config, tunnels TunnelChecker) OfflineSource
+}
+
+// OfflineSource is a source run without a manager, its controllers called in turn by
+// whoever drives it rather than by watches.
+type OfflineSource interface {
+	Source
+	// Indexes are the indexes its reads use, which the client must serve. Their
+	// functions must not read through the source's client: the client is built after
+	// them.
+	Indexes() []Index
+	// Controllers are the source's other reconcilers (the status of the objects it is
+	// attached to, such as Gateways), in the order they are to run after the source's
+	// own objects.
+	Controllers() []Controller
+}
+
+// Controller is a reconciler of the objects of one kind.
+type Controller struct {
+	Object     client.Object
+	Reconciler reconcile.Reconciler
+}
 
 // SinkFactory builds a sink.
 type SinkFactory struct {

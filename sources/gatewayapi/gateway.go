@@ -58,6 +58,15 @@ func (s *Source) registerStatusControllers(mgr ctrl.Manager, tunnels plugin.Tunn
 		Complete(reconcile.Func(s.ReconcileGateway))
 }
 
+// Controllers implements plugin.OfflineSource: the status of GatewayClasses, then of
+// Gateways, which counts the routes attached to them.
+func (s *Source) Controllers() []plugin.Controller {
+	return []plugin.Controller{
+		{Object: &gatewayv1.GatewayClass{}, Reconciler: reconcile.Func(s.ReconcileGatewayClass)},
+		{Object: &gatewayv1.Gateway{}, Reconciler: reconcile.Func(s.ReconcileGateway)},
+	}
+}
+
 func (s *Source) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list gatewayv1.GatewayList
 	if err := s.client.List(ctx, &list); err != nil {

@@ -27,7 +27,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ plugin.Source = (*Source)(nil)
+var _ plugin.OfflineSource = (*Source)(nil)
 
 // Config is what the HTTPRoute source needs from PIC's configuration.
 type Config struct {
@@ -42,7 +42,16 @@ type Config struct {
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
 // (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
 // serving Ingresses rather than stopping for an optional API.
-func Factory(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
+var Factory = plugin.SourceFactory{
+	New: build,
+	Offline: func(c client.Client, cfg *config.Config, tunnels plugin.TunnelChecker) plugin.OfflineSource {
+		conf := configOf(cfg)
+		conf.TunnelCheck = tunnels
+		return New(c, conf)
+	},
+}
+
+func build(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
 	missing, err := missingKinds(mgr.GetRESTMapper())
 	if err != nil {
 		return nil, err
@@ -51,7 +60,11 @@ func Factory(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.So
 		return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API v1.5+ standard CRDs and restart PIC",
 			plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "))
 	}
-	return New(mgr.GetClient(), Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}), nil
+	return New(mgr.GetClient(), configOf(cfg)), nil
+}
+
+func configOf(cfg *config.Config) Config {
+	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
 }
 
 // missingKinds lists the Gateway API kinds the source reads that the API server does

@@ -22,7 +22,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ plugin.Source = (*Source)(nil)
+var _ plugin.OfflineSource = (*Source)(nil)
 
 // Config is what the Ingress source needs from PIC's configuration.
 type Config struct {
@@ -328,6 +328,18 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 }
 
 // Factory builds the Ingress source from PIC's configuration.
-func Factory(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
-	return New(mgr.GetClient(), Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}), nil
+var Factory = plugin.SourceFactory{
+	New: func(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
+		return New(mgr.GetClient(), configOf(cfg)), nil
+	},
+	Offline: func(c client.Client, cfg *config.Config, _ plugin.TunnelChecker) plugin.OfflineSource {
+		return New(c, configOf(cfg))
+	},
 }
+
+func configOf(cfg *config.Config) Config {
+	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
+}
+
+// Controllers implements plugin.OfflineSource: the Ingress source has no other.
+func (s *Source) Controllers() []plugin.Controller { return nil }

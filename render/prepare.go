@@ -1,0 +1,181 @@
+package render
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+)
+
+// kinds are what render reads, at the version PIC reads; cluster-scoped or not.
+var kinds = map[schema.GroupKind]struct {
+	version       string
+	clusterScoped bool
+}{
+	{Kind: "Service"}:   {version: "v1"},
+	{Kind: "Namespace"}: {version: "v1", clusterScoped: true},
+	{Group: networkingv1.GroupName, Kind: "Ingress"}:                   {version: "v1"},
+	{Group: networkingv1.GroupName, Kind: "IngressClass"}:              {version: "v1", clusterScoped: true},
+	{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}:                    {version: "v1"},
+	{Group: gatewayv1.GroupName, Kind: "Gateway"}:                      {version: "v1"},
+	{Group: gatewayv1.GroupName, Kind: "GatewayClass"}:                 {version: "v1", clusterScoped: true},
+	{Group: gatewayv1.GroupName, Kind: "ReferenceGrant"}:               {version: "v1"},
+	{Group: tunnelv1alpha1.GroupVersion.Group, Kind: "PangolinTunnel"}: {version: "v1alpha1"},
+}
+
+// accept reads the kinds render knows, at the version PIC reads them. The Gateway API's
+// v1beta1 has the same schema as v1 (a cluster serves one as the other): it is read as
+// v1.
+func accept(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool, error) {
+	k, ok := kinds[gvk.GroupKind()]
+	switch {
+	case !ok:
+		return gvk, false, nil
+	case gvk.Version == k.version:
+		return gvk, true, nil
+	case gvk.Group == gatewayv1.GroupName && gvk.Version == "v1beta1":
+		return gvk.GroupKind().WithVersion(k.version), true, nil
+	}
+	return gvk, false, fmt.Errorf("%s %s: PIC reads %s at %s", gvk.Kind, gvk.GroupVersion(), gvk.Kind, gvk.GroupKind().WithVersion(k.version).GroupVersion())
+}
+
+// uidSpace is the name space of the UIDs render gives objects that have none.
+var uidSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/stefb69/pangolin-ingress-controller/render"))
+
+// epoch is the creation time of objects without one when no object has one.
+var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// prepare makes the objects what an API server would hold, in an order that does not
+// depend on the input's: namespaces defaulted, UIDs and creation times set, Namespaces
+// the objects live in created with the label the API server gives them. It reports
+// whether the input holds PangolinTunnels.
+func prepare(manifests []Manifest) ([]client.Object, bool, error) {
+	var (
+		objects    []client.Object
+		seen       = map[string]Manifest{}
+		namespaces = map[string]*corev1.Namespace{}
+		used       = map[string]bool{}
+		tunnels    bool
+		latest     time.Time
+	)
+	for _, m := range manifests {
+		o := m.Object
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if kinds[gvk.GroupKind()].clusterScoped {
+			o.SetNamespace("")
+		} else if o.GetNamespace() == "" {
+			o.SetNamespace(metav1.NamespaceDefault)
+		}
+		o.SetResourceVersion("")
+		o.SetManagedFields(nil)
+		// The same object twice (a tunnel in two inputs) is one object; two different
+		// objects of one name would make the outcome depend on their order.
+		key := gvk.GroupKind().String() + " " + client.ObjectKeyFromObject(o).String()
+		if first, dup := seen[key]; dup {
+			if equality.Semantic.DeepEqual(first.Object, o) {
+				continue
+			}
+			return nil, false, fmt.Errorf("%s: %s %s is defined twice, differently: first at %s", m.Where, gvk.Kind, client.ObjectKeyFromObject(o), first.Where)
+		}
+		seen[key] = m
+		switch t := o.(type) {
+		case *corev1.Namespace:
+			namespaces[t.Name] = t
+		case *tunnelv1alpha1.PangolinTunnel:
+			tunnels = true
+		}
+		if ns := o.GetNamespace(); ns != "" {
+			used[ns] = true
+		}
+		if ts := o.GetCreationTimestamp(); ts.After(latest) {
+			latest = ts.Time
+		}
+		objects = append(objects, o)
+	}
+	for ns := range used {
+		if namespaces[ns] == nil {
+			namespaces[ns] = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+			namespaces[ns].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+			objects = append(objects, namespaces[ns])
+		}
+	}
+	for _, ns := range namespaces {
+		// The API server's NamespaceDefaultLabelName: allowedRoutes selectors use it.
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[corev1.LabelMetadataName] = ns.Name
+	}
+	created := epoch
+	if !latest.IsZero() {
+		created = latest.Add(time.Second)
+	}
+	for _, o := range objects {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if o.GetUID() == "" {
+			o.SetUID(types.UID(uuid.NewSHA1(uidSpace, []byte(gvk.GroupKind().String()+"/"+o.GetNamespace()+"/"+o.GetName())).String()))
+		}
+		if ts := o.GetCreationTimestamp(); ts.IsZero() {
+			o.SetCreationTimestamp(metav1.NewTime(created))
+		}
+	}
+	// The order claims are settled in (route.Origin.Older), which is also the order
+	// a cluster would most likely see them in.
+	slices.SortFunc(objects, func(a, b client.Object) int {
+		at, bt := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+		return cmp.Or(at.Compare(bt.Time),
+			cmp.Compare(a.GetNamespace(), b.GetNamespace()),
+			cmp.Compare(a.GetName(), b.GetName()),
+			cmp.Compare(a.GetObjectKind().GroupVersionKind().Kind, b.GetObjectKind().GroupVersionKind().Kind),
+			cmp.Compare(a.GetObjectKind().GroupVersionKind().Group, b.GetObjectKind().GroupVersionKind().Group))
+	})
+	return objects, tunnels, nil
+}
+
+// writeResources prints PangolinResources as a YAML stream, as they would be written:
+// without the fields the API server sets, or a status.
+func writeResources(w io.Writer, resources []tunnelv1alpha1.PangolinResource) error {
+	for i := range resources {
+		r := resources[i].DeepCopy()
+		r.TypeMeta = metav1.TypeMeta{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource"}
+		r.ResourceVersion, r.UID, r.Generation, r.CreationTimestamp, r.ManagedFields = "", "", 0, metav1.Time{}, nil
+		data, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(data, &fields); err != nil {
+			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
+		}
+		delete(fields, "status")
+		out, err := yaml.Marshal(fields)
+		if err != nil {
+			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(bytes.TrimLeft(out, "\n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/plugins"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
+)
+
+// maxPasses bounds the passes of a run. PIC converges in one: the second pass of every
+// golden case writes nothing. A cluster would go on reconciling on watch events; a run
+// goes on until a pass writes nothing, this many at most.
+const maxPasses = 5
+
+// Options are what a run needs besides the objects.
+type Options struct {
+	// Config is PIC's configuration: the tunnels, the defaults and the sources (by name
+	// in plugins.Registry) that run.
+	Config *config.Config
+	// Capabilities are those of the operator's CRD variant the sink writes for.
+	Capabilities tunnelv1alpha1.Capabilities
+	// AssumeTunnels makes every PangolinTunnel that is not among the objects exist, and
+	// be Ready.
+	AssumeTunnels bool
+}
+
+// Result is the world after a run.
+type Result struct {
+	// Client holds every object as the run left it: statuses included.
+	Client client.Client
+	// Resources are every PangolinResource in the end, sorted by namespace and name.
+	Resources []tunnelv1alpha1.PangolinResource
+	// Events are the events PIC emitted, in order.
+	Events []Event
+	// Passes are the writes of each pass. The second and later passes of a converged
+	// run write nothing.
+	Passes []Pass
+}
+
+// Pass counts the writes of one pass over every object.
+type Pass struct {
+	Writes       int // creates, updates and deletes
+	StatusWrites int
+}
+
+// Warnings are the Warning events, sorted and without repeats.
+func (r *Result) Warnings() []Event {
+	var out []Event
+	for _, e := range r.Events {
+		if e.Type == corev1.EventTypeWarning {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Event) int { return strings.Compare(a.Line(), b.Line()) })
+	return slices.Compact(out)
+}
+
+// Event is an event PIC emitted about an object.
+type Event struct {
+	Type, Reason          string
+	Kind, Namespace, Name string
+	Message               string
+}
+
+// String is "Type Reason Kind namespace/name: message".
+func (e Event) String() string {
+	return fmt.Sprintf("%s %s %s %s/%s: %s", e.Type, e.Reason, e.Kind, e.Namespace, e.Name, e.Message)
+}
+
+// Line is "Type Kind namespace/name Reason: message", as render prints Warnings.
+func (e Event) Line() string {
+	return fmt.Sprintf("%s %s %s/%s %s: %s", e.Type, e.Kind, e.Namespace, e.Name, e.Reason, e.Message)
+}
+
+// statusKinds are the kinds whose status is a subresource, as in a cluster: an update
+// leaves their status alone, and a status update their spec.
+var statusKinds = []client.Object{
+	&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
+	&gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{},
+}
+
+// Run puts objects in a fake cluster and reconciles every object of the configured
+// sources, in the order given, then runs the sources' other controllers (the status of
+// Gateways) over the objects of their kinds; that is a pass. It makes passes until one
+// writes nothing, two at least. Objects need their UID and creation time: the fake
+// cluster does not set them.
+func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, error) {
+	cfg := opts.Config
+	var factories []plugin.SourceFactory
+	for _, name := range cfg.Sources {
+		f, ok := plugins.Registry.Sources[name]
+		if !ok || f.Offline == nil {
+			return nil, fmt.Errorf("the %s source cannot run without a cluster", name)
+		}
+		factories = append(factories, f)
+	}
+
+	res := &Result{Passes: []Pass{{}}}
+	count := func(status bool) {
+		p := &res.Passes[len(res.Passes)-1]
+		if status {
+			p.StatusWrites++
+		} else {
+			p.Writes++
+		}
+	}
+	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
+		WithStatusSubresource(statusKinds...).
+		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
+				err := c.Get(ctx, key, obj, o...)
+				if t, ok := obj.(*tunnelv1alpha1.PangolinTunnel); ok && opts.AssumeTunnels && apierrors.IsNotFound(err) {
+					*t = tunnelv1alpha1.PangolinTunnel{
+						ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+						Status:     tunnelv1alpha1.PangolinTunnelStatus{Status: tunnelv1alpha1.StatusReady},
+					}
+					return nil
+				}
+				return err
+			},
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+				count(false)
+				return c.Create(ctx, obj, o...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.UpdateOption) error {
+				count(false)
+				return c.Update(ctx, obj, o...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.DeleteOption) error {
+				count(false)
+				return c.Delete(ctx, obj, o...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, o ...client.SubResourceUpdateOption) error {
+				count(true)
+				return c.SubResource(sub).Update(ctx, obj, o...)
+			},
+		})
+	for _, f := range factories {
+		for _, idx := range f.Offline(nil, cfg, nil).Indexes() {
+			builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+		}
+	}
+	c := builder.Build()
+	res.Client = c
+
+	sink := pangolinresource.New(c, c, opts.Capabilities)
+	var srcs []plugin.OfflineSource
+	var all []plugin.Source
+	for _, f := range factories {
+		src := f.Offline(c, cfg, sink)
+		srcs, all = append(srcs, src), append(all, src)
+	}
+	recorder := &eventLog{}
+	deps := controller.Deps{
+		Sink:     sink,
+		Recorder: recorder,
+		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:  all,
+	}
+	jobs := plan(objects, srcs, deps)
+	for pass := 1; ; pass++ {
+		for _, j := range jobs {
+			if _, err := j.reconciler.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(j.object)}); err != nil {
+				return nil, fmt.Errorf("reconcile %T %s: %w", j.object, client.ObjectKeyFromObject(j.object), err)
+			}
+		}
+		if last := res.Passes[len(res.Passes)-1]; pass >= maxPasses || pass >= 2 && last == (Pass{}) {
+			break
+		}
+		res.Passes = append(res.Passes, Pass{})
+	}
+
+	var list tunnelv1alpha1.PangolinResourceList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list PangolinResources: %w", err)
+	}
+	res.Resources = list.Items
+	slices.SortFunc(res.Resources, func(a, b tunnelv1alpha1.PangolinResource) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	res.Events = recorder.events
+	return res, nil
+}
+
+// job is one reconcile of a pass.
+type job struct {
+	reconciler reconcile.Reconciler
+	object     client.Object
+}
+
+// plan lists a pass: each object of a source's kind, in the order of objects, then
+// each source's other controllers, each over the objects of its kind.
+func plan(objects []client.Object, srcs []plugin.OfflineSource, deps controller.Deps) []job {
+	var jobs []job
+	reconcilers := make([]reconcile.Reconciler, len(srcs))
+	for i, src := range srcs {
+		reconcilers[i] = controller.NewReconciler(src, deps)
+	}
+	for _, o := range objects {
+		for i, src := range srcs {
+			if sameKind(o, src.Object()) {
+				jobs = append(jobs, job{reconcilers[i], o})
+			}
+		}
+	}
+	for _, src := range srcs {
+		for _, ctl := range src.Controllers() {
+			for _, o := range objects {
+				if sameKind(o, ctl.Object) {
+					jobs = append(jobs, job{ctl.Reconciler, o})
+				}
+			}
+		}
+	}
+	return jobs
+}
+
+func sameKind(a, b client.Object) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }
+
+// eventLog records the events PIC emits.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Event{Type: eventtype, Reason: reason, Message: fmt.Sprintf(note, args...)}
+	if ref, ok := regarding.(*corev1.ObjectReference); ok {
+		e.Kind, e.Namespace, e.Name = ref.Kind, ref.Namespace, ref.Name
+	}
+	l.events = append(l.events, e)
+}

@@ -1,0 +1,79 @@
+package render_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/plugins"
+	"github.com/stefb69/pangolin-ingress-controller/render"
+)
+
+// TestEverySourceRunsOffline: render runs every source the registry has.
+func TestEverySourceRunsOffline(t *testing.T) {
+	for _, name := range plugins.SourceNames() {
+		f := plugins.Registry.Sources[name]
+		require.NotNil(t, f.Offline, name)
+		src := f.Offline(nil, config.Default(), nil)
+		assert.Equal(t, name, src.Name())
+	}
+}
+
+func objects(t *testing.T, manifest string) []client.Object {
+	t.Helper()
+	scheme := apis.Scheme()
+	ms, err := render.Decode("in.yaml", []byte(manifest), scheme, func(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool, error) {
+		return gvk, true, nil
+	})
+	require.NoError(t, err)
+	var out []client.Object
+	for _, m := range ms {
+		m.Object.SetUID(types.UID("uid-" + m.Object.GetName()))
+		out = append(out, m.Object)
+	}
+	return out
+}
+
+// TestRun: a run converges in one pass (the second writes nothing), and reports the
+// events in the order they were emitted.
+func TestRun(t *testing.T) {
+	cfg := config.Default()
+	cfg.Sources = plugins.SourceNames()
+	opts := render.Options{Config: cfg, Capabilities: tunnelv1alpha1.ForkCapabilities}
+
+	res, err := render.Run(context.Background(), objects(t, scenario), opts)
+	require.NoError(t, err)
+	assert.Equal(t, []render.Pass{{}, {}}, res.Passes, "no tunnel, nothing written")
+	require.Len(t, res.Warnings(), 2)
+	assert.Equal(t, "TunnelNotFound", res.Warnings()[0].Reason)
+	assert.Equal(t, "WildcardHost", res.Warnings()[1].Reason)
+	assert.Empty(t, res.Resources)
+
+	opts.AssumeTunnels = true
+	res, err = render.Run(context.Background(), objects(t, scenario), opts)
+	require.NoError(t, err)
+	require.Len(t, res.Passes, 2)
+	assert.Equal(t, render.Pass{Writes: 1}, res.Passes[0], "the PangolinResource; no address until Pangolin serves it")
+	assert.Equal(t, render.Pass{}, res.Passes[1])
+	require.Len(t, res.Resources, 1)
+	var lines []string
+	for _, e := range res.Events {
+		lines = append(lines, e.String())
+	}
+	assert.Equal(t, []string{
+		"Normal Created Ingress shop/web: Created PangolinResource pic-shop-web-e50de40b59 for host shop.example.com (tunnel shop/default)",
+		`Warning WildcardHost Ingress shop/wild: host "*.example.com" is a wildcard: Pangolin resources need one concrete host; list each host explicitly`,
+	}, lines)
+
+	cfg.Sources = []string{"nosuch"}
+	_, err = render.Run(context.Background(), nil, opts)
+	assert.ErrorContains(t, err, "the nosuch source cannot run without a cluster")
+}

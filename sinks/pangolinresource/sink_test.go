@@ -1,0 +1,323 @@
+package pangolinresource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// world is a fake API server holding objects, which counts PIC's writes and, as a real
+// one does, refuses a delete whose UID precondition does not match.
+type world struct {
+	client client.Client
+	writes map[string]int
+	// failCreate, when set, is what every create returns.
+	failCreate error
+}
+
+func newWorld(t *testing.T, objects ...client.Object) *world {
+	t.Helper()
+	w := &world{writes: map[string]int{}}
+	w.client = fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
+		WithStatusSubresource(&tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
+		WithIndex(&tunnelv1alpha1.PangolinResource{}, OwnerIndex, IndexOwner).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				w.writes["create"]++
+				if w.failCreate != nil {
+					return w.failCreate
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				w.writes["update"]++
+				return c.Update(ctx, obj, opts...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				w.writes["delete"]++
+				var do client.DeleteOptions
+				do.ApplyOptions(opts)
+				if do.Preconditions != nil && do.Preconditions.UID != nil {
+					current := obj.DeepCopyObject().(client.Object)
+					if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err == nil && current.GetUID() != *do.Preconditions.UID {
+						return apierrors.NewConflict(schema.GroupResource{Group: "tunnel.pangolin.io", Resource: "pangolinresources"}, obj.GetName(),
+							fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *do.Preconditions.UID, current.GetUID()))
+					}
+				}
+				return c.Delete(ctx, obj, opts...)
+			},
+		}).Build()
+	return w
+}
+
+func (w *world) get(t *testing.T, name string) *tunnelv1alpha1.PangolinResource {
+	t.Helper()
+	var obj tunnelv1alpha1.PangolinResource
+	err := w.client.Get(context.Background(), types.NamespacedName{Namespace: "prod", Name: name}, &obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return &obj
+}
+
+// stored is r as PIC would have written it earlier, with the UID the API server gave it.
+func stored(r engine.Resource, caps tunnelv1alpha1.Capabilities, uid types.UID) *tunnelv1alpha1.PangolinResource {
+	obj := render(r, caps)
+	obj.UID = uid
+	return obj
+}
+
+func TestApplyCreates(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			w := newWorld(t)
+			s := New(w.client, w.client, v.caps)
+			r := resource(v.caps)
+			applied, err := s.Apply(ctx, ingressOrigin, engine.Plan{Create: []engine.Resource{r}})
+			require.NoError(t, err)
+			assert.Equal(t, plugin.Applied{Created: []engine.Resource{r}}, applied)
+			got := w.get(t, r.Name)
+			require.NotNil(t, got)
+			want := render(r, v.caps)
+			assert.Equal(t, want.Spec, got.Spec)
+			assert.Equal(t, want.Labels, got.Labels)
+			assert.Equal(t, want.Annotations, got.Annotations)
+			assert.Equal(t, want.OwnerReferences, got.OwnerReferences)
+
+			current, err := s.Current(ctx, ingressOrigin)
+			require.NoError(t, err)
+			require.Len(t, current, 1)
+			assert.True(t, current[0].Equal(r))
+			assert.False(t, current[0].Drifted)
+			assert.Empty(t, engine.Calculate(ingressOrigin, []engine.Resource{r}, current, nil, nil).Update, "nothing left to do")
+		})
+	}
+}
+
+// TestApplyUpdateKeepsOthersMetadata: an update writes PIC's spec, labels and
+// annotation, and keeps what others added.
+func TestApplyUpdateKeepsOthersMetadata(t *testing.T) {
+	ctx := context.Background()
+	caps := tunnelv1alpha1.ForkCapabilities
+	old := resource(caps)
+	obj := stored(old, caps, "object-uid")
+	obj.Labels["team"] = "shop"
+	obj.Labels[pic.LabelOwnerName] = "edited"
+	obj.Annotations["argocd.argoproj.io/sync-options"] = "Prune=false"
+	obj.Spec.ResourceID = "42"
+	w := newWorld(t, obj)
+	s := New(w.client, w.client, caps)
+
+	want := resource(caps)
+	want.Targets[1].Backend.Port = 9090
+	current, err := s.Current(ctx, ingressOrigin)
+	require.NoError(t, err)
+	plan := engine.Calculate(ingressOrigin, []engine.Resource{want}, current, nil, nil)
+	require.Len(t, plan.Update, 1)
+	applied, err := s.Apply(ctx, ingressOrigin, plan)
+	require.NoError(t, err)
+	assert.Equal(t, []engine.Resource{want}, applied.Updated)
+
+	got := w.get(t, want.Name)
+	assert.Equal(t, render(want, caps).Spec, got.Spec, "PIC's spec, whole: the operator's resourceId was not PIC's to keep")
+	assert.Equal(t, "shop", got.Labels["team"])
+	assert.Equal(t, "web", got.Labels[pic.LabelOwnerName], "PIC's label restored")
+	assert.Equal(t, "Prune=false", got.Annotations["argocd.argoproj.io/sync-options"])
+	assert.Equal(t, "app.example.com", got.Annotations[pic.AnnotationHost])
+	assert.Equal(t, types.UID("object-uid"), got.UID, "updated in place")
+
+	w.writes = map[string]int{}
+	current, err = s.Current(ctx, ingressOrigin)
+	require.NoError(t, err)
+	assert.True(t, engine.Calculate(ingressOrigin, []engine.Resource{want}, current, nil, nil).Empty(), "converged")
+}
+
+// TestApplyUpdateRefusesAnotherOwner: an object whose owner changed since it was read is
+// not written: the reconcile fails and is retried on fresh data.
+func TestApplyUpdateRefusesAnotherOwner(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	obj := stored(resource(caps), caps, "object-uid")
+	obj.Labels[pic.LabelOwnerUID] = "someone-else"
+	w := newWorld(t, obj)
+	_, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, engine.Plan{Update: []engine.Resource{resource(caps)}})
+	require.ErrorContains(t, err, "changed owner since it was read")
+	assert.Zero(t, w.writes["update"])
+}
+
+// TestApplyDeletes: a delete names the UID of the object read as owned, so that a
+// same-named successor is never deleted; one already gone is deleted.
+func TestApplyDeletes(t *testing.T) {
+	ctx := context.Background()
+	caps := tunnelv1alpha1.ForkCapabilities
+	r := resource(caps)
+	existing := engine.Existing{Resource: r, UID: "read-uid"}
+
+	t.Run("the object read", func(t *testing.T) {
+		w := newWorld(t, stored(r, caps, "read-uid"))
+		applied, err := New(w.client, w.client, caps).Apply(ctx, ingressOrigin, engine.Plan{Delete: []engine.Existing{existing}})
+		require.NoError(t, err)
+		assert.Equal(t, []engine.Resource{r}, applied.Deleted)
+		assert.Nil(t, w.get(t, r.Name))
+	})
+	t.Run("a successor with the same name survives", func(t *testing.T) {
+		w := newWorld(t, stored(r, caps, "successor-uid"))
+		applied, err := New(w.client, w.client, caps).Apply(ctx, ingressOrigin, engine.Plan{Delete: []engine.Existing{existing}})
+		require.Error(t, err)
+		assert.True(t, apierrors.IsConflict(errors.Unwrap(err)), err.Error())
+		assert.Empty(t, applied.Deleted)
+		require.NotNil(t, w.get(t, r.Name))
+		assert.Equal(t, types.UID("successor-uid"), w.get(t, r.Name).UID)
+	})
+	t.Run("already gone", func(t *testing.T) {
+		w := newWorld(t)
+		applied, err := New(w.client, w.client, caps).Apply(ctx, ingressOrigin, engine.Plan{Delete: []engine.Existing{existing}})
+		require.NoError(t, err)
+		assert.Equal(t, []engine.Resource{r}, applied.Deleted)
+	})
+}
+
+// TestApplyNameConflict: a PangolinResource PIC does not own, with the name PIC wants,
+// is left alone and reported; later reconciles look instead of writing, until it goes.
+func TestApplyNameConflict(t *testing.T) {
+	ctx := context.Background()
+	caps := tunnelv1alpha1.ForkCapabilities
+	r := resource(caps)
+	foreign := &tunnelv1alpha1.PangolinResource{
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace, UID: "foreign", Labels: map[string]string{"made-by": "hand"}},
+		Spec:       tunnelv1alpha1.PangolinResourceSpec{Name: "hand-made"},
+	}
+	w := newWorld(t, foreign)
+	s := New(w.client, w.client, caps)
+	plan := engine.Plan{Create: []engine.Resource{r}}
+	wantRejection := route.Rejection{Origin: ingressOrigin, Host: "app.example.com", Reason: pic.ReasonNameConflict,
+		Message: "PangolinResource prod/pic-prod-web-0123456789 exists and is not owned by this Ingress: PIC leaves it untouched and does not publish app.example.com"}
+
+	applied, err := s.Apply(ctx, ingressOrigin, plan)
+	require.NoError(t, err)
+	assert.Equal(t, plugin.Applied{Rejections: []route.Rejection{wantRejection}}, applied)
+	assert.Equal(t, 1, w.writes["create"])
+
+	applied, err = s.Apply(ctx, ingressOrigin, plan)
+	require.NoError(t, err)
+	assert.Equal(t, plugin.Applied{Rejections: []route.Rejection{wantRejection}}, applied)
+	assert.Equal(t, 1, w.writes["create"], "a known conflict is read, not written")
+	assert.Equal(t, "hand-made", w.get(t, r.Name).Spec.Name, "untouched")
+	assert.Zero(t, w.writes["update"]+w.writes["delete"])
+
+	require.NoError(t, w.client.Delete(ctx, foreign))
+	applied, err = s.Apply(ctx, ingressOrigin, plan)
+	require.NoError(t, err)
+	assert.Equal(t, plugin.Applied{Created: []engine.Resource{r}}, applied, "the name is free again")
+}
+
+// TestApplyOwnNotCached: a create that finds PIC's own object (written, not in the cache
+// yet) is neither a conflict nor a write.
+func TestApplyOwnNotCached(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	r := resource(caps)
+	w := newWorld(t, stored(r, caps, "object-uid"))
+	applied, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{r}})
+	require.NoError(t, err)
+	assert.Equal(t, plugin.Applied{}, applied)
+}
+
+// TestApplyStopsAtAnError: an API error stops Apply, with what was done before it.
+func TestApplyStopsAtAnError(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	r := resource(caps)
+	gone := resource(caps)
+	gone.Name = "pic-prod-web-gone"
+	w := newWorld(t, stored(gone, caps, "gone-uid"))
+	w.failCreate = apierrors.NewServiceUnavailable("down")
+	applied, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, engine.Plan{
+		Create: []engine.Resource{r}, Delete: []engine.Existing{{Resource: gone, UID: "gone-uid"}},
+	})
+	require.ErrorContains(t, err, "create PangolinResource prod/pic-prod-web-0123456789")
+	assert.True(t, apierrors.IsServiceUnavailable(errors.Unwrap(err)))
+	assert.Equal(t, plugin.Applied{}, applied)
+	assert.NotNil(t, w.get(t, gone.Name), "the delete after it was not sent")
+}
+
+// TestCurrent: only what the origin owns, in its namespace.
+func TestCurrent(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	mine := resource(caps)
+	other := resource(caps)
+	other.Name, other.Origin.UID, other.Origin.Name = "pic-prod-other-1", "uid-other", "other"
+	decoy := stored(resource(caps), caps, "decoy")
+	decoy.Name, decoy.OwnerReferences = "pic-prod-web-decoy", nil
+	elsewhere := stored(resource(caps), caps, "elsewhere")
+	elsewhere.Namespace = "dev"
+	w := newWorld(t, stored(mine, caps, "1"), stored(other, caps, "2"), decoy, elsewhere)
+
+	got, err := New(w.client, w.client, caps).Current(context.Background(), ingressOrigin)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, mine.Name, got[0].Name)
+	assert.Equal(t, types.UID("1"), got[0].UID)
+	assert.Equal(t, engine.PhasePending, got[0].Status.Phase)
+}
+
+// TestTunnel: a tunnel is a PangolinTunnel, Ready when the operator says so.
+func TestTunnel(t *testing.T) {
+	ready := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "ready", Namespace: "prod"}, Status: tunnelv1alpha1.PangolinTunnelStatus{Status: "Ready"}}
+	byCondition := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "condition", Namespace: "prod"}, Status: tunnelv1alpha1.PangolinTunnelStatus{
+		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Connected"}}}}
+	waiting := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "waiting", Namespace: "prod"}, Status: tunnelv1alpha1.PangolinTunnelStatus{Status: "Waiting"}}
+	w := newWorld(t, ready, byCondition, waiting)
+	s := New(w.client, w.client, tunnelv1alpha1.ForkCapabilities)
+	for _, c := range []struct {
+		name  string
+		state plugin.TunnelState
+		msg   string
+	}{
+		{"ready", plugin.TunnelReady, ""},
+		{"condition", plugin.TunnelReady, ""},
+		{"waiting", plugin.TunnelNotReady, "PangolinTunnel prod/waiting is not Ready yet"},
+		{"missing", plugin.TunnelNotFound, "PangolinTunnel prod/missing does not exist"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := s.Tunnel(context.Background(), route.TunnelRef{Namespace: "prod", Name: c.name})
+			require.NoError(t, err)
+			assert.Equal(t, c.state, got.State)
+			if c.msg == "" {
+				assert.Empty(t, got.Message)
+			} else {
+				assert.Contains(t, got.Message, c.msg)
+			}
+		})
+	}
+}
+
+// TestFeatures: what each CRD variant lets the engine express; owner references let the
+// garbage collector remove what a deleted object owned.
+func TestFeatures(t *testing.T) {
+	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: true},
+		New(nil, nil, tunnelv1alpha1.ForkCapabilities).Features())
+	assert.Equal(t, engine.Features{GarbageCollected: true}, New(nil, nil, tunnelv1alpha1.OriginalCapabilities).Features())
+
+	kind, ref := New(nil, nil, tunnelv1alpha1.ForkCapabilities).Describe(resource(tunnelv1alpha1.ForkCapabilities))
+	assert.Equal(t, "PangolinResource", kind)
+	assert.Equal(t, &corev1.ObjectReference{APIVersion: "tunnel.pangolin.io/v1alpha1", Kind: "PangolinResource", Namespace: "prod", Name: "pic-prod-web-0123456789"}, ref)
+}
