@@ -96,15 +96,6 @@ func Default() *Config {
 	return c
 }
 
-// Validate checks a Config built in code against the rules Load applies. Load names the
-// variable, flag or file each bad value came from; Validate, which cannot know, names
-// the key's variable and flag.
-func (c *Config) Validate(p Plugins) error {
-	var ps problems
-	c.check(p, &ps, func(name string) string { return keys[order(name)].ways() })
-	return ps.err()
-}
-
 // Error is an invalid configuration: every problem found, one per line.
 type Error struct{ Problems []string }
 

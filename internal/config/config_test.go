@@ -91,7 +91,6 @@ func TestDefaults(t *testing.T) {
 		LogFormat:               "json",
 	}, cfg)
 	assert.Equal(t, Default(), cfg, "Default() is what Load gives with nothing configured")
-	require.NoError(t, Default().Validate(testPlugins))
 
 	for _, k := range keys {
 		if k.name != "tunnels" {
@@ -1093,75 +1092,6 @@ logLevel: debug
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		modify func(c *Config)
-		want   []string
-	}{
-		{"the defaults are valid", func(c *Config) {}, nil},
-		{"a bad value names the file key, the variable and the flag",
-			func(c *Config) { c.BackendScheme = "ftp" },
-			[]string{`backendScheme (PIC_BACKEND_SCHEME, --backend-scheme) = "ftp": want http or https`}},
-		{"numbers and durations are checked",
-			func(c *Config) {
-				c.ResyncPeriod = 0
-				c.KubeAPIQPS = -1
-				c.KubeAPIBurst = 0
-				c.MaxConcurrentReconciles = -2
-			},
-			[]string{
-				`resyncPeriod (PIC_RESYNC_PERIOD, --resync-period) = "0s": want a positive Go duration such as 30s, 5m or 1h`,
-				`maxConcurrentReconciles (PIC_MAX_CONCURRENT_RECONCILES, --max-concurrent-reconciles) = -2: want a whole number of at least 1`,
-				`kubeAPIQPS (PIC_KUBE_API_QPS, --kube-api-qps) = -1: want a number greater than 0, such as 50`,
-				`kubeAPIBurst (PIC_KUBE_API_BURST, --kube-api-burst) = 0: want a whole number of at least 1`,
-			}},
-		{"no source and a bad namespace",
-			func(c *Config) { c.Sources = nil; c.WatchNamespaces = []string{"ok", "NOT_OK"} },
-			[]string{
-				`sources (PIC_SOURCES, --sources) = []: no source is chosen; want a comma-separated list of at least one of ingress, httproute`,
-				`watchNamespaces (PIC_WATCH_NAMESPACES, --watch-namespaces) = [ok, NOT_OK]: want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`,
-			}},
-		{"no default tunnel is valid", func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{} }, nil},
-		{"a default tunnel with a namespace but no name",
-			func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{Namespace: "ns"} },
-			[]string{`defaultTunnel (PIC_DEFAULT_TUNNEL_NAME, --default-tunnel) = "ns/": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`}},
-		{"tunnel aliases are checked",
-			func(c *Config) {
-				c.Tunnels.Aliases = map[string]tunnel.Tunnel{
-					"Bad":   {Name: "t"},
-					"empty": {},
-					"slash": {Name: "a/b"},
-					"ns":    {Name: "t", Namespace: "N"},
-					"allow": {Name: "t", AllowedNamespaces: []string{"x_y"}},
-					"ok":    {Name: "t", Namespace: "n", AllowedNamespaces: []string{"*", "a"}},
-				}
-			},
-			[]string{
-				`tunnels.Bad (file only) = "Bad": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`,
-				`tunnels.allow (file only) = "t": "x_y" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`,
-				`tunnels.empty (file only) = "": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`,
-				`tunnels.ns (file only) = "N/t": "N" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
-				`tunnels.slash (file only) = "a/b": the tunnel name contains '/'; give the namespace as namespace`,
-			}},
-		{"a bad tunnel name",
-			func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{Name: "Main"} },
-			[]string{`defaultTunnel (PIC_DEFAULT_TUNNEL_NAME, --default-tunnel) = "Main": "Main" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := Default()
-			tt.modify(c)
-			err := c.Validate(testPlugins)
-			if tt.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.Equal(t, tt.want, problemsOf(t, err))
-		})
-	}
-}
 
 func TestSuggestions(t *testing.T) {
 	known := []string{"defaultTunnel", "backendScheme", "logLevel"}

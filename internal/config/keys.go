@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -125,15 +124,6 @@ func order(name string) int {
 	return slices.IndexFunc(keys, func(k *key) bool {
 		return k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".")
 	})
-}
-
-// ways names every way to set a key, for a value whose source is not known.
-func (k *key) ways() string {
-	ways := slices.Clone(k.env[:min(1, len(k.env))])
-	if k.flag != "" {
-		ways = append(ways, "--"+k.flag)
-	}
-	return cmp.Or(strings.Join(ways, ", "), "file only")
 }
 
 // names are the names the caller can build that the key's value must be among, if any.

@@ -141,7 +141,7 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
 	l.readPangolinFiles(&c.Pangolin)
-	c.check(p, &l.probs, l.where)
+	l.check(c)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
 	}
@@ -396,16 +396,16 @@ func (l *loader) readPangolinFiles(p *Pangolin) {
 	}
 }
 
-// check adds a problem for every bad value of c; where names a key's source. A key
-// with a problem already (it did not decode) is not checked again.
-func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
-	vals := values(c)
+// check adds a problem for every bad value of c. A key with a problem already (it did
+// not decode) is not checked again.
+func (l *loader) check(c *Config) {
+	ps, vals := &l.probs, values(c)
 	for _, k := range keys {
-		if msg := k.checkValue(vals[k.name], p); msg != "" && !ps.has(k.name) {
-			ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(vals[k.name]), msg)
+		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !ps.has(k.name) {
+			l.bad(k.name, vals[k.name], msg)
 		}
 	}
-	checkTunnels(c.Tunnels, ps, where)
+	checkTunnels(c.Tunnels, ps, l.where)
 	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
 		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
 		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
