@@ -716,9 +716,9 @@ func TestInvalidConfiguration(t *testing.T) {
 				`file {file}: unknown key "backend-scheme" (did you mean "backendScheme"?)`,
 				`file {file}: unknown key "pic_log_format" (did you mean "logFormat"?)`,
 			}},
-		{name: "an unknown key far from any known one lists the known keys",
+		{name: "an unknown key far from any known one is named alone",
 			file: "verbosity: 3\n",
-			want: []string{`file {file}: unknown key "verbosity"; known keys here: defaultTunnel, tunnelNamespace, tunnelClassMapping, tunnels, backendScheme, clusterDomain, defaultSSO, defaultBlockAccess, sources, sink, pangolin, watchNamespaces, resyncPeriod, maxConcurrentReconciles, kubeconfig, kubeAPIQPS, kubeAPIBurst, metricsBindAddress, healthProbeBindAddress, leaderElection, logLevel, logFormat`}},
+			want: []string{`file {file}: unknown key "verbosity"`}},
 		{name: "an unknown nested key names its full path",
 			file: "leaderElection:\n  enable: true\n",
 			want: []string{`file {file}: unknown key "leaderElection.enable" (did you mean "enabled"?)`}},
@@ -949,8 +949,8 @@ func TestCommandLine(t *testing.T) {
 			"invalid command line: flag needs an argument: --log-level (see --help)"},
 		{"an argument that is not a flag", []string{"--log-level", "debug", "start"},
 			`invalid command line: unexpected argument "start": only flags are accepted (see --help)`},
-		{"a bool flag's value after a space is an argument, with a hint", []string{"--leader-elect", "false"},
-			`invalid command line: unexpected argument "false": only flags are accepted; a bool flag takes its value after '=', as in --leader-elect=false (see --help)`},
+		{"a bool flag's value after a space is an argument", []string{"--leader-elect", "false"},
+			`invalid command line: unexpected argument "false": only flags are accepted (see --help)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,11 +115,7 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	if err := l.fs.Parse(args); err != nil {
 		return nil, nil, commandLineError(l.fs, err)
 	} else if l.fs.NArg() > 0 {
-		hint := ""
-		if _, err := strconv.ParseBool(l.fs.Arg(0)); err == nil {
-			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
-		}
-		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted%s (see --help)", l.fs.Arg(0), hint)
+		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", l.fs.Arg(0))
 	}
 	for _, k := range keys {
 		if k.flag != "" {
@@ -331,11 +326,7 @@ func (l *loader) decodeProblem(err error) {
 		known = tunnelFields
 	}
 	for u := range strings.SplitSeq(unknown, ", ") { // viper gives them in lower case
-		hint := suggest(u, known)
-		if hint == "" {
-			hint = "; known keys here: " + strings.Join(known, ", ")
-		}
-		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), hint)
+		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
 	}
 }
 
