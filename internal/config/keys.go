@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,12 +190,14 @@ func trim(_, _ reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// list splits a comma-separated string, and drops the empty and repeated items of a
-// list given that way or by repeated flags.
+var commentRE = regexp.MustCompile(`#.*`)
+
+// list splits a string on commas and newlines, with # starting a comment, and drops the
+// empty and repeated items of a list given that way or by repeated flags.
 func list(_, to reflect.Type, data any) (any, error) {
 	items, ok := data.([]string)
 	if s, isString := data.(string); isString {
-		items, ok = strings.Split(s, ","), true
+		items, ok = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
 	}
 	if to != reflect.TypeFor[[]string]() || !ok {
 		return data, nil

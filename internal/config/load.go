@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -37,32 +38,22 @@ const (
 )
 
 // Origin is where one effective value came from: a variable, a flag or a file (viper
-// does not keep the file's lines), and the line within a multi-line variable or flag.
+// does not keep the file's lines).
 type Origin struct {
 	Kind OriginKind
 	Name string // PIC_LOG_LEVEL, --log-level or the file's path
-	Line int
 }
 
 func (o Origin) String() string {
-	switch o.Kind {
-	case FromEnv, FromFlag:
-		return string(o.Kind) + " " + o.where()
-	case FromDefault, FromFile:
-		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
-	}
-	return "unknown"
+	return cmp.Or(strings.TrimSpace(string(o.Kind)+" "+o.Name), "unknown")
 }
 
 // where names the origin in an error message: the variable or flag alone, or the file.
 func (o Origin) where() string {
-	switch {
-	case o.Kind == FromFile || o.Kind == FromDefault:
-		return o.String()
-	case o.Line > 0:
-		return fmt.Sprintf("%s line %d", o.Name, o.Line)
+	if o.Kind == FromEnv || o.Kind == FromFlag {
+		return o.Name
 	}
-	return o.Name
+	return o.String()
 }
 
 // Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
@@ -75,7 +66,7 @@ type file struct {
 	Config             `mapstructure:",squash"`
 	DefaultTunnel      tunnelSpec            `mapstructure:"defaultTunnel"`
 	TunnelNamespace    string                `mapstructure:"tunnelNamespace"`
-	TunnelClassMapping string                `mapstructure:"tunnelClassMapping"`
+	TunnelClassMapping []string              `mapstructure:"tunnelClassMapping"`
 	TunnelSection      map[string]tunnelSpec `mapstructure:"tunnels"`
 }
 

@@ -73,38 +73,31 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 		l.origins["tunnels."+alias] = l.origins["tunnels"]
 		defined[alias] = fmt.Sprintf("tunnels.%s (%s)", alias, l.origins["tunnels"].where())
 	}
-	l.mapping(f.TunnelClassMapping, r.Aliases, defined)
+	if !l.probs.has("tunnelClassMapping") { // a mapping that did not decode has no entries
+		l.mapping(f.TunnelClassMapping, r.Aliases, defined)
+	}
 	return r
 }
 
-// mapping reads tunnelClassMapping: alias=tunnel entries, one per line or separated by
-// commas, with blank lines and # comments ignored.
-func (l *loader) mapping(text string, aliases map[string]tunnel.Tunnel, defined map[string]string) {
+// mapping adds the alias=tunnel entries of tunnelClassMapping to aliases.
+func (l *loader) mapping(entries []string, aliases map[string]tunnel.Tunnel, defined map[string]string) {
 	const name = "tunnelClassMapping"
-	for i, line := range strings.Split(text, "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		for entry := range strings.SplitSeq(line, ",") {
-			if entry = strings.TrimSpace(entry); entry == "" {
-				continue
-			}
-			o := l.origins[name]
-			if o.Kind != FromFile {
-				o.Line = i + 1
-			}
-			where := fmt.Sprintf("%s (%s)", name, o.where())
-			alias, target, _ := strings.Cut(entry, "=")
-			alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
-			t, ok := parseRef(target)
-			switch prev, dup := defined[alias]; {
-			case alias == "" || target == "":
-				l.probs.add(name, "%s = %q: %s", where, entry, wantMappingEntry)
-			case !ok:
-				l.probs.add(name, "%s = %q: %s", where, entry, wantTunnelRef)
-			case dup:
-				l.probs.add(name, "%s and %s both define alias %q: keep one of them", prev, where, alias)
-			default:
-				aliases[alias], defined[alias], l.origins["tunnels."+alias] = t, where, o
-			}
+	where := fmt.Sprintf("%s (%s)", name, l.where(name))
+	for _, entry := range entries {
+		alias, target, _ := strings.Cut(entry, "=")
+		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
+		t, ok := parseRef(target)
+		switch prev, dup := defined[alias]; {
+		case alias == "" || target == "":
+			l.probs.add(name, "%s = %q: %s", where, entry, wantMappingEntry)
+		case !ok:
+			l.probs.add(name, "%s = %q: %s", where, entry, wantTunnelRef)
+		case dup && prev == where:
+			l.probs.add(name, "%s defines alias %q twice: keep one", where, alias)
+		case dup:
+			l.probs.add(name, "%s and %s both define alias %q: keep one of them", prev, where, alias)
+		default:
+			aliases[alias], defined[alias], l.origins["tunnels."+alias] = t, where, l.origins[name]
 		}
 	}
 }
