@@ -37,6 +37,7 @@ const (
 	wantNamespace   = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
 	wantAddr        = `want host:port or :port, such as :8080, or "0" to disable`
 	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
+	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
 )
 
 // SinkPangolin is the sink that talks to Pangolin's API, which needs the pangolin keys.
@@ -72,45 +73,35 @@ var keys = []*key{
 	{name: "pangolin.org", env: []string{"PIC_PANGOLIN_ORG"}, flag: "pangolin-org", def: "",
 		usage: "Pangolin organization id (sink pangolin)", want: "want an organization id"},
 	{name: "pangolin.apiKeyFile", env: []string{"PIC_PANGOLIN_API_KEY_FILE"}, flag: "pangolin-api-key-file", def: "",
-		usage: "file holding the Pangolin API key, such as a mounted Secret (or set " + EnvAPIKey + ")",
-		want:  "want the path of a readable file holding the API key"},
-	{name: "pangolin.ownerId", env: []string{"PIC_PANGOLIN_OWNER_ID"}, flag: "pangolin-owner-id", def: "default",
-		ok:    is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
+		usage: "file holding the Pangolin API key, such as a mounted Secret (or set " + EnvAPIKey + ")", want: "want the path of a readable file holding the API key"},
+	{name: "pangolin.ownerId", env: []string{"PIC_PANGOLIN_OWNER_ID"}, flag: "pangolin-owner-id", def: "default", ok: is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
 		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
 	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
-		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`,
-		want:  "want the path of a readable PEM file holding at least one certificate"},
-	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{},
-		usage: "namespaces to watch, comma-separated (empty: all namespaces)",
-		want:  "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces",
-		ok: func(v any) bool {
-			return !slices.ContainsFunc(v.([]string), func(ns string) bool { return !isNamespace(ns) })
-		}},
-	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute,
-		ok:    func(v any) bool { return v.(time.Duration) > 0 },
-		usage: "how often every object is reconciled again even without changes (Go duration)",
-		want:  "want a positive Go duration such as 30s, 5m or 1h"},
-	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4,
-		ok: atLeastOne, usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
+		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`, want: "want the path of a readable PEM file holding at least one certificate"},
+	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool {
+		return !slices.ContainsFunc(v.([]string), func(s string) bool { return !isNamespace(s) })
+	},
+		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
+	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute, ok: func(v any) bool { return v.(time.Duration) > 0 },
+		usage: "how often every object is reconciled again even without changes (Go duration)", want: "want a positive Go duration such as 30s, 5m or 1h"},
+	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4, ok: atLeastOne,
+		usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
 	{name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig", def: "", want: "want a file path",
-		usage: "kubeconfig file (\"\": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)"},
-	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50),
-		ok:    func(v any) bool { f := v.(float32); return f > 0 && !math.IsInf(float64(f), 0) },
+		usage: `kubeconfig file ("": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)`},
+	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50), ok: func(v any) bool { return v.(float32) > 0 && !math.IsInf(float64(v.(float32)), 0) },
 		usage: "sustained requests per second to the Kubernetes API", want: "want a number greater than 0, such as 50"},
-	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100,
-		ok: atLeastOne, usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
-	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080",
-		ok: is(isAddr), usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
-	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081",
-		ok: is(isAddr), usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
+	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100, ok: atLeastOne,
+		usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
+	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080", ok: is(isAddr),
+		usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
+	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081", ok: is(isAddr),
+		usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
 	{name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect", def: false,
 		usage: "elect a leader among replicas through a Lease, so that only one acts", want: wantBool},
-	{name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id", def: "pangolin-ingress-controller",
-		ok: is(isSubdomain), usage: "name of the leader-election Lease",
-		want: "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"},
-	{name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace", def: "",
-		ok: optional(isNamespace), usage: `namespace of the leader-election Lease ("": the controller's own namespace)`,
-		want: "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`},
+	{name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id", def: "pangolin-ingress-controller", ok: is(isSubdomain),
+		usage: "name of the leader-election Lease", want: "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"},
+	{name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace", def: "", ok: optional(isNamespace),
+		usage: `namespace of the leader-election Lease ("": the controller's own namespace)`, want: "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`},
 	{name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level", def: "info", allowed: []string{"debug", "info", "warn", "error"},
 		usage: "log level: debug, info, warn or error", want: "want debug, info, warn or error"},
 	{name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format", def: "json", allowed: []string{"json", "console"},
@@ -142,16 +133,17 @@ func (k *key) wantText(p Plugins) string {
 
 // checkValue returns what is wrong with the key's decoded value, or "".
 func (k *key) checkValue(v any, p Plugins) string {
-	s, _ := v.(string)
-	switch names, _ := v.([]string); {
-	case k.plugins != nil && s != "":
-		return k.checkValue([]string{s}, p)
+	s, isText := v.(string)
+	names, _ := v.([]string)
+	if isText && s != "" {
+		names = []string{s}
+	}
+	what, known := strings.TrimSuffix(k.name, "s"), k.names(p)
+	switch i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(known, n) }); {
 	case k.plugins != nil && len(names) == 0:
-		return fmt.Sprintf("no %s is chosen; %s", strings.TrimSuffix(k.name, "s"), k.wantText(p))
-	case k.plugins != nil:
-		if i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(k.names(p), n) }); i >= 0 {
-			return fmt.Sprintf("unknown %s %q%s; %s", strings.TrimSuffix(k.name, "s"), names[i], suggest(names[i], k.names(p)), k.wantText(p))
-		}
+		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
+	case k.plugins != nil && i >= 0:
+		return fmt.Sprintf("unknown %s %q%s; %s", what, names[i], suggest(names[i], known), k.wantText(p))
 	case k.allowed != nil && !slices.Contains(k.allowed, s):
 		return k.want + suggest(s, k.allowed)
 	case k.ok != nil && !k.ok(v):
@@ -161,13 +153,10 @@ func (k *key) checkValue(v any, p Plugins) string {
 }
 
 func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
-
 func optional(ok func(string) bool) func(any) bool {
-	return func(v any) bool { return v.(string) == "" || ok(v.(string)) }
+	return is(func(s string) bool { return s == "" || ok(s) })
 }
-
-func atLeastOne(v any) bool { return v.(int) >= 1 }
-
+func atLeastOne(v any) bool     { return v.(int) >= 1 }
 func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
 func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
@@ -182,24 +171,21 @@ func isURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// trim drops the blanks around text, as a ConfigMap often adds a newline.
-func trim(_, _ reflect.Type, data any) (any, error) {
-	if s, ok := data.(string); ok {
-		return strings.TrimSpace(s), nil
-	}
-	return data, nil
-}
-
 var commentRE = regexp.MustCompile(`#.*`)
 
-// list splits a string on commas and newlines, with # starting a comment, and drops the
-// empty and repeated items of a list given that way or by repeated flags.
-func list(_, to reflect.Type, data any) (any, error) {
-	items, ok := data.([]string)
-	if s, isString := data.(string); isString {
-		items, ok = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
+// text trims the blanks around text, as a ConfigMap often adds a newline. A list may be
+// one string, split on commas and newlines with # starting a comment; repeated flags
+// add up; empty and repeated items are dropped.
+func text(_, to reflect.Type, data any) (any, error) {
+	s, isText := data.(string)
+	items, isList := data.([]string)
+	switch {
+	case isText && to != reflect.TypeFor[[]string]():
+		return strings.TrimSpace(s), nil
+	case isText:
+		items, isList = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
 	}
-	if to != reflect.TypeFor[[]string]() || !ok {
+	if !isList {
 		return data, nil
 	}
 	out := []string{}
@@ -255,20 +241,20 @@ func closest(s string, known []string) string {
 
 // distance is the Levenshtein distance between a and b.
 func distance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
+	for i := range a {
+		diag := row[0]
+		row[0] = i + 1
+		for j := range b {
+			sub := diag
+			if a[i] != b[j] {
 				sub++
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, sub)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }

@@ -250,7 +250,7 @@ func (l *loader) decode() *Config {
 		}
 	}
 	var f file
-	hooks := mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef)
+	hooks := mapstructure.ComposeDecodeHookFunc(text, strict, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
 	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
 		for _, e := range leaves(err) {
 			l.decodeProblem(e)

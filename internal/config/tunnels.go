@@ -13,7 +13,6 @@ import (
 )
 
 const (
-	wantTunnelRef    = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
 	wantAlias        = "want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>"
 	wantAllowed      = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
 	wantMappingEntry = "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel"
