@@ -688,6 +688,12 @@ func TestInvalidConfiguration(t *testing.T) {
 		{name: "a mapping in the file that is not text points to the tunnels section",
 			file: "tunnelClassMapping:\n  edge: t\n",
 			want: []string{`tunnelClassMapping (file {file}) = {edge: t}: want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section`}},
+		{name: "every malformed mapping entry is reported",
+			args: []string{"--tunnel-class-mapping=a,b=,c=t"},
+			want: []string{
+				`tunnelClassMapping (--tunnel-class-mapping) = "a": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`,
+				`tunnelClassMapping (--tunnel-class-mapping) = "b=": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`,
+			}},
 		{name: "a malformed line of a mapping in the file names the file",
 			file: "tunnelClassMapping: |\n  a=t\n  b\n",
 			want: []string{`tunnelClassMapping (file {file}) = "b": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},

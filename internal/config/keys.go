@@ -179,7 +179,9 @@ var commentRE = regexp.MustCompile(`#.*`)
 func text(_, to reflect.Type, data any) (any, error) {
 	s, isText := data.(string)
 	items, isList := data.([]string)
-	switch {
+	switch _, isMap := data.(map[string]any); {
+	case isMap && to == reflect.TypeFor[[]string]():
+		return nil, errors.New("a mapping is not a list") // mapstructure would make it a list of one empty item
 	case isText && to != reflect.TypeFor[[]string]():
 		return strings.TrimSpace(s), nil
 	case isText:

@@ -387,7 +387,7 @@ func (l *loader) check(c *Config) {
 			l.bad(k.name, vals[k.name], msg)
 		}
 	}
-	checkTunnels(c.Tunnels, ps, l.where)
+	l.checkTunnels(c.Tunnels)
 	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
 		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
 		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},

@@ -70,7 +70,7 @@ func tunnelYAML(t tunnel.Tunnel) string {
 	if t.AllowedNamespaces == nil {
 		return scalarYAML(refString(t))
 	}
-	return scalarYAML(tunnelSpec{Name: t.Name, Namespace: t.Namespace, AllowedNamespaces: t.AllowedNamespaces})
+	return scalarYAML(tunnelSpec(t))
 }
 
 func apiKeyStatus(p Pangolin) string {

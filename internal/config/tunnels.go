@@ -19,6 +19,7 @@ const (
 )
 
 // tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
+// It mirrors tunnel.Tunnel, to convert to and from it, with the file's names.
 type tunnelSpec struct {
 	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
 	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
@@ -37,7 +38,7 @@ func tunnelRef(_, to reflect.Type, data any) (any, error) {
 	if !ok && s != "" {
 		return nil, errors.New(wantTunnelRef)
 	}
-	return tunnelSpec{Name: t.Name, Namespace: t.Namespace}, nil
+	return tunnelSpec(t), nil
 }
 
 // parseRef reads "name" or "namespace/name"; check judges the names.
@@ -49,75 +50,58 @@ func parseRef(s string) (tunnel.Tunnel, bool) {
 	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
 }
 
-// tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the file's
-// tunnels section and tunnelClassMapping. check judges the names.
+// tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the tunnels
+// section and the alias=tunnel entries of tunnelClassMapping; check judges the names.
 func (l *loader) tunnels(f *file) tunnel.Resolver {
-	spec := func(s tunnelSpec, alias string) tunnel.Tunnel {
-		return tunnel.Tunnel{Name: cmp.Or(s.Name, alias), Namespace: s.Namespace, AllowedNamespaces: s.AllowedNamespaces}
-	}
-	r := tunnel.Resolver{Default: spec(f.DefaultTunnel, ""), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
-	// viper drops an entry with nothing under it ("edge:" or "edge: {}"), which names
-	// the tunnel after its alias.
+	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
+	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
+	// "edge: {}"), which, like a mapping without a name, names the tunnel after its alias.
 	section, _ := l.v.Get("tunnels").(map[string]any)
-	for alias, v := range section {
-		if m, isMap := v.(map[string]any); v == nil || isMap && len(m) == 0 {
-			r.Aliases[alias] = tunnel.Tunnel{Name: alias}
+	for alias := range section {
+		t := tunnel.Tunnel(f.TunnelSection[alias])
+		t.Name = cmp.Or(t.Name, alias)
+		r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins["tunnels"]
+	}
+	const m = "tunnelClassMapping"
+	where := fmt.Sprintf("%s (%s)", m, l.where(m))
+	for _, entry := range f.TunnelClassMapping {
+		alias, target, _ := strings.Cut(entry, "=")
+		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
+		t, ok := parseRef(target)
+		_, inSection := section[alias]
+		switch _, dup := r.Aliases[alias]; {
+		case alias == "" || target == "":
+			l.probs.add(m, "%s = %q: %s", where, entry, wantMappingEntry)
+		case !ok:
+			l.probs.add(m, "%s = %q: %s", where, entry, wantTunnelRef)
+		case inSection:
+			l.probs.add(m, "tunnels.%s (%s) and %s both define alias %q: keep one of them", alias, l.where("tunnels"), where, alias)
+		case dup:
+			l.probs.add(m, "%s defines alias %q twice: keep one", where, alias)
+		default:
+			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
 		}
-	}
-	for alias, s := range f.TunnelSection {
-		r.Aliases[alias] = spec(s, alias)
-	}
-	defined := map[string]string{} // alias → where it is defined, to report a second definition
-	for alias := range r.Aliases {
-		l.origins["tunnels."+alias] = l.origins["tunnels"]
-		defined[alias] = fmt.Sprintf("tunnels.%s (%s)", alias, l.origins["tunnels"].where())
-	}
-	if !l.probs.has("tunnelClassMapping") { // a mapping that did not decode has no entries
-		l.mapping(f.TunnelClassMapping, r.Aliases, defined)
 	}
 	return r
 }
 
-// mapping adds the alias=tunnel entries of tunnelClassMapping to aliases.
-func (l *loader) mapping(entries []string, aliases map[string]tunnel.Tunnel, defined map[string]string) {
-	const name = "tunnelClassMapping"
-	where := fmt.Sprintf("%s (%s)", name, l.where(name))
-	for _, entry := range entries {
-		alias, target, _ := strings.Cut(entry, "=")
-		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
-		t, ok := parseRef(target)
-		switch prev, dup := defined[alias]; {
-		case alias == "" || target == "":
-			l.probs.add(name, "%s = %q: %s", where, entry, wantMappingEntry)
-		case !ok:
-			l.probs.add(name, "%s = %q: %s", where, entry, wantTunnelRef)
-		case dup && prev == where:
-			l.probs.add(name, "%s defines alias %q twice: keep one", where, alias)
-		case dup:
-			l.probs.add(name, "%s and %s both define alias %q: keep one of them", prev, where, alias)
-		default:
-			aliases[alias], defined[alias], l.origins["tunnels."+alias] = t, where, l.origins[name]
-		}
-	}
-}
-
-// checkTunnels checks the default tunnel and the aliases.
-func checkTunnels(r tunnel.Resolver, ps *problems, where func(string) string) {
-	if msg := checkTunnel(r.Default); msg != "" && (r.Default.Name != "" || r.Default.Namespace != "" || r.Default.AllowedNamespaces != nil) {
-		ps.add("defaultTunnel", "defaultTunnel (%s) = %q: %s", where("defaultTunnel"), refString(r.Default), msg)
+// checkTunnels checks the default tunnel, unless there is none, and the aliases.
+func (l *loader) checkTunnels(r tunnel.Resolver) {
+	if msg := checkTunnel(r.Default); msg != "" && !reflect.ValueOf(r.Default).IsZero() {
+		l.bad("defaultTunnel", refString(r.Default), msg)
 	}
 	for _, alias := range slices.Sorted(maps.Keys(r.Aliases)) {
-		path, t := "tunnels."+alias, r.Aliases[alias]
 		if !isNamespace(alias) {
-			ps.add(path, "%s (%s) = %q: invalid alias; %s", path, where(path), alias, wantAlias)
-		} else if msg := checkTunnel(t); msg != "" {
-			ps.add(path, "%s (%s) = %q: %s", path, where(path), refString(t), msg)
+			l.bad("tunnels."+alias, alias, "invalid alias; "+wantAlias)
+		} else if msg := checkTunnel(r.Aliases[alias]); msg != "" {
+			l.bad("tunnels."+alias, refString(r.Aliases[alias]), msg)
 		}
 	}
 }
 
-// checkTunnel checks the names of a tunnel.
+// checkTunnel says what is wrong with the names of a tunnel, or "".
 func checkTunnel(t tunnel.Tunnel) string {
+	bad := slices.IndexFunc(t.AllowedNamespaces, func(ns string) bool { return ns != "*" && !isNamespace(ns) })
 	switch {
 	case t.Name == "":
 		return "the tunnel name is missing; " + wantTunnelRef
@@ -130,19 +114,11 @@ func checkTunnel(t tunnel.Tunnel) string {
 	case t.AllowedNamespaces != nil && len(t.AllowedNamespaces) == 0:
 		// The Resolver reads an empty list as "everyone": spell that out instead.
 		return `allowedNamespaces is empty, which would allow every namespace; list the namespaces, or write ["*"] to allow all`
-	}
-	for _, ns := range t.AllowedNamespaces {
-		if ns != "*" && !isNamespace(ns) {
-			return fmt.Sprintf("%q is not a namespace name (%s); %s", ns, wantNamespace, wantAllowed)
-		}
+	case bad >= 0:
+		return fmt.Sprintf("%q is not a namespace name (%s); %s", t.AllowedNamespaces[bad], wantNamespace, wantAllowed)
 	}
 	return ""
 }
 
 // refString shows a tunnel as "namespace/name" or "name".
-func refString(t tunnel.Tunnel) string {
-	if t.Namespace == "" {
-		return t.Name
-	}
-	return t.Namespace + "/" + t.Name
-}
+func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
