@@ -83,8 +83,8 @@ func Load(args []string, plugins Plugins) (*Config, Origins, error) {
 // loader knows where each value came from and says what is wrong with it.
 type loader struct {
 	v       *viper.Viper
-	fs      *pflag.FlagSet // nil for the defaults alone
-	path    string         // configuration file, "" for none
+	fs      *pflag.FlagSet
+	path    string // configuration file, "" for none
 	plugins Plugins
 	origins Origins
 	probs   problems
@@ -93,9 +93,7 @@ type loader struct {
 func newLoader(p Plugins) *loader {
 	l := &loader{v: viper.New(), plugins: p, origins: Origins{}}
 	for _, k := range keys {
-		if k.def != nil {
-			l.v.SetDefault(k.name, k.def)
-		}
+		l.v.SetDefault(k.name, k.def)
 	}
 	return l
 }
@@ -108,22 +106,29 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	} else if l.fs.NArg() > 0 {
 		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", l.fs.Arg(0))
 	}
-	for _, k := range keys {
-		if k.flag != "" {
-			must(l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)))
-		}
-		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
-		// binds its own: the first that is not blank, as viper takes "  " as set.
-		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
-			must(l.v.BindEnv(k.name, k.env[i]))
-			l.origins[k.name] = Origin{Kind: FromEnv, Name: k.env[i]}
-		}
-		if k.flag != "" && l.fs.Changed(k.flag) {
-			l.origins[k.name] = Origin{Kind: FromFlag, Name: "--" + k.flag}
-		}
-	}
 	l.checkEnvNames()
 	l.readFile()
+	for _, k := range keys {
+		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
+		// binds its own: the first that is not blank, as viper takes "  " as set.
+		env := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" })
+		switch {
+		case k.flag != "" && l.fs.Changed(k.flag):
+			l.origins[k.name] = Origin{FromFlag, "--" + k.flag}
+		case env >= 0:
+			l.origins[k.name] = Origin{FromEnv, k.env[env]}
+		case l.v.InConfig(k.name):
+			l.origins[k.name] = Origin{FromFile, l.path}
+		default:
+			l.origins[k.name] = Origin{Kind: FromDefault}
+		}
+		if env >= 0 {
+			_ = l.v.BindEnv(k.name, k.env[env]) // fails only without a name
+		}
+		if k.flag != "" {
+			_ = l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)) // fails only for a flag that does not exist
+		}
+	}
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
 	l.readPangolinFiles(&c.Pangolin)
@@ -132,12 +137,6 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 		return nil, nil, err
 	}
 	return c, l.origins, nil
-}
-
-func must(err error) {
-	if err != nil {
-		panic("config: " + err.Error())
-	}
 }
 
 func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
@@ -235,17 +234,10 @@ func (l *loader) readFile() {
 // decode unmarshals every layer into a Config, strictly: an unknown key or a value of
 // the wrong type is a problem.
 func (l *loader) decode() *Config {
-	for _, k := range keys {
-		if _, set := l.origins[k.name]; !set && l.v.InConfig(k.name) {
-			l.origins[k.name] = Origin{Kind: FromFile, Name: l.path}
-		} else if !set {
-			l.origins[k.name] = Origin{Kind: FromDefault}
-		}
-	}
 	// viper may let the defaults of a group's keys replace a value given to the group
 	// ("leaderElection: true"), so mapstructure does not always see it.
-	for _, g := range groups() {
-		if _, isMap := l.v.Get(g).(map[string]any); l.v.InConfig(g) && !isMap {
+	for _, g := range children("") {
+		if _, isMap := l.v.Get(g).(map[string]any); len(children(g)) > 0 && l.v.InConfig(g) && !isMap {
 			l.bad(g, l.v.Get(g), l.wantOf(g))
 		}
 	}
@@ -261,24 +253,18 @@ func (l *loader) decode() *Config {
 	return &c
 }
 
-// children lists the keys directly under parent ("" for the top level); groups lists
-// those that only group others (leaderElection).
+// children lists the names directly under parent ("" for the top level); a group
+// (leaderElection) has some.
 func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
-		name, ok := strings.CutPrefix(k.name, parent+".")
-		if parent == "" {
-			name, ok = k.name, true
-		}
-		if name, _, _ = strings.Cut(name, "."); ok && !slices.Contains(out, name) {
-			out = append(out, name)
+		if rest, ok := strings.CutPrefix(k.name, parent+"."); ok || parent == "" {
+			if name, _, _ := strings.Cut(rest, "."); !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	return out
-}
-
-func groups() []string {
-	return slices.DeleteFunc(children(""), func(name string) bool { return len(children(name)) == 0 })
 }
 
 // leaves flattens mapstructure's joined errors.
@@ -324,7 +310,7 @@ func (l *loader) decodeProblem(err error) {
 // wantOf says what a key, a group or a part of a tunnel accepts.
 func (l *loader) wantOf(name string) string {
 	switch {
-	case slices.Contains(groups(), name):
+	case name != "" && len(children(name)) > 0:
 		return "want a mapping with keys " + strings.Join(children(name), ", ")
 	case strings.HasSuffix(name, ".allowedNamespaces"):
 		return wantAllowed
@@ -341,17 +327,15 @@ func (l *loader) bad(name string, v any, msg string) {
 	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
 }
 
-// where names the source of a key, or of the key holding name.
+// where names the source of a key, or of the key holding name; only the file can give
+// a group.
 func (l *loader) where(name string) string {
-	for ; strings.Contains(name, "."); name = name[:strings.LastIndex(name, ".")] {
+	for ; name != ""; name = name[:max(strings.LastIndex(name, "."), 0)] {
 		if o, ok := l.origins[name]; ok {
 			return o.where()
 		}
 	}
-	if o, ok := l.origins[name]; ok {
-		return o.where()
-	}
-	return "file " + l.path // a group, which only the file can give
+	return "file " + l.path
 }
 
 // readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
@@ -402,10 +386,10 @@ func (l *loader) check(c *Config) {
 // values maps every key to its value in c, by the names viper decodes.
 func values(c *Config) map[string]any {
 	m := map[string]any{}
-	must(mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m))
-	for _, g := range groups() {
-		for k, v := range m[g].(map[string]any) {
-			m[g+"."+k] = v
+	_ = mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m) // a struct always fits a map
+	for _, k := range keys {
+		if g, child, nested := strings.Cut(k.name, "."); nested {
+			m[k.name] = m[g].(map[string]any)[child]
 		}
 	}
 	return m
