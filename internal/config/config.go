@@ -5,12 +5,17 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
@@ -87,14 +92,50 @@ type Plugins struct {
 }
 
 // Default returns the configuration used when nothing is configured.
-func Default() *Config {
-	l := newLoader(Plugins{})
-	c := l.decode()
-	if err := l.probs.err(); err != nil {
-		panic("config: the defaults do not decode: " + err.Error())
-	}
-	return c
+func Default() *Config { return newLoader(Plugins{}).decode() }
+
+// Environment variables and flags that are not settings.
+const (
+	EnvConfigFile  = "PIC_CONFIG"
+	FlagConfigFile = "config"
+	FlagPrint      = "print-config"
+	// EnvAPIKey holds the Pangolin API key. It has no flag and no file key, so that the
+	// key is in neither a process list nor a ConfigMap.
+	EnvAPIKey = "PIC_PANGOLIN_API_KEY"
+)
+
+// OriginKind is where a value came from.
+type OriginKind string
+
+const (
+	FromDefault OriginKind = "default"
+	FromFile    OriginKind = "file"
+	FromEnv     OriginKind = "env"
+	FromFlag    OriginKind = "flag"
+)
+
+// Origin is where one effective value came from: a variable, a flag or a file (viper
+// does not keep the file's lines).
+type Origin struct {
+	Kind OriginKind
+	Name string // PIC_LOG_LEVEL, --log-level or the file's path
 }
+
+func (o Origin) String() string {
+	return cmp.Or(strings.TrimSpace(string(o.Kind)+" "+o.Name), "unknown")
+}
+
+// where names the origin in an error message: the variable or flag alone, or the file.
+func (o Origin) where() string {
+	if o.Kind == FromEnv || o.Kind == FromFlag {
+		return o.Name
+	}
+	return o.String()
+}
+
+// Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
+// tunnel alias ("tunnels.edge-eu"), where its effective value came from.
+type Origins map[string]Origin
 
 // Error is an invalid configuration: every problem found, one per line.
 type Error struct{ Problems []string }
@@ -136,4 +177,103 @@ func (ps problems) err() error {
 		e.Problems = append(e.Problems, p.msg)
 	}
 	return e
+}
+
+const printHeader = `# Effective configuration of pangolin-ingress-controller.
+# Where each value came from follows it; a flag wins over an environment variable,
+# which wins over the file, which wins over the default.
+`
+
+// Print writes the configuration as YAML that Load accepts as a file, each value
+// followed by where it came from (origins may be nil). The aliases of tunnelClassMapping
+// are shown in the tunnels section; the API key only as set or not, and from where.
+func Print(w io.Writer, c *Config, origins Origins) error {
+	var b strings.Builder
+	b.WriteString(printHeader)
+	line := func(text, key string) {
+		if o, ok := origins[key]; ok {
+			text = fmt.Sprintf("%-40s  # %s", text, o)
+		}
+		b.WriteString(text + "\n")
+	}
+	vals, group := values(c), ""
+	for _, k := range keys {
+		name, indent := k.name, ""
+		if g, child, nested := strings.Cut(k.name, "."); nested {
+			if g != group {
+				line(g+":", "")
+				group = g
+			}
+			name, indent = child, "  "
+		}
+		switch name {
+		case "tunnelClassMapping": // its aliases are printed under tunnels
+		case "defaultTunnel":
+			line(name+": "+tunnelYAML(c.Tunnels.Default), name)
+		case "tunnels":
+			if name += ":"; len(c.Tunnels.Aliases) == 0 {
+				name += " {}"
+			}
+			line(name, "")
+			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
+				line("  "+scalarYAML(alias)+": "+tunnelYAML(c.Tunnels.Aliases[alias]), "tunnels."+alias)
+			}
+		default:
+			line(indent+name+": "+scalarYAML(vals[k.name]), k.name)
+		}
+		if k.name == "pangolin.apiKeyFile" {
+			line(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// tunnelYAML writes a tunnel as "namespace/name", or as a mapping when it has allowed
+// namespaces.
+func tunnelYAML(t tunnel.Tunnel) string {
+	if t.AllowedNamespaces == nil {
+		return scalarYAML(refString(t))
+	}
+	return scalarYAML(tunnelSpec(t))
+}
+
+func apiKeyStatus(p Pangolin) string {
+	switch {
+	case p.APIKey == "":
+		return "(not set)"
+	case p.APIKeyFile != "":
+		return "(set, from file " + p.APIKeyFile + ")"
+	}
+	return "(set, from env " + EnvAPIKey + ")"
+}
+
+// scalarYAML writes a value as YAML on one line, and a duration as people write it: 5m
+// rather than 5m0s.
+func scalarYAML(v any) string {
+	if d, ok := v.(time.Duration); ok {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		v = strings.Replace(s, "h0m", "h", 1)
+	}
+	out, err := yaml.Marshal(struct {
+		V any `yaml:"v,flow"`
+	}{v})
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
+}
+
+// formatValue shows a value in a message: text quoted, anything else as YAML.
+func formatValue(v any) string {
+	if d, ok := v.(time.Duration); ok {
+		v = d.String()
+	}
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return scalarYAML(v)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
 
 // key is one setting: its names in every source, its default and its rule. The table
@@ -32,12 +34,15 @@ type key struct {
 }
 
 const (
-	wantBool        = "want true or false"
-	wantPositiveInt = "want a whole number of at least 1"
-	wantNamespace   = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
-	wantAddr        = `want host:port or :port, such as :8080, or "0" to disable`
-	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
-	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
+	wantBool         = "want true or false"
+	wantPositiveInt  = "want a whole number of at least 1"
+	wantNamespace    = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+	wantAddr         = `want host:port or :port, such as :8080, or "0" to disable`
+	wantOwnerID      = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
+	wantTunnelRef    = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
+	wantAlias        = "want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>"
+	wantAllowed      = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
+	wantMappingEntry = "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel"
 )
 
 // SinkPangolin is the sink that talks to Pangolin's API, which needs the pangolin keys.
@@ -210,6 +215,38 @@ func strict(_, to reflect.Type, data any) (any, error) {
 		return nil, errors.New("not a whole number")
 	}
 	return data, nil
+}
+
+// tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
+// It mirrors tunnel.Tunnel, to convert to and from it, with the file's names.
+type tunnelSpec struct {
+	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
+	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
+	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
+}
+
+var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
+
+// tunnelRef decodes "name" and "namespace/name" into a tunnelSpec.
+func tunnelRef(_, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || to != reflect.TypeFor[tunnelSpec]() {
+		return data, nil
+	}
+	t, ok := parseRef(s)
+	if !ok && s != "" {
+		return nil, errors.New(wantTunnelRef)
+	}
+	return tunnelSpec(t), nil
+}
+
+// parseRef reads "name" or "namespace/name"; check judges the names.
+func parseRef(s string) (tunnel.Tunnel, bool) {
+	ns, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		ns, name = "", s
+	}
+	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
 }
 
 // suggest returns ` (did you mean "x"?)` when one of known is close to s, else "".

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,50 +17,9 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
-
-// Environment variables and flags that are not settings.
-const (
-	EnvConfigFile  = "PIC_CONFIG"
-	FlagConfigFile = "config"
-	FlagPrint      = "print-config"
-	// EnvAPIKey holds the Pangolin API key. It has no flag and no file key, so that the
-	// key is in neither a process list nor a ConfigMap.
-	EnvAPIKey = "PIC_PANGOLIN_API_KEY"
-)
-
-// OriginKind is where a value came from.
-type OriginKind string
-
-const (
-	FromDefault OriginKind = "default"
-	FromFile    OriginKind = "file"
-	FromEnv     OriginKind = "env"
-	FromFlag    OriginKind = "flag"
-)
-
-// Origin is where one effective value came from: a variable, a flag or a file (viper
-// does not keep the file's lines).
-type Origin struct {
-	Kind OriginKind
-	Name string // PIC_LOG_LEVEL, --log-level or the file's path
-}
-
-func (o Origin) String() string {
-	return cmp.Or(strings.TrimSpace(string(o.Kind)+" "+o.Name), "unknown")
-}
-
-// where names the origin in an error message: the variable or flag alone, or the file.
-func (o Origin) where() string {
-	if o.Kind == FromEnv || o.Kind == FromFlag {
-		return o.Name
-	}
-	return o.String()
-}
-
-// Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
-// tunnel alias ("tunnels.edge-eu"), where its effective value came from.
-type Origins map[string]Origin
 
 // file is the schema viper decodes: the Config's keys and the tunnel keys, which
 // together become Config.Tunnels.
@@ -394,3 +355,76 @@ func values(c *Config) map[string]any {
 	}
 	return m
 }
+
+// tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the tunnels
+// section and the alias=tunnel entries of tunnelClassMapping; check judges the names.
+func (l *loader) tunnels(f *file) tunnel.Resolver {
+	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
+	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
+	// "edge: {}"), which, like a mapping without a name, names the tunnel after its alias.
+	section, _ := l.v.Get("tunnels").(map[string]any)
+	for alias := range section {
+		t := tunnel.Tunnel(f.TunnelSection[alias])
+		t.Name = cmp.Or(t.Name, alias)
+		r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins["tunnels"]
+	}
+	const m = "tunnelClassMapping"
+	where := fmt.Sprintf("%s (%s)", m, l.where(m))
+	for _, entry := range f.TunnelClassMapping {
+		alias, target, _ := strings.Cut(entry, "=")
+		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
+		t, ok := parseRef(target)
+		_, inSection := section[alias]
+		switch _, dup := r.Aliases[alias]; {
+		case alias == "" || target == "":
+			l.probs.add(m, "%s = %q: %s", where, entry, wantMappingEntry)
+		case !ok:
+			l.probs.add(m, "%s = %q: %s", where, entry, wantTunnelRef)
+		case inSection:
+			l.probs.add(m, "tunnels.%s (%s) and %s both define alias %q: keep one of them", alias, l.where("tunnels"), where, alias)
+		case dup:
+			l.probs.add(m, "%s defines alias %q twice: keep one", where, alias)
+		default:
+			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
+		}
+	}
+	return r
+}
+
+// checkTunnels checks the default tunnel, unless there is none, and the aliases.
+func (l *loader) checkTunnels(r tunnel.Resolver) {
+	if msg := checkTunnel(r.Default); msg != "" && !reflect.ValueOf(r.Default).IsZero() {
+		l.bad("defaultTunnel", refString(r.Default), msg)
+	}
+	for _, alias := range slices.Sorted(maps.Keys(r.Aliases)) {
+		if !isNamespace(alias) {
+			l.bad("tunnels."+alias, alias, "invalid alias; "+wantAlias)
+		} else if msg := checkTunnel(r.Aliases[alias]); msg != "" {
+			l.bad("tunnels."+alias, refString(r.Aliases[alias]), msg)
+		}
+	}
+}
+
+// checkTunnel says what is wrong with the names of a tunnel, or "".
+func checkTunnel(t tunnel.Tunnel) string {
+	bad := slices.IndexFunc(t.AllowedNamespaces, func(ns string) bool { return ns != "*" && !isNamespace(ns) })
+	switch {
+	case t.Name == "":
+		return "the tunnel name is missing; " + wantTunnelRef
+	case strings.Contains(t.Name, "/"):
+		return "the tunnel name contains '/'; give the namespace as namespace"
+	case !isSubdomain(t.Name):
+		return fmt.Sprintf("%q is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters", t.Name)
+	case t.Namespace != "" && !isNamespace(t.Namespace):
+		return fmt.Sprintf("%q is not a namespace name (%s)", t.Namespace, wantNamespace)
+	case t.AllowedNamespaces != nil && len(t.AllowedNamespaces) == 0:
+		// The Resolver reads an empty list as "everyone": spell that out instead.
+		return `allowedNamespaces is empty, which would allow every namespace; list the namespaces, or write ["*"] to allow all`
+	case bad >= 0:
+		return fmt.Sprintf("%q is not a namespace name (%s); %s", t.AllowedNamespaces[bad], wantNamespace, wantAllowed)
+	}
+	return ""
+}
+
+// refString shows a tunnel as "namespace/name" or "name".
+func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
