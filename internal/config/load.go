@@ -92,7 +92,7 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	}
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
-	l.readPangolinFiles(&c.Pangolin)
+	l.pangolin(c)
 	l.check(c)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
@@ -173,7 +173,6 @@ func (l *loader) checkEnvNames() {
 	}
 }
 
-// readFile gives viper the configuration file named by --config or PIC_CONFIG.
 func (l *loader) readFile() {
 	where := "--" + FlagConfigFile
 	if l.path, _ = l.fs.GetString(FlagConfigFile); !l.fs.Changed(FlagConfigFile) {
@@ -245,7 +244,6 @@ func leaves(err error) []error {
 
 var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
-// decodeProblem reports an error of mapstructure as a problem of a key.
 func (l *loader) decodeProblem(err error) {
 	var de *mapstructure.DecodeError
 	if !errors.As(err, &de) {
@@ -268,7 +266,6 @@ func (l *loader) decodeProblem(err error) {
 	}
 }
 
-// wantOf says what a key, a group or a part of a tunnel accepts.
 func (l *loader) wantOf(name string) string {
 	switch {
 	case name != "" && len(children(name)) > 0:
@@ -299,11 +296,11 @@ func (l *loader) where(name string) string {
 	return "file " + l.path
 }
 
-// readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
-// checks the CA bundle. No message ever quotes what a file holds.
-func (l *loader) readPangolinFiles(p *Pangolin) {
+// pangolin reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
+// bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
+func (l *loader) pangolin(c *Config) {
 	const keyFile = "pangolin.apiKeyFile"
-	switch fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey)); {
+	switch p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey)); {
 	case p.APIKeyFile != "" && fromEnv != "":
 		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
 	case p.APIKeyFile != "":
@@ -316,32 +313,32 @@ func (l *loader) readPangolinFiles(p *Pangolin) {
 	default:
 		p.APIKey = Secret(fromEnv)
 	}
-	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
-		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
-	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
-		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
+	if data, err := os.ReadFile(c.Pangolin.CAFile); c.Pangolin.CAFile != "" && err != nil {
+		l.bad("pangolin.caFile", c.Pangolin.CAFile, "cannot read the CA bundle: "+err.Error())
+	} else if c.Pangolin.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
+		l.bad("pangolin.caFile", c.Pangolin.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
+	}
+	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
+		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
+		{keyFile, string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
+	} {
+		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !l.probs.has(k.name) {
+			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
+		}
 	}
 }
 
 // check adds a problem for every bad value of c. A key with a problem already (it did
 // not decode) is not checked again.
 func (l *loader) check(c *Config) {
-	ps, vals := &l.probs, values(c)
+	vals := values(c)
 	for _, k := range keys {
-		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !ps.has(k.name) {
+		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {
 			l.bad(k.name, vals[k.name], msg)
 		}
 	}
 	l.checkTunnels(c.Tunnels)
-	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
-		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
-		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
-		{"pangolin.apiKeyFile", string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
-	} {
-		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !ps.has(k.name) {
-			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
-		}
-	}
 }
 
 // values maps every key to its value in c, by the names viper decodes.
