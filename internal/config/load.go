@@ -69,25 +69,20 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	}
 	l.checkEnvNames()
 	l.readFile()
-	for _, k := range keys {
+	for _, k := range keys { // each origin overrides the one before it
+		if l.origins[k.name] = (Origin{Kind: FromDefault}); l.v.InConfig(k.name) {
+			l.origins[k.name] = Origin{FromFile, l.path}
+		}
 		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
 		// binds its own: the first that is not blank, as viper takes "  " as set.
-		env := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" })
-		switch {
-		case k.flag != "" && l.fs.Changed(k.flag):
-			l.origins[k.name] = Origin{FromFlag, "--" + k.flag}
-		case env >= 0:
-			l.origins[k.name] = Origin{FromEnv, k.env[env]}
-		case l.v.InConfig(k.name):
-			l.origins[k.name] = Origin{FromFile, l.path}
-		default:
-			l.origins[k.name] = Origin{Kind: FromDefault}
+		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
+			_ = l.v.BindEnv(k.name, k.env[i]) // fails only without a name
+			l.origins[k.name] = Origin{FromEnv, k.env[i]}
 		}
-		if env >= 0 {
-			_ = l.v.BindEnv(k.name, k.env[env]) // fails only without a name
-		}
-		if k.flag != "" {
-			_ = l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)) // fails only for a flag that does not exist
+		if f := l.fs.Lookup(k.flag); f != nil {
+			if _ = l.v.BindPFlag(k.name, f); f.Changed { // fails only without a flag
+				l.origins[k.name] = Origin{FromFlag, "--" + k.flag}
+			}
 		}
 	}
 	c := l.decode()
@@ -366,7 +361,6 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 		r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins["tunnels"]
 	}
 	const m = "tunnelClassMapping"
-	where := fmt.Sprintf("%s (%s)", m, l.where(m))
 	for _, entry := range f.TunnelClassMapping {
 		alias, target, _ := strings.Cut(entry, "=")
 		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
@@ -374,13 +368,13 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 		_, inSection := section[alias]
 		switch _, dup := r.Aliases[alias]; {
 		case alias == "" || target == "":
-			l.probs.add(m, "%s = %q: %s", where, entry, wantMappingEntry)
+			l.bad(m, entry, wantMappingEntry)
 		case !ok:
-			l.probs.add(m, "%s = %q: %s", where, entry, wantTunnelRef)
+			l.bad(m, entry, wantTunnelRef)
 		case inSection:
-			l.probs.add(m, "tunnels.%s (%s) and %s both define alias %q: keep one of them", alias, l.where("tunnels"), where, alias)
+			l.probs.add(m, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them", alias, l.where("tunnels"), m, l.where(m), alias)
 		case dup:
-			l.probs.add(m, "%s defines alias %q twice: keep one", where, alias)
+			l.probs.add(m, "%s (%s) defines alias %q twice: keep one", m, l.where(m), alias)
 		default:
 			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
 		}
