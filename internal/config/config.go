@@ -179,17 +179,14 @@ func (ps problems) err() error {
 	return e
 }
 
-const printHeader = `# Effective configuration of pangolin-ingress-controller.
-# Where each value came from follows it; a flag wins over an environment variable,
-# which wins over the file, which wins over the default.
-`
-
 // Print writes the configuration as YAML that Load accepts as a file, each value
 // followed by where it came from (origins may be nil). The aliases of tunnelClassMapping
 // are shown in the tunnels section; the API key only as set or not, and from where.
 func Print(w io.Writer, c *Config, origins Origins) error {
 	var b strings.Builder
-	b.WriteString(printHeader)
+	b.WriteString("# Effective configuration of pangolin-ingress-controller.\n" +
+		"# Where each value came from follows it; a flag wins over an environment variable,\n" +
+		"# which wins over the file, which wins over the default.\n")
 	line := func(text, key string) {
 		if o, ok := origins[key]; ok {
 			text = fmt.Sprintf("%-40s  # %s", text, o)
@@ -258,12 +255,9 @@ func scalarYAML(v any) string {
 		}
 		v = strings.Replace(s, "h0m", "h", 1)
 	}
-	out, err := yaml.Marshal(struct {
+	out, _ := yaml.Marshal(struct { // the values of a Config always marshal
 		V any `yaml:"v,flow"`
 	}{v})
-	if err != nil {
-		return fmt.Sprint(v)
-	}
 	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
 }
 

@@ -113,7 +113,6 @@ var keys = []*key{
 		usage: "log format: json or console", want: "want json or console"},
 }
 
-// keyByName finds a key of the table.
 func keyByName(name string) *key { return keys[order(name)] }
 
 // order places a key's problems in table order; problems of no key come first.
@@ -123,7 +122,7 @@ func order(name string) int {
 	})
 }
 
-// names are the names the caller can build that the key's value must be among, if any.
+// names are the names the caller builds that the key's value must be among, if any.
 func (k *key) names(p Plugins) []string {
 	if k.plugins == nil {
 		return nil
@@ -131,12 +130,10 @@ func (k *key) names(p Plugins) []string {
 	return k.plugins(p)
 }
 
-// wantText is what the key accepts, with the names the caller can build.
 func (k *key) wantText(p Plugins) string {
 	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
 }
 
-// checkValue returns what is wrong with the key's decoded value, or "".
 func (k *key) checkValue(v any, p Plugins) string {
 	s, isText := v.(string)
 	names, _ := v.([]string)
@@ -264,15 +261,15 @@ func closest(s string, known []string) string {
 	norm := func(w string) string {
 		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
 	}
-	target, best, bestDist := norm(s), "", 4
+	target, best := norm(s), ""
+	limit := min(max(len(target)/4, 1), 3) // about one typo per four letters, at least one, at most three
 	for _, k := range known {
 		d := distance(target, norm(k))
 		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
 			d = min(d, 1) // warning for warn, httproutes for httproute
 		}
-		// About one typo per four letters, at least one, at most three.
-		if d < bestDist && d <= min(max(len(target)/4, 1), 3) {
-			best, bestDist = k, d
+		if d <= limit {
+			best, limit = k, d-1 // a later word must be nearer
 		}
 	}
 	return best
