@@ -199,9 +199,7 @@ func (l *loader) decode() *Config {
 	var f file
 	hooks := mapstructure.ComposeDecodeHookFunc(text, strict, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
 	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
-		for _, e := range leaves(err) {
-			l.decodeProblem(e)
-		}
+		l.decodeProblem(err)
 	}
 	c := f.Config
 	c.Tunnels = l.tunnels(&f)
@@ -222,42 +220,30 @@ func children(parent string) []string {
 	return out
 }
 
-// leaves flattens mapstructure's joined errors.
-func leaves(err error) []error {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range joined.Unwrap() {
-			out = append(out, leaves(e)...)
-		}
-		return out
-	}
-	if _, ok := err.(*mapstructure.DecodeError); !ok && errors.Unwrap(err) != nil {
-		return leaves(errors.Unwrap(err))
-	}
-	return []error{err}
-}
-
 var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
+// decodeProblem reports every error of the tree mapstructure returns as a problem.
 func (l *loader) decodeProblem(err error) {
-	var de *mapstructure.DecodeError
-	if !errors.As(err, &de) {
+	const invalid = "has invalid keys: "
+	de, isDecode := err.(*mapstructure.DecodeError)
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			l.decodeProblem(e)
+		}
+	} else if !isDecode && errors.Unwrap(err) != nil {
+		l.decodeProblem(errors.Unwrap(err))
+	} else if !isDecode {
 		l.probs.add("", "decode the configuration: %v", err)
-		return
-	}
-	// tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
-	name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), ""))
-	unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: ")
-	if !ok {
-		l.bad(name, l.v.Get(name), l.wantOf(name))
-		return
-	}
-	known := children(name)
-	if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
-		known = tunnelFields
-	}
-	for u := range strings.SplitSeq(unknown, ", ") { // viper gives them in lower case
-		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
+	} else if name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), invalid) {
+		l.bad(name, l.v.Get(name), l.wantOf(name)) // name: tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
+	} else {
+		known := children(name)
+		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
+			known = tunnelFields
+		}
+		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), invalid), ", ") { // viper gives them in lower case
+			l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
+		}
 	}
 }
 
