@@ -226,8 +226,8 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 	return err
 }
 
-// tunnelYAML writes a tunnel as "namespace/name", or as a mapping when it has allowed
-// namespaces.
+// tunnelYAML writes a tunnel as the file does: "namespace/name", or a mapping for one
+// with allowed namespaces.
 func tunnelYAML(t tunnel.Tunnel) string {
 	if t.AllowedNamespaces == nil {
 		return scalarYAML(refString(t))
@@ -261,7 +261,6 @@ func scalarYAML(v any) string {
 	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
 }
 
-// formatValue shows a value in a message: text quoted, anything else as YAML.
 func formatValue(v any) string {
 	if d, ok := v.(time.Duration); ok {
 		v = d.String()

@@ -122,7 +122,6 @@ func order(name string) int {
 	})
 }
 
-// names are the names the caller builds that the key's value must be among, if any.
 func (k *key) names(p Plugins) []string {
 	if k.plugins == nil {
 		return nil
@@ -224,7 +223,6 @@ type tunnelSpec struct {
 
 var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
 
-// tunnelRef decodes "name" and "namespace/name" into a tunnelSpec.
 func tunnelRef(_, to reflect.Type, data any) (any, error) {
 	s, ok := data.(string)
 	if !ok || to != reflect.TypeFor[tunnelSpec]() {
@@ -246,7 +244,6 @@ func parseRef(s string) (tunnel.Tunnel, bool) {
 	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
 }
 
-// suggest returns ` (did you mean "x"?)` when one of known is close to s, else "".
 func suggest(s string, known []string) string {
 	if best := closest(s, known); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)

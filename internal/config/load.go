@@ -368,7 +368,6 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 	return r
 }
 
-// checkTunnels checks the default tunnel, unless there is none, and the aliases.
 func (l *loader) checkTunnels(r tunnel.Resolver) {
 	if msg := checkTunnel(r.Default); msg != "" && !reflect.ValueOf(r.Default).IsZero() {
 		l.bad("defaultTunnel", refString(r.Default), msg)
@@ -382,7 +381,6 @@ func (l *loader) checkTunnels(r tunnel.Resolver) {
 	}
 }
 
-// checkTunnel says what is wrong with the names of a tunnel, or "".
 func checkTunnel(t tunnel.Tunnel) string {
 	bad := slices.IndexFunc(t.AllowedNamespaces, func(ns string) bool { return ns != "*" && !isNamespace(ns) })
 	switch {
@@ -403,5 +401,4 @@ func checkTunnel(t tunnel.Tunnel) string {
 	return ""
 }
 
-// refString shows a tunnel as "namespace/name" or "name".
 func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
