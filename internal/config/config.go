@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -245,15 +246,13 @@ func apiKeyStatus(p Pangolin) string {
 	return "(set, from env " + EnvAPIKey + ")"
 }
 
+var zeroUnitsRE = regexp.MustCompile(`([hm])(0m)?0s$`)
+
 // scalarYAML writes a value as YAML on one line, and a duration as people write it: 5m
 // rather than 5m0s.
 func scalarYAML(v any) string {
 	if d, ok := v.(time.Duration); ok {
-		s := d.String()
-		if strings.HasSuffix(s, "m0s") {
-			s = strings.TrimSuffix(s, "0s")
-		}
-		v = strings.Replace(s, "h0m", "h", 1)
+		v = zeroUnitsRE.ReplaceAllString(d.String(), "$1")
 	}
 	out, _ := yaml.Marshal(struct { // the values of a Config always marshal
 		V any `yaml:"v,flow"`
