@@ -45,9 +45,6 @@ const (
 	wantMappingEntry = "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel"
 )
 
-// SinkPangolin is the sink that talks to Pangolin's API, which needs the pangolin keys.
-const SinkPangolin = "pangolin"
-
 // keys is every setting, in the order --print-config shows them.
 var keys = []*key{
 	{name: "defaultTunnel", env: []string{"PIC_DEFAULT_TUNNEL_NAME", "PANGOLIN_DEFAULT_TUNNEL_NAME"}, flag: "default-tunnel", def: "default",

@@ -88,7 +88,13 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
 	l.pangolin(c)
-	l.check(c)
+	vals := values(c)
+	for _, k := range keys { // a key that did not decode is not checked again
+		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {
+			l.bad(k.name, vals[k.name], msg)
+		}
+	}
+	l.checkTunnels(c.Tunnels)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
 	}
@@ -280,7 +286,7 @@ func (l *loader) where(name string) string {
 // pangolin reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
 // bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
 func (l *loader) pangolin(c *Config) {
-	const keyFile = "pangolin.apiKeyFile"
+	const keyFile, sink = "pangolin.apiKeyFile", "pangolin" // the sink that talks to Pangolin's API
 	switch p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey)); {
 	case p.APIKeyFile != "" && fromEnv != "":
 		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
@@ -304,22 +310,10 @@ func (l *loader) pangolin(c *Config) {
 		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
 		{keyFile, string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
-		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !l.probs.has(k.name) {
-			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
+		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.probs.has(k.name) {
+			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
 		}
 	}
-}
-
-// check adds a problem for every bad value of c. A key with a problem already (it did
-// not decode) is not checked again.
-func (l *loader) check(c *Config) {
-	vals := values(c)
-	for _, k := range keys {
-		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {
-			l.bad(k.name, vals[k.name], msg)
-		}
-	}
-	l.checkTunnels(c.Tunnels)
 }
 
 // values maps every key to its value in c, by the names viper decodes.
