@@ -7,16 +7,21 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
@@ -396,3 +401,182 @@ func checkTunnel(t tunnel.Tunnel) string {
 }
 
 func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
+
+func keyByName(name string) *key { return keys[order(name)] }
+
+// order places a key's problems in table order; problems of no key come first.
+func order(name string) int {
+	return slices.IndexFunc(keys, func(k *key) bool {
+		return k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".")
+	})
+}
+
+func (k *key) names(p Plugins) []string {
+	if k.plugins == nil {
+		return nil
+	}
+	return k.plugins(p)
+}
+
+func (k *key) wantText(p Plugins) string {
+	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
+}
+
+func (k *key) checkValue(v any, p Plugins) string {
+	s, isText := v.(string)
+	names, _ := v.([]string)
+	if isText && s != "" {
+		names = []string{s}
+	}
+	what, known := strings.TrimSuffix(k.name, "s"), k.names(p)
+	switch i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(known, n) }); {
+	case k.plugins != nil && len(names) == 0:
+		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
+	case k.plugins != nil && i >= 0:
+		return fmt.Sprintf("unknown %s %q%s; %s", what, names[i], suggest(names[i], known), k.wantText(p))
+	case k.allowed != nil && !slices.Contains(k.allowed, s):
+		return k.want + suggest(s, k.allowed)
+	case k.ok != nil && !k.ok(v):
+		return k.want
+	}
+	return ""
+}
+
+func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
+func optional(ok func(string) bool) func(any) bool {
+	return is(func(s string) bool { return s == "" || ok(s) })
+}
+func atLeastOne(v any) bool     { return v.(int) >= 1 }
+func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
+func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+
+func isAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	return s == "0" || err == nil && perr == nil && n >= 0 && n <= 65535
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+var commentRE = regexp.MustCompile(`#.*`)
+
+// text trims the blanks around text, as a ConfigMap often adds a newline. A list may be
+// one string, split on commas and newlines with # starting a comment; repeated flags
+// add up; empty and repeated items are dropped.
+func text(_, to reflect.Type, data any) (any, error) {
+	s, isText := data.(string)
+	items, isList := data.([]string)
+	switch _, isMap := data.(map[string]any); {
+	case isMap && to == reflect.TypeFor[[]string]():
+		return nil, errors.New("a mapping is not a list") // mapstructure would make it a list of one empty item
+	case isText && to != reflect.TypeFor[[]string]():
+		return strings.TrimSpace(s), nil
+	case isText:
+		items, isList = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
+	}
+	if !isList {
+		return data, nil
+	}
+	out := []string{}
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// strict refuses what mapstructure would quietly convert: a bare number (no unit) to a
+// duration, a fraction to a whole number.
+func strict(_, to reflect.Type, data any) (any, error) {
+	f, isFloat := data.(float64)
+	switch _, isText := data.(string); {
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return nil, errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
+		return nil, errors.New("not a whole number")
+	}
+	return data, nil
+}
+
+// tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
+// It mirrors tunnel.Tunnel, to convert to and from it, with the file's names.
+type tunnelSpec struct {
+	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
+	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
+	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
+}
+
+var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
+
+func tunnelRef(_, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || to != reflect.TypeFor[tunnelSpec]() {
+		return data, nil
+	}
+	t, ok := parseRef(s)
+	if !ok && s != "" {
+		return nil, errors.New(wantTunnelRef)
+	}
+	return tunnelSpec(t), nil
+}
+
+// parseRef reads "name" or "namespace/name"; check judges the names.
+func parseRef(s string) (tunnel.Tunnel, bool) {
+	ns, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		ns, name = "", s
+	}
+	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
+}
+
+func suggest(s string, known []string) string {
+	if best := closest(s, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// closest returns the known word nearest to s, if it is near enough to be a typo. Case,
+// '-', '_' and a PIC_ prefix are ignored, so that backend-scheme and PIC_BACKEND_SCHEME
+// both find backendScheme.
+func closest(s string, known []string) string {
+	norm := func(w string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
+	}
+	target, best := norm(s), ""
+	limit := min(max(len(target)/4, 1), 3) // about one typo per four letters, at least one, at most three
+	for _, k := range known {
+		d := distance(target, norm(k))
+		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
+			d = min(d, 1) // warning for warn, httproutes for httproute
+		}
+		if d <= limit {
+			best, limit = k, d-1 // a later word must be nearer
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := range a {
+		diag := row[0]
+		row[0] = i + 1
+		for j := range b {
+			sub := diag
+			if a[i] != b[j] {
+				sub++
+			}
+			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, sub)
+		}
+	}
+	return row[len(b)]
+}

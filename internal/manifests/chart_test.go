@@ -301,7 +301,7 @@ func TestHelmChartNotes(t *testing.T) {
 	}
 }
 
-// keyValues holds, for every key of PIC's configuration (internal/config/keys.go), a
+// keyValues holds, for every key of PIC's configuration (the key table of internal/config/config.go), a
 // valid value other than the chart's default. A new key fails
 // TestEveryConfigurationKeyCanBeSetThroughValues until the chart and this table know it.
 var keyValues = map[string]any{
@@ -393,7 +393,7 @@ func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
 		tested = append(tested, k)
 	}
 	sort.Strings(tested)
-	require.Equal(t, keys, tested, "keyValues must hold a value for every key of internal/config/keys.go (and the chart must accept it)")
+	require.Equal(t, keys, tested, "keyValues must hold a value for every key of internal/config/config.go (and the chart must accept it)")
 	chartDefaults, _ := picConfig(t, renderChart(t, ""))
 
 	for _, key := range keys {
