@@ -301,9 +301,9 @@ func TestHelmChartNotes(t *testing.T) {
 	}
 }
 
-// keyValues holds, for every key of PIC's configuration (the key table of internal/config/config.go), a
-// valid value other than the chart's default. A new key fails
-// TestEveryConfigurationKeyCanBeSetThroughValues until the chart and this table know it.
+// keyValues holds, for every key of PIC's configuration (the key table in
+// internal/config/config.go), a valid value other than the chart's default. A new key
+// fails TestEveryConfigurationKeyCanBeSetThroughValues until the chart and this table know it.
 var keyValues = map[string]any{
 	"defaultTunnel":            "pangolin-system/main",
 	"tunnelNamespace":          "tunnels",
