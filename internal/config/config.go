@@ -158,9 +158,7 @@ var keys = []*key{
 		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
 	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
 		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`, want: "want the path of a readable PEM file holding at least one certificate"},
-	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool {
-		return !slices.ContainsFunc(v.([]string), func(s string) bool { return !isNamespace(s) })
-	},
+	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
 	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute, ok: func(v any) bool { return v.(time.Duration) > 0 },
 		usage: "how often every object is reconciled again even without changes (Go duration)", want: "want a positive Go duration such as 30s, 5m or 1h"},

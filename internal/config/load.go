@@ -446,9 +446,10 @@ func is(ok func(string) bool) func(any) bool { return func(v any) bool { return 
 func optional(ok func(string) bool) func(any) bool {
 	return is(func(s string) bool { return s == "" || ok(s) })
 }
-func atLeastOne(v any) bool     { return v.(int) >= 1 }
-func isNamespace(s string) bool { return len(validation.IsDNS1123Label(s)) == 0 }
-func isSubdomain(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+func atLeastOne(v any) bool      { return v.(int) >= 1 }
+func isNamespace(s string) bool  { return len(validation.IsDNS1123Label(s)) == 0 }
+func notNamespace(s string) bool { return !isNamespace(s) }
+func isSubdomain(s string) bool  { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 func isAddr(s string) bool {
 	_, port, err := net.SplitHostPort(s)
