@@ -217,14 +217,6 @@ func (o Origin) String() string {
 	return cmp.Or(strings.TrimSpace(string(o.Kind)+" "+o.Name), "unknown")
 }
 
-// where names the origin in an error message: the variable or flag alone, or the file.
-func (o Origin) where() string {
-	if o.Kind == FromEnv || o.Kind == FromFlag {
-		return o.Name
-	}
-	return o.String()
-}
-
 // Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
 // tunnel alias ("tunnels.edge-eu"), where its effective value came from.
 type Origins map[string]Origin
@@ -285,27 +277,23 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 		}
 		b.WriteString(text + "\n")
 	}
-	vals, group := values(c), ""
-	for _, k := range keys {
-		name, indent := k.name, ""
-		if g, child, nested := strings.Cut(k.name, "."); nested {
-			if g != group {
-				line(g+":", "")
-				group = g
-			}
-			name, indent = child, "  "
+	vals := values(c)
+	vals["defaultTunnel"] = asFile(c.Tunnels.Default)
+	for i, k := range keys {
+		group, name, nested := strings.Cut(k.name, ".")
+		if nested && !strings.HasPrefix(keys[i-1].name, group+".") {
+			line(group+":", "")
 		}
-		switch name {
+		indent := strings.Repeat("  ", strings.Count(k.name, "."))
+		switch name = cmp.Or(name, group); name {
 		case "tunnelClassMapping": // its aliases are printed under tunnels
-		case "defaultTunnel":
-			line(name+": "+tunnelYAML(c.Tunnels.Default), name)
 		case "tunnels":
 			if name += ":"; len(c.Tunnels.Aliases) == 0 {
 				name += " {}"
 			}
 			line(name, "")
 			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
-				line("  "+scalarYAML(alias)+": "+tunnelYAML(c.Tunnels.Aliases[alias]), "tunnels."+alias)
+				line("  "+scalarYAML(alias)+": "+scalarYAML(asFile(c.Tunnels.Aliases[alias])), "tunnels."+alias)
 			}
 		default:
 			line(indent+name+": "+scalarYAML(vals[k.name]), k.name)
@@ -318,13 +306,13 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 	return err
 }
 
-// tunnelYAML writes a tunnel as the file does: "namespace/name", or a mapping for one
-// with allowed namespaces.
-func tunnelYAML(t tunnel.Tunnel) string {
+// asFile is a tunnel as the file writes it: "namespace/name", or a mapping for one with
+// allowed namespaces.
+func asFile(t tunnel.Tunnel) any {
 	if t.AllowedNamespaces == nil {
-		return scalarYAML(refString(t))
+		return refString(t)
 	}
-	return scalarYAML(tunnelSpec(t))
+	return tunnelSpec(t)
 }
 
 func apiKeyStatus(p Pangolin) string {

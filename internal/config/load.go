@@ -281,8 +281,10 @@ func (l *loader) bad(name string, v any, msg string) {
 // a group.
 func (l *loader) where(name string) string {
 	for ; name != ""; name = name[:max(strings.LastIndex(name, "."), 0)] {
-		if o, ok := l.origins[name]; ok {
-			return o.where()
+		if o, ok := l.origins[name]; ok && (o.Kind == FromEnv || o.Kind == FromFlag) {
+			return o.Name // the variable or flag alone
+		} else if ok {
+			return o.String()
 		}
 	}
 	return "file " + l.path
@@ -514,15 +516,13 @@ type tunnelSpec struct {
 var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
 
 func tunnelRef(_, to reflect.Type, data any) (any, error) {
-	s, ok := data.(string)
-	if !ok || to != reflect.TypeFor[tunnelSpec]() {
-		return data, nil
-	}
-	t, ok := parseRef(s)
-	if !ok && s != "" {
+	if s, ok := data.(string); ok && to == reflect.TypeFor[tunnelSpec]() {
+		if t, ok := parseRef(s); ok || s == "" {
+			return tunnelSpec(t), nil
+		}
 		return nil, errors.New(wantTunnelRef)
 	}
-	return tunnelSpec(t), nil
+	return data, nil
 }
 
 // parseRef reads "name" or "namespace/name"; check judges the names.
