@@ -208,7 +208,7 @@ func (l *loader) decode() *Config {
 		}
 	}
 	var f file
-	hooks := mapstructure.ComposeDecodeHookFunc(text, strict, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
+	hooks := mapstructure.ComposeDecodeHookFunc(clean, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
 	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
 		l.decodeProblem(err)
 	}
@@ -466,15 +466,22 @@ func isURL(s string) bool {
 
 var commentRE = regexp.MustCompile(`#.*`)
 
-// text trims the blanks around text, as a ConfigMap often adds a newline. A list may be
-// one string, split on commas and newlines with # starting a comment; repeated flags
-// add up; empty and repeated items are dropped.
-func text(_, to reflect.Type, data any) (any, error) {
+// clean prepares a value for mapstructure. It trims text, as a ConfigMap often adds a
+// newline, and reads a list from one string (commas and newlines separate items, #
+// starts a comment) or repeated flags, without empty and repeated items. It refuses
+// what mapstructure would quietly convert: a mapping to a list (of one empty item), a
+// bare number (no unit) to a duration, a fraction to a whole number.
+func clean(_, to reflect.Type, data any) (any, error) {
 	s, isText := data.(string)
 	items, isList := data.([]string)
+	f, isFloat := data.(float64)
 	switch _, isMap := data.(map[string]any); {
 	case isMap && to == reflect.TypeFor[[]string]():
-		return nil, errors.New("a mapping is not a list") // mapstructure would make it a list of one empty item
+		return nil, errors.New("a mapping is not a list")
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return nil, errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
+		return nil, errors.New("not a whole number")
 	case isText && to != reflect.TypeFor[[]string]():
 		return strings.TrimSpace(s), nil
 	case isText:
@@ -490,19 +497,6 @@ func text(_, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return out, nil
-}
-
-// strict refuses what mapstructure would quietly convert: a bare number (no unit) to a
-// duration, a fraction to a whole number.
-func strict(_, to reflect.Type, data any) (any, error) {
-	f, isFloat := data.(float64)
-	switch _, isText := data.(string); {
-	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
-		return nil, errors.New("a duration needs a unit")
-	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
-		return nil, errors.New("not a whole number")
-	}
-	return data, nil
 }
 
 // tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
