@@ -285,13 +285,10 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 			line(group+":", "")
 		}
 		indent := strings.Repeat("  ", strings.Count(k.name, "."))
-		switch name = cmp.Or(name, group); name {
-		case "tunnelClassMapping": // its aliases are printed under tunnels
-		case "tunnels":
-			if name += ":"; len(c.Tunnels.Aliases) == 0 {
-				name += " {}"
-			}
-			line(name, "")
+		switch name = cmp.Or(name, group); {
+		case name == "tunnelClassMapping": // its aliases are printed under tunnels
+		case name == "tunnels" && len(c.Tunnels.Aliases) > 0:
+			line(name+":", "")
 			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
 				line("  "+scalarYAML(alias)+": "+scalarYAML(asFile(c.Tunnels.Aliases[alias])), "tunnels."+alias)
 			}
