@@ -112,15 +112,13 @@ type key struct {
 }
 
 const (
-	wantBool         = "want true or false"
-	wantPositiveInt  = "want a whole number of at least 1"
-	wantNamespace    = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
-	wantAddr         = `want host:port or :port, such as :8080, or "0" to disable`
-	wantOwnerID      = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
-	wantTunnelRef    = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
-	wantAlias        = "want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>"
-	wantAllowed      = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
-	wantMappingEntry = "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel"
+	wantBool        = "want true or false"
+	wantPositiveInt = "want a whole number of at least 1"
+	wantNamespace   = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+	wantAddr        = `want host:port or :port, such as :8080, or "0" to disable`
+	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
+	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
+	wantAllowed     = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
 )
 
 // keys is every setting, in the order --print-config shows them.

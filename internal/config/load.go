@@ -223,12 +223,10 @@ func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
 		if rest, ok := strings.CutPrefix(k.name, parent+"."); ok || parent == "" {
-			if name, _, _ := strings.Cut(rest, "."); !slices.Contains(out, name) {
-				out = append(out, name)
-			}
+			out = append(out, strings.Split(rest, ".")[0])
 		}
 	}
-	return out
+	return slices.Compact(out) // the keys of a group follow each other
 }
 
 var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
@@ -355,7 +353,7 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 		_, inSection := section[alias]
 		switch _, dup := r.Aliases[alias]; {
 		case alias == "" || target == "":
-			l.bad(m, entry, wantMappingEntry)
+			l.bad(m, entry, "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel")
 		case !ok:
 			l.bad(m, entry, wantTunnelRef)
 		case inSection:
@@ -375,7 +373,7 @@ func (l *loader) checkTunnels(r tunnel.Resolver) {
 	}
 	for _, alias := range slices.Sorted(maps.Keys(r.Aliases)) {
 		if !isNamespace(alias) {
-			l.bad("tunnels."+alias, alias, "invalid alias; "+wantAlias)
+			l.bad("tunnels."+alias, alias, "invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>")
 		} else if msg := checkTunnel(r.Aliases[alias]); msg != "" {
 			l.bad("tunnels."+alias, refString(r.Aliases[alias]), msg)
 		}
