@@ -292,28 +292,25 @@ func (l *loader) where(name string) string {
 // bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
 func (l *loader) pangolin(c *Config) {
 	const keyFile, sink = "pangolin.apiKeyFile", "pangolin" // the sink that talks to Pangolin's API
-	switch p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey)); {
+	p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey))
+	data, err := os.ReadFile(p.APIKeyFile)
+	switch p.APIKey = Secret(cmp.Or(fromEnv, strings.TrimSpace(string(data)))); {
 	case p.APIKeyFile != "" && fromEnv != "":
 		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
-	case p.APIKeyFile != "":
-		data, err := os.ReadFile(p.APIKeyFile)
-		if p.APIKey = Secret(strings.TrimSpace(string(data))); err != nil {
-			l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
-		} else if p.APIKey == "" {
-			l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
-		}
-	default:
-		p.APIKey = Secret(fromEnv)
+	case p.APIKeyFile != "" && err != nil:
+		l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
+	case p.APIKeyFile != "" && p.APIKey == "":
+		l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
 	}
-	if data, err := os.ReadFile(c.Pangolin.CAFile); c.Pangolin.CAFile != "" && err != nil {
-		l.bad("pangolin.caFile", c.Pangolin.CAFile, "cannot read the CA bundle: "+err.Error())
-	} else if c.Pangolin.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
-		l.bad("pangolin.caFile", c.Pangolin.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
+	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
+		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
+	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
+		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
 	}
 	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
-		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
-		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
-		{keyFile, string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
+		{"pangolin.url", p.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{"pangolin.org", p.Org, "pangolin.org", "the organization id"},
+		{keyFile, string(p.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
 		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.probs.has(k.name) {
 			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
