@@ -461,11 +461,10 @@ func isURL(s string) bool {
 
 var commentRE = regexp.MustCompile(`#.*`)
 
-// clean prepares a value for mapstructure. It trims text, as a ConfigMap often adds a
-// newline, and reads a list from one string (commas and newlines separate items, #
-// starts a comment) or repeated flags, without empty and repeated items. It refuses
-// what mapstructure would quietly convert: a mapping to a list (of one empty item), a
-// bare number (no unit) to a duration, a fraction to a whole number.
+// clean trims text, as a ConfigMap often adds a newline, and reads a list from one string
+// (commas and newlines separate items, # starts a comment) or repeated flags, without
+// empty and repeated items. It refuses what mapstructure would quietly convert: a mapping
+// to a list (of one empty item), a bare number to a duration, a fraction to an integer.
 func clean(_, to reflect.Type, data any) (any, error) {
 	s, isText := data.(string)
 	items, isList := data.([]string)
@@ -560,12 +559,8 @@ func distance(a, b string) int {
 	for i := range a {
 		diag := row[0]
 		row[0] = i + 1
-		for j := range b {
-			sub := diag
-			if a[i] != b[j] {
-				sub++
-			}
-			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, sub)
+		for j := range b { // a substitution costs min(1, a[i]^b[j]): nothing for the same letter
+			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diag+min(1, int(a[i]^b[j])))
 		}
 	}
 	return row[len(b)]
