@@ -217,8 +217,7 @@ func (l *loader) decode() *Config {
 	return &c
 }
 
-// children lists the names directly under parent ("" for the top level); a group
-// (leaderElection) has some.
+// children lists the names directly under parent ("" for the top level), if a group.
 func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
