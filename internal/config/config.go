@@ -13,7 +13,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -228,10 +227,8 @@ func (e *Error) Error() string {
 }
 
 // problems collects messages, to list them in the order of the key table.
-type (
-	problems []problem
-	problem  struct{ key, msg string }
-)
+type problems []problem
+type problem struct{ key, msg string }
 
 // add records a problem of a key ("" for none); the same message twice counts once.
 func (ps *problems) add(key, format string, args ...any) {
@@ -332,12 +329,11 @@ func scalarYAML(v any) string {
 	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
 }
 
+// formatValue shows a value in a message: text and durations quoted, the rest as YAML.
 func formatValue(v any) string {
-	if d, ok := v.(time.Duration); ok {
-		v = d.String()
-	}
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	switch v.(type) {
+	case string, time.Duration:
+		return fmt.Sprintf("%q", v)
 	}
 	return scalarYAML(v)
 }

@@ -212,9 +212,8 @@ func (l *loader) decode() *Config {
 	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
 		l.decodeProblem(err)
 	}
-	c := f.Config
-	c.Tunnels = l.tunnels(&f)
-	return &c
+	f.Config.Tunnels = l.tunnels(&f)
+	return &f.Config
 }
 
 // children lists the names directly under parent ("" for the top level), if a group.
@@ -528,9 +527,8 @@ func suggest(s string, known []string) string {
 	return ""
 }
 
-// closest returns the known word nearest to s, if it is near enough to be a typo. Case,
-// '-', '_' and a PIC_ prefix are ignored, so that backend-scheme and PIC_BACKEND_SCHEME
-// both find backendScheme.
+// closest returns the known word nearest to s, if near enough to be a typo. Case, '-', '_'
+// and a PIC_ prefix do not count: backend-scheme and PIC_BACKEND_SCHEME find backendScheme.
 func closest(s string, known []string) string {
 	norm := func(w string) string {
 		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
