@@ -261,9 +261,8 @@ func (ps problems) err() error {
 // are shown in the tunnels section; the API key only as set or not, and from where.
 func Print(w io.Writer, c *Config, origins Origins) error {
 	var b strings.Builder
-	b.WriteString("# Effective configuration of pangolin-ingress-controller.\n" +
-		"# Where each value came from follows it; a flag wins over an environment variable,\n" +
-		"# which wins over the file, which wins over the default.\n")
+	b.WriteString("# Effective configuration of pangolin-ingress-controller, each value followed by where it\n" +
+		"# came from: a flag wins over an environment variable, which wins over the file, then the default.\n")
 	line := func(text, key string) {
 		if o, ok := origins[key]; ok {
 			text = fmt.Sprintf("%-40s  # %s", text, o)
@@ -296,8 +295,7 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 	return err
 }
 
-// asFile is a tunnel as the file writes it: "namespace/name", or a mapping for one with
-// allowed namespaces.
+// asFile is a tunnel as the file writes it: "namespace/name", or a mapping with allowed namespaces.
 func asFile(t tunnel.Tunnel) any {
 	if t.AllowedNamespaces == nil {
 		return refString(t)

@@ -231,7 +231,6 @@ var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
 
 // decodeProblem reports every error of the tree mapstructure returns as a problem.
 func (l *loader) decodeProblem(err error) {
-	const invalid = "has invalid keys: "
 	de, isDecode := err.(*mapstructure.DecodeError)
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
@@ -241,14 +240,14 @@ func (l *loader) decodeProblem(err error) {
 		l.decodeProblem(errors.Unwrap(err))
 	} else if !isDecode {
 		l.probs.add("", "decode the configuration: %v", err)
-	} else if name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), invalid) {
+	} else if name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
 		l.bad(name, l.v.Get(name), l.wantOf(name)) // name: tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
 	} else {
 		known := children(name)
 		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
 			known = tunnelFields
 		}
-		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), invalid), ", ") { // viper gives them in lower case
+		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), "has invalid keys: "), ", ") { // viper gives them in lower case
 			l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
 		}
 	}
