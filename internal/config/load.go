@@ -328,7 +328,7 @@ func values(c *Config) map[string]any {
 }
 
 // tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the tunnels
-// section and the alias=tunnel entries of tunnelClassMapping; check judges the names.
+// section and the alias=tunnel entries of tunnelClassMapping; checkTunnels judges the names.
 func (l *loader) tunnels(f *file) tunnel.Resolver {
 	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
 	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
@@ -510,7 +510,7 @@ func tunnelRef(_, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// parseRef reads "name" or "namespace/name"; check judges the names.
+// parseRef reads "name" or "namespace/name"; checkTunnel judges the names.
 func parseRef(s string) (tunnel.Tunnel, bool) {
 	ns, name, qualified := strings.Cut(s, "/")
 	if !qualified {
