@@ -239,9 +239,7 @@ func (ps *problems) add(key, format string, args ...any) {
 
 // has reports whether a key, or the group holding it, has a problem already.
 func (ps problems) has(key string) bool {
-	return slices.ContainsFunc(ps, func(p problem) bool {
-		return p.key != "" && (p.key == key || strings.HasPrefix(key, p.key+"."))
-	})
+	return slices.ContainsFunc(ps, func(p problem) bool { return p.key != "" && (p.key == key || strings.HasPrefix(key, p.key+".")) })
 }
 
 func (ps problems) err() error {
