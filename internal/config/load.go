@@ -227,7 +227,8 @@ func children(parent string) []string {
 	return slices.Compact(out) // the keys of a group follow each other
 }
 
-var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
+// paths turn mapstructure's tunnels[edge].allowedNamespaces[0] into tunnels.edge.allowedNamespaces.
+var indexRE, brackets = regexp.MustCompile(`\[[0-9]+\]`), strings.NewReplacer("[", ".", "]", "")
 
 // decodeProblem reports every error of the tree mapstructure returns as a problem.
 func (l *loader) decodeProblem(err error) {
@@ -240,8 +241,8 @@ func (l *loader) decodeProblem(err error) {
 		l.decodeProblem(errors.Unwrap(err))
 	} else if !isDecode {
 		l.probs.add("", "decode the configuration: %v", err)
-	} else if name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
-		l.bad(name, l.v.Get(name), l.wantOf(name)) // name: tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
+	} else if name := brackets.Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
+		l.bad(name, l.v.Get(name), l.wantOf(name))
 	} else {
 		known := children(name)
 		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
