@@ -1,16 +1,22 @@
 // Package config is PIC's configuration: one typed Config, every default in one place
-// (the key table in keys.go), read from flags, the environment (PIC_*) and a YAML file
-// through viper, and validated before anything starts. It is the only package that
-// imports viper. Source and sink names are the caller's (Plugins), not its own.
+// (the key table), read from flags, the environment (PIC_*) and a YAML file through
+// viper, and validated before anything starts. It is the only package that imports
+// viper. Source and sink names are the caller's (Plugins), not its own.
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
@@ -87,23 +93,128 @@ type Plugins struct {
 }
 
 // Default returns the configuration used when nothing is configured.
-func Default() *Config {
-	l := newLoader(Plugins{})
-	c := l.decode()
-	if err := l.probs.err(); err != nil {
-		panic("config: the defaults do not decode: " + err.Error())
-	}
-	return c
+func Default() *Config { return newLoader(Plugins{}).decode() }
+
+// key is one setting: its names in every source, its default and its rule. The table
+// below is the single place where defaults live; viper's defaults, the flags, the
+// environment bindings, validation and --print-config are all derived from it.
+type key struct {
+	name    string                 // file key and viper key; a dot nests ("leaderElection.enabled")
+	env     []string               // environment variables, the first one set wins
+	flag    string                 // "" for the file-only key tunnels
+	def     any                    // typed default; its type is the flag's type
+	usage   string                 // flag help
+	want    string                 // what is accepted, for errors
+	ok      func(v any) bool       // the rule for a decoded value, if any
+	allowed []string               // the values accepted, when they are a fixed few
+	plugins func(Plugins) []string // the names the caller builds, which a value must be among
 }
 
-// Validate checks a Config built in code against the rules Load applies. Load names the
-// variable, flag or file each bad value came from; Validate, which cannot know, names
-// the key's variable and flag.
-func (c *Config) Validate(p Plugins) error {
-	var ps problems
-	c.check(p, &ps, func(name string) string { return keys[order(name)].ways() })
-	return ps.err()
+const (
+	wantBool        = "want true or false"
+	wantPositiveInt = "want a whole number of at least 1"
+	wantNamespace   = "lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+	wantAddr        = `want host:port or :port, such as :8080, or "0" to disable`
+	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
+	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
+	wantAllowed     = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
+)
+
+// keys is every setting, in the order --print-config shows them.
+var keys = []*key{
+	{name: "defaultTunnel", env: []string{"PIC_DEFAULT_TUNNEL_NAME", "PANGOLIN_DEFAULT_TUNNEL_NAME"}, flag: "default-tunnel", def: "default",
+		usage: `PangolinTunnel for IngressClass "pangolin": name or namespace/name ("" for none)`,
+		want:  wantTunnelRef + `, or a mapping with name, namespace and allowedNamespaces, or "" for no default tunnel`},
+	{name: "tunnelNamespace", env: []string{"PIC_TUNNEL_NAMESPACE"}, flag: "tunnel-namespace", def: "", ok: optional(isNamespace),
+		usage: `namespace of tunnels named without one ("": the namespace of each Ingress)`, want: "want a namespace name (" + wantNamespace + `), or "" for the namespace of each Ingress`},
+	{name: "tunnelClassMapping", env: []string{"PIC_TUNNEL_CLASS_MAPPING"}, flag: "tunnel-class-mapping", def: "",
+		usage: "IngressClass aliases: alias=tunnel entries, one per line or comma-separated (class pangolin-<alias>)",
+		want:  "want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section"},
+	{name: "tunnels", want: "want a mapping of alias to a tunnel name, namespace/name, or {name, namespace, allowedNamespaces}"},
+	{name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme", def: "http", allowed: []string{"http", "https"},
+		usage: "scheme PIC uses to reach backend Services: http or https", want: "want http or https"},
+	{name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain", def: "cluster.local", ok: is(isSubdomain),
+		usage: "cluster DNS domain, for <service>.<namespace>.svc.<domain>", want: "want a DNS name such as cluster.local"},
+	{name: "defaultSSO", env: []string{"PIC_DEFAULT_SSO"}, flag: "default-sso", def: true,
+		usage: "require Pangolin SSO on resources whose Ingress does not say", want: wantBool},
+	{name: "defaultBlockAccess", env: []string{"PIC_DEFAULT_BLOCK_ACCESS"}, flag: "default-block-access", def: false,
+		usage: "block access to resources whose Ingress does not say", want: wantBool},
+	{name: "sources", env: []string{"PIC_SOURCES"}, flag: "sources", def: []string{"ingress"}, plugins: func(p Plugins) []string { return p.Sources },
+		usage: "kinds of objects to publish, comma-separated:", want: "want a comma-separated list of at least one of"},
+	{name: "sink", env: []string{"PIC_SINK"}, flag: "sink", def: "pangolinresource", plugins: func(p Plugins) []string { return p.Sinks },
+		usage: "what applies the desired state:", want: "want one of"},
+	{name: "pangolin.url", env: []string{"PIC_PANGOLIN_URL"}, flag: "pangolin-url", def: "", ok: optional(isURL),
+		usage: "base URL of Pangolin's Integration API, such as https://pangolin.example.com/v1 (sink pangolin)", want: "want an absolute http or https URL, such as https://pangolin.example.com/v1"},
+	{name: "pangolin.org", env: []string{"PIC_PANGOLIN_ORG"}, flag: "pangolin-org", def: "",
+		usage: "Pangolin organization id (sink pangolin)", want: "want an organization id"},
+	{name: "pangolin.apiKeyFile", env: []string{"PIC_PANGOLIN_API_KEY_FILE"}, flag: "pangolin-api-key-file", def: "",
+		usage: "file holding the Pangolin API key, such as a mounted Secret (or set " + EnvAPIKey + ")", want: "want the path of a readable file holding the API key"},
+	{name: "pangolin.ownerId", env: []string{"PIC_PANGOLIN_OWNER_ID"}, flag: "pangolin-owner-id", def: "default", ok: is(func(s string) bool { return len(s) <= 20 && isNamespace(s) }),
+		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
+	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
+		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`, want: "want the path of a readable PEM file holding at least one certificate"},
+	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
+		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
+	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute, ok: func(v any) bool { return v.(time.Duration) > 0 },
+		usage: "how often every object is reconciled again even without changes (Go duration)", want: "want a positive Go duration such as 30s, 5m or 1h"},
+	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4, ok: atLeastOne,
+		usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
+	{name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig", def: "", want: "want a file path",
+		usage: `kubeconfig file ("": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)`},
+	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50), ok: func(v any) bool { return v.(float32) > 0 && !math.IsInf(float64(v.(float32)), 0) },
+		usage: "sustained requests per second to the Kubernetes API", want: "want a number greater than 0, such as 50"},
+	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100, ok: atLeastOne,
+		usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
+	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080", ok: is(isAddr),
+		usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
+	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081", ok: is(isAddr),
+		usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
+	{name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect", def: false,
+		usage: "elect a leader among replicas through a Lease, so that only one acts", want: wantBool},
+	{name: "leaderElection.id", env: []string{"PIC_LEADER_ELECTION_ID"}, flag: "leader-election-id", def: "pangolin-ingress-controller", ok: is(isSubdomain),
+		usage: "name of the leader-election Lease", want: "want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters"},
+	{name: "leaderElection.namespace", env: []string{"PIC_LEADER_ELECTION_NAMESPACE"}, flag: "leader-election-namespace", def: "", ok: optional(isNamespace),
+		usage: `namespace of the leader-election Lease ("": the controller's own namespace)`, want: "want a namespace name (" + wantNamespace + `), or "" for the controller's own namespace`},
+	{name: "logLevel", env: []string{"PIC_LOG_LEVEL"}, flag: "log-level", def: "info", allowed: []string{"debug", "info", "warn", "error"},
+		usage: "log level: debug, info, warn or error", want: "want debug, info, warn or error"},
+	{name: "logFormat", env: []string{"PIC_LOG_FORMAT"}, flag: "log-format", def: "json", allowed: []string{"json", "console"},
+		usage: "log format: json or console", want: "want json or console"},
 }
+
+// Environment variables and flags that are not settings.
+const (
+	EnvConfigFile  = "PIC_CONFIG"
+	FlagConfigFile = "config"
+	FlagPrint      = "print-config"
+	// EnvAPIKey holds the Pangolin API key. It has no flag and no file key, so that the
+	// key is in neither a process list nor a ConfigMap.
+	EnvAPIKey = "PIC_PANGOLIN_API_KEY"
+)
+
+// OriginKind is where a value came from.
+type OriginKind string
+
+const (
+	FromDefault OriginKind = "default"
+	FromFile    OriginKind = "file"
+	FromEnv     OriginKind = "env"
+	FromFlag    OriginKind = "flag"
+)
+
+// Origin is where one effective value came from: a variable, a flag or a file (viper
+// does not keep the file's lines).
+type Origin struct {
+	Kind OriginKind
+	Name string // PIC_LOG_LEVEL, --log-level or the file's path
+}
+
+func (o Origin) String() string {
+	return cmp.Or(strings.TrimSpace(string(o.Kind)+" "+o.Name), "unknown")
+}
+
+// Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
+// tunnel alias ("tunnels.edge-eu"), where its effective value came from.
+type Origins map[string]Origin
 
 // Error is an invalid configuration: every problem found, one per line.
 type Error struct{ Problems []string }
@@ -116,10 +227,8 @@ func (e *Error) Error() string {
 }
 
 // problems collects messages, to list them in the order of the key table.
-type (
-	problems []problem
-	problem  struct{ key, msg string }
-)
+type problems []problem
+type problem struct{ key, msg string }
 
 // add records a problem of a key ("" for none); the same message twice counts once.
 func (ps *problems) add(key, format string, args ...any) {
@@ -130,9 +239,7 @@ func (ps *problems) add(key, format string, args ...any) {
 
 // has reports whether a key, or the group holding it, has a problem already.
 func (ps problems) has(key string) bool {
-	return slices.ContainsFunc(ps, func(p problem) bool {
-		return p.key != "" && (p.key == key || strings.HasPrefix(key, p.key+"."))
-	})
+	return slices.ContainsFunc(ps, func(p problem) bool { return p.key != "" && (p.key == key || strings.HasPrefix(key, p.key+".")) })
 }
 
 func (ps problems) err() error {
@@ -145,4 +252,84 @@ func (ps problems) err() error {
 		e.Problems = append(e.Problems, p.msg)
 	}
 	return e
+}
+
+// Print writes the configuration as YAML that Load accepts as a file, each value
+// followed by where it came from (origins may be nil). The aliases of tunnelClassMapping
+// are shown in the tunnels section; the API key only as set or not, and from where.
+func Print(w io.Writer, c *Config, origins Origins) error {
+	var b strings.Builder
+	b.WriteString("# Effective configuration of pangolin-ingress-controller, each value followed by where it\n" +
+		"# came from: a flag wins over an environment variable, which wins over the file, then the default.\n")
+	line := func(text, key string) {
+		if o, ok := origins[key]; ok {
+			text = fmt.Sprintf("%-40s  # %s", text, o)
+		}
+		b.WriteString(text + "\n")
+	}
+	vals := values(c)
+	vals["defaultTunnel"] = asFile(c.Tunnels.Default)
+	for i, k := range keys {
+		group, name, nested := strings.Cut(k.name, ".")
+		if nested && !strings.HasPrefix(keys[i-1].name, group+".") {
+			line(group+":", "")
+		}
+		indent := strings.Repeat("  ", strings.Count(k.name, "."))
+		switch name = cmp.Or(name, group); {
+		case name == "tunnelClassMapping": // its aliases are printed under tunnels
+		case name == "tunnels" && len(c.Tunnels.Aliases) > 0:
+			line(name+":", "")
+			for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
+				line("  "+scalarYAML(alias)+": "+scalarYAML(asFile(c.Tunnels.Aliases[alias])), "tunnels."+alias)
+			}
+		default:
+			line(indent+name+": "+scalarYAML(vals[k.name]), k.name)
+		}
+		if k.name == "pangolin.apiKeyFile" {
+			line(indent+"# apiKey ("+EnvAPIKey+" or apiKeyFile): "+apiKeyStatus(c.Pangolin), "")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// asFile is a tunnel as the file writes it: "namespace/name", or a mapping with allowed namespaces.
+func asFile(t tunnel.Tunnel) any {
+	if t.AllowedNamespaces == nil {
+		return refString(t)
+	}
+	return tunnelSpec(t)
+}
+
+func apiKeyStatus(p Pangolin) string {
+	switch {
+	case p.APIKey == "":
+		return "(not set)"
+	case p.APIKeyFile != "":
+		return "(set, from file " + p.APIKeyFile + ")"
+	}
+	return "(set, from env " + EnvAPIKey + ")"
+}
+
+var zeroUnitsRE = regexp.MustCompile(`([hm])(0m)?0s$`)
+
+// scalarYAML writes a value as YAML on one line, and a duration as people write it: 5m
+// rather than 5m0s.
+func scalarYAML(v any) string {
+	if d, ok := v.(time.Duration); ok {
+		v = zeroUnitsRE.ReplaceAllString(d.String(), "$1")
+	}
+	out, _ := yaml.Marshal(struct { // the values of a Config always marshal
+		V any `yaml:"v,flow"`
+	}{v})
+	return strings.TrimSuffix(strings.TrimPrefix(string(out), "v: "), "\n")
+}
+
+// formatValue shows a value in a message: text and durations quoted, the rest as YAML.
+func formatValue(v any) string {
+	switch v.(type) {
+	case string, time.Duration:
+		return fmt.Sprintf("%q", v)
+	}
+	return scalarYAML(v)
 }

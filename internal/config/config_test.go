@@ -91,7 +91,6 @@ func TestDefaults(t *testing.T) {
 		LogFormat:               "json",
 	}, cfg)
 	assert.Equal(t, Default(), cfg, "Default() is what Load gives with nothing configured")
-	require.NoError(t, Default().Validate(testPlugins))
 
 	for _, k := range keys {
 		if k.name != "tunnels" {
@@ -436,7 +435,7 @@ func TestTunnelClassMapping(t *testing.T) {
 			want: map[string]tunnel.Tunnel{
 				"edge-eu": {Name: "edge-eu-tunnel"}, "edge-us": {Name: "edge-us-tunnel"}, "staging": {Name: "staging-tunnel"},
 			},
-			origins: map[string]string{"edge-us": "env PIC_TUNNEL_CLASS_MAPPING line 2", "staging": "env PIC_TUNNEL_CLASS_MAPPING line 3"},
+			origins: map[string]string{"edge-us": "env PIC_TUNNEL_CLASS_MAPPING", "staging": "env PIC_TUNNEL_CLASS_MAPPING"},
 		},
 		{
 			name:    "commas separate entries too, with blanks around them",
@@ -444,7 +443,7 @@ func TestTunnelClassMapping(t *testing.T) {
 			want: map[string]tunnel.Tunnel{
 				"edge-eu": {Name: "edge-eu-tunnel"}, "edge-us": {Name: "edge-us-tunnel"}, "staging": {Name: "staging-tunnel"},
 			},
-			origins: map[string]string{"staging": "env PIC_TUNNEL_CLASS_MAPPING line 1"},
+			origins: map[string]string{"staging": "env PIC_TUNNEL_CLASS_MAPPING"},
 		},
 		{
 			name:    "a tunnel may be namespace/name",
@@ -459,7 +458,7 @@ func TestTunnelClassMapping(t *testing.T) {
 			want: map[string]tunnel.Tunnel{
 				"edge-eu": {Name: "edge-eu-tunnel"}, "staging": {Name: "staging-tunnel"},
 			},
-			origins: map[string]string{"edge-eu": "env PIC_TUNNEL_CLASS_MAPPING line 3", "staging": "env PIC_TUNNEL_CLASS_MAPPING line 6"},
+			origins: map[string]string{"edge-eu": "env PIC_TUNNEL_CLASS_MAPPING", "staging": "env PIC_TUNNEL_CLASS_MAPPING"},
 		},
 		{
 			name:    "lines and commas mix",
@@ -661,34 +660,40 @@ func TestInvalidConfiguration(t *testing.T) {
 			want: []string{`backendScheme (file {file}) = "ftp": want http or https`}},
 
 		// Tunnel class mapping.
-		{name: "a mapping line without = names its line",
+		{name: "a mapping line without = is malformed",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge-eu=edge-eu-tunnel\nedge-us\n"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 2) = "edge-us": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
+			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING) = "edge-us": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
 		{name: "a mapping entry without a tunnel is malformed",
 			args: []string{"--tunnel-class-mapping=a=t,b="},
-			want: []string{`tunnelClassMapping (--tunnel-class-mapping line 1) = "b=": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
+			want: []string{`tunnelClassMapping (--tunnel-class-mapping) = "b=": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
 		{name: "a mapping alias that cannot be a class name is refused",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=Edge_EU=edge-eu-tunnel"},
-			want:    []string{`tunnels.Edge_EU (PIC_TUNNEL_CLASS_MAPPING line 1) = "Edge_EU": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`}},
+			want:    []string{`tunnels.Edge_EU (PIC_TUNNEL_CLASS_MAPPING) = "Edge_EU": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`}},
 		{name: "a mapping tunnel with two slashes is refused",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=a/b/c"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) = "edge=a/b/c": want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`}},
+			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING) = "edge=a/b/c": want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`}},
 		{name: "a mapping tunnel name must be an object name",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=Edge_Tunnel"},
-			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING line 1) = "Edge_Tunnel": "Edge_Tunnel" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
+			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING) = "Edge_Tunnel": "Edge_Tunnel" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
 		{name: "a mapping tunnel namespace must be a namespace name",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=Net_EU/t"},
-			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING line 1) = "Net_EU/t": "Net_EU" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`}},
-		{name: "an alias mapped twice names both lines",
+			want:    []string{`tunnels.edge (PIC_TUNNEL_CLASS_MAPPING) = "Net_EU/t": "Net_EU" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`}},
+		{name: "an alias mapped twice is refused",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge=a\nother=b, edge=c"},
-			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) and tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 2) both define alias "edge": keep one of them`}},
+			want:    []string{`tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING) defines alias "edge" twice: keep one`}},
 		{name: "an alias in both the tunnels section and the mapping names both",
 			file:    "tunnels:\n  edge-eu: eu-tunnel\n",
 			environ: []string{"PIC_TUNNEL_CLASS_MAPPING=edge-eu=other-tunnel"},
-			want:    []string{`tunnels.edge-eu (file {file}) and tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING line 1) both define alias "edge-eu": keep one of them`}},
+			want:    []string{`tunnels.edge-eu (file {file}) and tunnelClassMapping (PIC_TUNNEL_CLASS_MAPPING) both define alias "edge-eu": keep one of them`}},
 		{name: "a mapping in the file that is not text points to the tunnels section",
 			file: "tunnelClassMapping:\n  edge: t\n",
 			want: []string{`tunnelClassMapping (file {file}) = {edge: t}: want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section`}},
+		{name: "every malformed mapping entry is reported",
+			args: []string{"--tunnel-class-mapping=a,b=,c=t"},
+			want: []string{
+				`tunnelClassMapping (--tunnel-class-mapping) = "a": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`,
+				`tunnelClassMapping (--tunnel-class-mapping) = "b=": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`,
+			}},
 		{name: "a malformed line of a mapping in the file names the file",
 			file: "tunnelClassMapping: |\n  a=t\n  b\n",
 			want: []string{`tunnelClassMapping (file {file}) = "b": want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel`}},
@@ -717,9 +722,9 @@ func TestInvalidConfiguration(t *testing.T) {
 				`file {file}: unknown key "backend-scheme" (did you mean "backendScheme"?)`,
 				`file {file}: unknown key "pic_log_format" (did you mean "logFormat"?)`,
 			}},
-		{name: "an unknown key far from any known one lists the known keys",
+		{name: "an unknown key far from any known one is named alone",
 			file: "verbosity: 3\n",
-			want: []string{`file {file}: unknown key "verbosity"; known keys here: defaultTunnel, tunnelNamespace, tunnelClassMapping, tunnels, backendScheme, clusterDomain, defaultSSO, defaultBlockAccess, sources, sink, pangolin, watchNamespaces, resyncPeriod, maxConcurrentReconciles, kubeconfig, kubeAPIQPS, kubeAPIBurst, metricsBindAddress, healthProbeBindAddress, leaderElection, logLevel, logFormat`}},
+			want: []string{`file {file}: unknown key "verbosity"`}},
 		{name: "an unknown nested key names its full path",
 			file: "leaderElection:\n  enable: true\n",
 			want: []string{`file {file}: unknown key "leaderElection.enable" (did you mean "enabled"?)`}},
@@ -950,8 +955,8 @@ func TestCommandLine(t *testing.T) {
 			"invalid command line: flag needs an argument: --log-level (see --help)"},
 		{"an argument that is not a flag", []string{"--log-level", "debug", "start"},
 			`invalid command line: unexpected argument "start": only flags are accepted (see --help)`},
-		{"a bool flag's value after a space is an argument, with a hint", []string{"--leader-elect", "false"},
-			`invalid command line: unexpected argument "false": only flags are accepted; a bool flag takes its value after '=', as in --leader-elect=false (see --help)`},
+		{"a bool flag's value after a space is an argument", []string{"--leader-elect", "false"},
+			`invalid command line: unexpected argument "false": only flags are accepted (see --help)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1008,7 +1013,7 @@ logLevel: debug
 	assert.Equal(t, map[string]string{
 		"defaultTunnel: default":                                     "default",
 		"tunnelNamespace: pangolin-system":                           "file " + path,
-		"  edge-eu: edge-eu-tunnel":                                  "env PIC_TUNNEL_CLASS_MAPPING line 1",
+		"  edge-eu: edge-eu-tunnel":                                  "env PIC_TUNNEL_CLASS_MAPPING",
 		"  edge-us: network-us/edge-us-tunnel":                       "file " + path,
 		"  staging: {name: staging-tunnel, allowedNamespaces: [qa]}": "file " + path,
 		"backendScheme: https":                                       "env PIC_BACKEND_SCHEME",
@@ -1094,75 +1099,6 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		modify func(c *Config)
-		want   []string
-	}{
-		{"the defaults are valid", func(c *Config) {}, nil},
-		{"a bad value names the file key, the variable and the flag",
-			func(c *Config) { c.BackendScheme = "ftp" },
-			[]string{`backendScheme (PIC_BACKEND_SCHEME, --backend-scheme) = "ftp": want http or https`}},
-		{"numbers and durations are checked",
-			func(c *Config) {
-				c.ResyncPeriod = 0
-				c.KubeAPIQPS = -1
-				c.KubeAPIBurst = 0
-				c.MaxConcurrentReconciles = -2
-			},
-			[]string{
-				`resyncPeriod (PIC_RESYNC_PERIOD, --resync-period) = "0s": want a positive Go duration such as 30s, 5m or 1h`,
-				`maxConcurrentReconciles (PIC_MAX_CONCURRENT_RECONCILES, --max-concurrent-reconciles) = -2: want a whole number of at least 1`,
-				`kubeAPIQPS (PIC_KUBE_API_QPS, --kube-api-qps) = -1: want a number greater than 0, such as 50`,
-				`kubeAPIBurst (PIC_KUBE_API_BURST, --kube-api-burst) = 0: want a whole number of at least 1`,
-			}},
-		{"no source and a bad namespace",
-			func(c *Config) { c.Sources = nil; c.WatchNamespaces = []string{"ok", "NOT_OK"} },
-			[]string{
-				`sources (PIC_SOURCES, --sources) = []: no source is chosen; want a comma-separated list of at least one of ingress, httproute`,
-				`watchNamespaces (PIC_WATCH_NAMESPACES, --watch-namespaces) = [ok, NOT_OK]: want a comma-separated list of names of lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters, or nothing for all namespaces`,
-			}},
-		{"no default tunnel is valid", func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{} }, nil},
-		{"a default tunnel with a namespace but no name",
-			func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{Namespace: "ns"} },
-			[]string{`defaultTunnel (PIC_DEFAULT_TUNNEL_NAME, --default-tunnel) = "ns/": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`}},
-		{"tunnel aliases are checked",
-			func(c *Config) {
-				c.Tunnels.Aliases = map[string]tunnel.Tunnel{
-					"Bad":   {Name: "t"},
-					"empty": {},
-					"slash": {Name: "a/b"},
-					"ns":    {Name: "t", Namespace: "N"},
-					"allow": {Name: "t", AllowedNamespaces: []string{"x_y"}},
-					"ok":    {Name: "t", Namespace: "n", AllowedNamespaces: []string{"*", "a"}},
-				}
-			},
-			[]string{
-				`tunnels.Bad (file only) = "Bad": invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>`,
-				`tunnels.allow (file only) = "t": "x_y" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`,
-				`tunnels.empty (file only) = "": the tunnel name is missing; want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default`,
-				`tunnels.ns (file only) = "N/t": "N" is not a namespace name (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
-				`tunnels.slash (file only) = "a/b": the tunnel name contains '/'; give the namespace as namespace`,
-			}},
-		{"a bad tunnel name",
-			func(c *Config) { c.Tunnels.Default = tunnel.Tunnel{Name: "Main"} },
-			[]string{`defaultTunnel (PIC_DEFAULT_TUNNEL_NAME, --default-tunnel) = "Main": "Main" is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters`}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := Default()
-			tt.modify(c)
-			err := c.Validate(testPlugins)
-			if tt.want == nil {
-				assert.NoError(t, err)
-				return
-			}
-			assert.Equal(t, tt.want, problemsOf(t, err))
-		})
-	}
-}
-
 func TestSuggestions(t *testing.T) {
 	known := []string{"defaultTunnel", "backendScheme", "logLevel"}
 	tests := []struct{ in, want string }{
@@ -1188,7 +1124,6 @@ func TestOriginText(t *testing.T) {
 		{Origin{Kind: FromDefault}, "default"},
 		{Origin{Kind: FromFile, Name: "/etc/pic/config.yaml"}, "file /etc/pic/config.yaml"},
 		{Origin{Kind: FromEnv, Name: "PIC_LOG_LEVEL"}, "env PIC_LOG_LEVEL"},
-		{Origin{Kind: FromEnv, Name: "PIC_TUNNEL_CLASS_MAPPING", Line: 2}, "env PIC_TUNNEL_CLASS_MAPPING line 2"},
 		{Origin{Kind: FromFlag, Name: "--log-level"}, "flag --log-level"},
 		{Origin{}, "unknown"},
 	}

@@ -1,11 +1,17 @@
 package config
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"net"
+	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,60 +21,10 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
-
-// Environment variables and flags that are not settings.
-const (
-	EnvConfigFile  = "PIC_CONFIG"
-	FlagConfigFile = "config"
-	FlagPrint      = "print-config"
-	// EnvAPIKey holds the Pangolin API key. It has no flag and no file key, so that the
-	// key is in neither a process list nor a ConfigMap.
-	EnvAPIKey = "PIC_PANGOLIN_API_KEY"
-)
-
-// OriginKind is where a value came from.
-type OriginKind string
-
-const (
-	FromDefault OriginKind = "default"
-	FromFile    OriginKind = "file"
-	FromEnv     OriginKind = "env"
-	FromFlag    OriginKind = "flag"
-)
-
-// Origin is where one effective value came from: a variable, a flag or a file (viper
-// does not keep the file's lines), and the line within a multi-line variable or flag.
-type Origin struct {
-	Kind OriginKind
-	Name string // PIC_LOG_LEVEL, --log-level or the file's path
-	Line int
-}
-
-func (o Origin) String() string {
-	switch o.Kind {
-	case FromEnv, FromFlag:
-		return string(o.Kind) + " " + o.where()
-	case FromDefault, FromFile:
-		return strings.TrimSpace(string(o.Kind) + " " + o.Name)
-	}
-	return "unknown"
-}
-
-// where names the origin in an error message: the variable or flag alone, or the file.
-func (o Origin) where() string {
-	switch {
-	case o.Kind == FromFile || o.Kind == FromDefault:
-		return o.String()
-	case o.Line > 0:
-		return fmt.Sprintf("%s line %d", o.Name, o.Line)
-	}
-	return o.Name
-}
-
-// Origins says, for every file key ("backendScheme", "leaderElection.enabled") and every
-// tunnel alias ("tunnels.edge-eu"), where its effective value came from.
-type Origins map[string]Origin
 
 // file is the schema viper decodes: the Config's keys and the tunnel keys, which
 // together become Config.Tunnels.
@@ -76,7 +32,7 @@ type file struct {
 	Config             `mapstructure:",squash"`
 	DefaultTunnel      tunnelSpec            `mapstructure:"defaultTunnel"`
 	TunnelNamespace    string                `mapstructure:"tunnelNamespace"`
-	TunnelClassMapping string                `mapstructure:"tunnelClassMapping"`
+	TunnelClassMapping []string              `mapstructure:"tunnelClassMapping"`
 	TunnelSection      map[string]tunnelSpec `mapstructure:"tunnels"`
 }
 
@@ -93,8 +49,8 @@ func Load(args []string, plugins Plugins) (*Config, Origins, error) {
 // loader knows where each value came from and says what is wrong with it.
 type loader struct {
 	v       *viper.Viper
-	fs      *pflag.FlagSet // nil for the defaults alone
-	path    string         // configuration file, "" for none
+	fs      *pflag.FlagSet
+	path    string // configuration file, "" for none
 	plugins Plugins
 	origins Origins
 	probs   problems
@@ -103,9 +59,7 @@ type loader struct {
 func newLoader(p Plugins) *loader {
 	l := &loader{v: viper.New(), plugins: p, origins: Origins{}}
 	for _, k := range keys {
-		if k.def != nil {
-			l.v.SetDefault(k.name, k.def)
-		}
+		l.v.SetDefault(k.name, k.def)
 	}
 	return l
 }
@@ -116,42 +70,40 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	if err := l.fs.Parse(args); err != nil {
 		return nil, nil, commandLineError(l.fs, err)
 	} else if l.fs.NArg() > 0 {
-		hint := ""
-		if _, err := strconv.ParseBool(l.fs.Arg(0)); err == nil {
-			hint = "; a bool flag takes its value after '=', as in --leader-elect=false"
-		}
-		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted%s (see --help)", l.fs.Arg(0), hint)
+		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", l.fs.Arg(0))
 	}
-	for _, k := range keys {
-		if k.flag != "" {
-			must(l.v.BindPFlag(k.name, l.fs.Lookup(k.flag)))
+	l.checkEnvNames()
+	l.readFile()
+	for _, k := range keys { // each origin overrides the one before it
+		if l.origins[k.name] = (Origin{Kind: FromDefault}); l.v.InConfig(k.name) {
+			l.origins[k.name] = Origin{FromFile, l.path}
 		}
 		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
 		// binds its own: the first that is not blank, as viper takes "  " as set.
 		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
-			must(l.v.BindEnv(k.name, k.env[i]))
-			l.origins[k.name] = Origin{Kind: FromEnv, Name: k.env[i]}
+			_ = l.v.BindEnv(k.name, k.env[i]) // fails only without a name
+			l.origins[k.name] = Origin{FromEnv, k.env[i]}
 		}
-		if k.flag != "" && l.fs.Changed(k.flag) {
-			l.origins[k.name] = Origin{Kind: FromFlag, Name: "--" + k.flag}
+		if f := l.fs.Lookup(k.flag); f != nil {
+			if _ = l.v.BindPFlag(k.name, f); f.Changed { // fails only without a flag
+				l.origins[k.name] = Origin{FromFlag, "--" + k.flag}
+			}
 		}
 	}
-	l.checkEnvNames()
-	l.readFile()
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
-	l.readPangolinFiles(&c.Pangolin)
-	c.check(p, &l.probs, l.where)
+	l.pangolin(c)
+	vals := values(c)
+	for _, k := range keys { // a key that did not decode is not checked again
+		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {
+			l.bad(k.name, vals[k.name], msg)
+		}
+	}
+	l.checkTunnels(c.Tunnels)
 	if err := l.probs.err(); err != nil {
 		return nil, nil, err
 	}
 	return c, l.origins, nil
-}
-
-func must(err error) {
-	if err != nil {
-		panic("config: " + err.Error())
-	}
 }
 
 func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
@@ -227,7 +179,6 @@ func (l *loader) checkEnvNames() {
 	}
 }
 
-// readFile gives viper the configuration file named by --config or PIC_CONFIG.
 func (l *loader) readFile() {
 	where := "--" + FlagConfigFile
 	if l.path, _ = l.fs.GetString(FlagConfigFile); !l.fs.Changed(FlagConfigFile) {
@@ -249,100 +200,63 @@ func (l *loader) readFile() {
 // decode unmarshals every layer into a Config, strictly: an unknown key or a value of
 // the wrong type is a problem.
 func (l *loader) decode() *Config {
-	for _, k := range keys {
-		if _, set := l.origins[k.name]; !set && l.v.InConfig(k.name) {
-			l.origins[k.name] = Origin{Kind: FromFile, Name: l.path}
-		} else if !set {
-			l.origins[k.name] = Origin{Kind: FromDefault}
-		}
-	}
 	// viper may let the defaults of a group's keys replace a value given to the group
 	// ("leaderElection: true"), so mapstructure does not always see it.
-	for _, g := range groups() {
-		if _, isMap := l.v.Get(g).(map[string]any); l.v.InConfig(g) && !isMap {
+	for _, g := range children("") {
+		if _, isMap := l.v.Get(g).(map[string]any); len(children(g)) > 0 && l.v.InConfig(g) && !isMap {
 			l.bad(g, l.v.Get(g), l.wantOf(g))
 		}
 	}
 	var f file
-	hooks := mapstructure.ComposeDecodeHookFunc(trim, strict, mapstructure.StringToTimeDurationHookFunc(), list, tunnelRef)
+	hooks := mapstructure.ComposeDecodeHookFunc(clean, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
 	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
-		for _, e := range leaves(err) {
-			l.decodeProblem(e)
-		}
+		l.decodeProblem(err)
 	}
-	c := f.Config
-	c.Tunnels = l.tunnels(&f)
-	return &c
+	f.Config.Tunnels = l.tunnels(&f)
+	return &f.Config
 }
 
-// children lists the keys directly under parent ("" for the top level); groups lists
-// those that only group others (leaderElection).
+// children lists the names directly under parent ("" for the top level), if a group.
 func children(parent string) []string {
 	var out []string
 	for _, k := range keys {
-		name, ok := strings.CutPrefix(k.name, parent+".")
-		if parent == "" {
-			name, ok = k.name, true
-		}
-		if name, _, _ = strings.Cut(name, "."); ok && !slices.Contains(out, name) {
-			out = append(out, name)
+		if rest, ok := strings.CutPrefix(k.name, parent+"."); ok || parent == "" {
+			out = append(out, strings.Split(rest, ".")[0])
 		}
 	}
-	return out
+	return slices.Compact(out) // the keys of a group follow each other
 }
 
-func groups() []string {
-	return slices.DeleteFunc(children(""), func(name string) bool { return len(children(name)) == 0 })
-}
+// paths turn mapstructure's tunnels[edge].allowedNamespaces[0] into tunnels.edge.allowedNamespaces.
+var indexRE, brackets = regexp.MustCompile(`\[[0-9]+\]`), strings.NewReplacer("[", ".", "]", "")
 
-// leaves flattens mapstructure's joined errors.
-func leaves(err error) []error {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range joined.Unwrap() {
-			out = append(out, leaves(e)...)
-		}
-		return out
-	}
-	if _, ok := err.(*mapstructure.DecodeError); !ok && errors.Unwrap(err) != nil {
-		return leaves(errors.Unwrap(err))
-	}
-	return []error{err}
-}
-
-var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
-
-// decodeProblem reports an error of mapstructure as a problem of a key.
+// decodeProblem reports every error of the tree mapstructure returns as a problem.
 func (l *loader) decodeProblem(err error) {
-	var de *mapstructure.DecodeError
-	if !errors.As(err, &de) {
-		l.probs.add("", "decode the configuration: %v", err)
-		return
-	}
-	// tunnels[edge].allowedNamespaces[0] → tunnels.edge.allowedNamespaces
-	name := strings.NewReplacer("[", ".", "]", "").Replace(indexRE.ReplaceAllString(de.Name(), ""))
-	unknown, ok := strings.CutPrefix(errors.Unwrap(de).Error(), "has invalid keys: ")
-	if !ok {
-		l.bad(name, l.v.Get(name), l.wantOf(name))
-		return
-	}
-	known := children(name)
-	if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
-		known = tunnelFields
-	}
-	for u := range strings.SplitSeq(unknown, ", ") { // viper gives them in lower case
-		hint := suggest(u, known)
-		if hint == "" {
-			hint = "; known keys here: " + strings.Join(known, ", ")
+	de, isDecode := err.(*mapstructure.DecodeError)
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			l.decodeProblem(e)
 		}
-		l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), hint)
+	} else if !isDecode && errors.Unwrap(err) != nil {
+		l.decodeProblem(errors.Unwrap(err))
+	} else if !isDecode {
+		l.probs.add("", "decode the configuration: %v", err)
+	} else if name := brackets.Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
+		l.bad(name, l.v.Get(name), l.wantOf(name))
+	} else {
+		known := children(name)
+		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
+			known = tunnelFields
+		}
+		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), "has invalid keys: "), ", ") { // viper gives them in lower case
+			l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
+		}
 	}
 }
 
-// wantOf says what a key, a group or a part of a tunnel accepts.
 func (l *loader) wantOf(name string) string {
 	switch {
-	case slices.Contains(groups(), name):
+	case name != "" && len(children(name)) > 0:
 		return "want a mapping with keys " + strings.Join(children(name), ", ")
 	case strings.HasSuffix(name, ".allowedNamespaces"):
 		return wantAllowed
@@ -359,60 +273,45 @@ func (l *loader) bad(name string, v any, msg string) {
 	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
 }
 
-// where names the source of a key, or of the key holding name.
+// where names the source of a key, or of the key holding name; only the file can give
+// a group.
 func (l *loader) where(name string) string {
-	for ; strings.Contains(name, "."); name = name[:strings.LastIndex(name, ".")] {
-		if o, ok := l.origins[name]; ok {
-			return o.where()
+	for ; name != ""; name = name[:max(strings.LastIndex(name, "."), 0)] {
+		if o, ok := l.origins[name]; ok && (o.Kind == FromEnv || o.Kind == FromFlag) {
+			return o.Name // the variable or flag alone
+		} else if ok {
+			return o.String()
 		}
 	}
-	if o, ok := l.origins[name]; ok {
-		return o.where()
-	}
-	return "file " + l.path // a group, which only the file can give
+	return "file " + l.path
 }
 
-// readPangolinFiles reads the API key, from its file or PIC_PANGOLIN_API_KEY, and
-// checks the CA bundle. No message ever quotes what a file holds.
-func (l *loader) readPangolinFiles(p *Pangolin) {
-	const keyFile = "pangolin.apiKeyFile"
-	switch fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey)); {
+// pangolin reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
+// bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
+func (l *loader) pangolin(c *Config) {
+	const keyFile, sink = "pangolin.apiKeyFile", "pangolin" // the sink that talks to Pangolin's API
+	p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey))
+	data, err := os.ReadFile(p.APIKeyFile)
+	switch p.APIKey = Secret(cmp.Or(fromEnv, strings.TrimSpace(string(data)))); {
 	case p.APIKeyFile != "" && fromEnv != "":
 		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
-	case p.APIKeyFile != "":
-		data, err := os.ReadFile(p.APIKeyFile)
-		if p.APIKey = Secret(strings.TrimSpace(string(data))); err != nil {
-			l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
-		} else if p.APIKey == "" {
-			l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
-		}
-	default:
-		p.APIKey = Secret(fromEnv)
+	case p.APIKeyFile != "" && err != nil:
+		l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
+	case p.APIKeyFile != "" && p.APIKey == "":
+		l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
 	}
 	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
 		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
 	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
 		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
 	}
-}
-
-// check adds a problem for every bad value of c; where names a key's source. A key
-// with a problem already (it did not decode) is not checked again.
-func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
-	vals := values(c)
-	for _, k := range keys {
-		if msg := k.checkValue(vals[k.name], p); msg != "" && !ps.has(k.name) {
-			ps.add(k.name, "%s (%s) = %s: %s", k.name, where(k.name), formatValue(vals[k.name]), msg)
-		}
-	}
-	checkTunnels(c.Tunnels, ps, where)
 	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
-		{"pangolin.url", c.Pangolin.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
-		{"pangolin.org", c.Pangolin.Org, "pangolin.org", "the organization id"},
-		{"pangolin.apiKeyFile", string(c.Pangolin.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
+		{"pangolin.url", p.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{"pangolin.org", p.Org, "pangolin.org", "the organization id"},
+		{keyFile, string(p.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
-		if k := keyByName(r[0]); c.Sink == SinkPangolin && r[1] == "" && !ps.has(k.name) {
-			ps.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], SinkPangolin, k.name, k.env[0], k.flag, r[3])
+		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.probs.has(k.name) {
+			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
 		}
 	}
 }
@@ -420,11 +319,246 @@ func (c *Config) check(p Plugins, ps *problems, where func(string) string) {
 // values maps every key to its value in c, by the names viper decodes.
 func values(c *Config) map[string]any {
 	m := map[string]any{}
-	must(mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m))
-	for _, g := range groups() {
-		for k, v := range m[g].(map[string]any) {
-			m[g+"."+k] = v
+	_ = mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m) // a struct always fits a map
+	for _, k := range keys {
+		if g, child, nested := strings.Cut(k.name, "."); nested {
+			m[k.name] = m[g].(map[string]any)[child]
 		}
 	}
 	return m
+}
+
+// tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the tunnels
+// section and the alias=tunnel entries of tunnelClassMapping; checkTunnels judges the names.
+func (l *loader) tunnels(f *file) tunnel.Resolver {
+	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
+	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
+	// "edge: {}"), which, like a mapping without a name, names the tunnel after its alias.
+	section, _ := l.v.Get("tunnels").(map[string]any)
+	for alias := range section {
+		t := tunnel.Tunnel(f.TunnelSection[alias])
+		t.Name = cmp.Or(t.Name, alias)
+		r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins["tunnels"]
+	}
+	const m = "tunnelClassMapping"
+	for _, entry := range f.TunnelClassMapping {
+		alias, target, _ := strings.Cut(entry, "=")
+		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
+		t, ok := parseRef(target)
+		_, inSection := section[alias]
+		switch _, dup := r.Aliases[alias]; {
+		case alias == "" || target == "":
+			l.bad(m, entry, "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel")
+		case !ok:
+			l.bad(m, entry, wantTunnelRef)
+		case inSection:
+			l.probs.add(m, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them", alias, l.where("tunnels"), m, l.where(m), alias)
+		case dup:
+			l.probs.add(m, "%s (%s) defines alias %q twice: keep one", m, l.where(m), alias)
+		default:
+			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
+		}
+	}
+	return r
+}
+
+func (l *loader) checkTunnels(r tunnel.Resolver) {
+	if msg := checkTunnel(r.Default); msg != "" && !reflect.ValueOf(r.Default).IsZero() {
+		l.bad("defaultTunnel", refString(r.Default), msg)
+	}
+	for _, alias := range slices.Sorted(maps.Keys(r.Aliases)) {
+		if !isNamespace(alias) {
+			l.bad("tunnels."+alias, alias, "invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>")
+		} else if msg := checkTunnel(r.Aliases[alias]); msg != "" {
+			l.bad("tunnels."+alias, refString(r.Aliases[alias]), msg)
+		}
+	}
+}
+
+func checkTunnel(t tunnel.Tunnel) string {
+	bad := slices.IndexFunc(t.AllowedNamespaces, func(ns string) bool { return ns != "*" && !isNamespace(ns) })
+	switch {
+	case t.Name == "":
+		return "the tunnel name is missing; " + wantTunnelRef
+	case strings.Contains(t.Name, "/"):
+		return "the tunnel name contains '/'; give the namespace as namespace"
+	case !isSubdomain(t.Name):
+		return fmt.Sprintf("%q is not a PangolinTunnel name: want lowercase letters, digits, '-' and '.', at most 253 characters", t.Name)
+	case t.Namespace != "" && !isNamespace(t.Namespace):
+		return fmt.Sprintf("%q is not a namespace name (%s)", t.Namespace, wantNamespace)
+	case t.AllowedNamespaces != nil && len(t.AllowedNamespaces) == 0:
+		// The Resolver reads an empty list as "everyone": spell that out instead.
+		return `allowedNamespaces is empty, which would allow every namespace; list the namespaces, or write ["*"] to allow all`
+	case bad >= 0:
+		return fmt.Sprintf("%q is not a namespace name (%s); %s", t.AllowedNamespaces[bad], wantNamespace, wantAllowed)
+	}
+	return ""
+}
+
+func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
+
+func keyByName(name string) *key { return keys[order(name)] }
+
+// order places a key's problems in table order; problems of no key come first.
+func order(name string) int {
+	return slices.IndexFunc(keys, func(k *key) bool {
+		return k.name == name || strings.HasPrefix(name, k.name+".") || strings.HasPrefix(k.name, name+".")
+	})
+}
+
+func (k *key) names(p Plugins) []string {
+	if k.plugins == nil {
+		return nil
+	}
+	return k.plugins(p)
+}
+
+func (k *key) wantText(p Plugins) string {
+	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
+}
+
+func (k *key) checkValue(v any, p Plugins) string {
+	s, isText := v.(string)
+	names, _ := v.([]string)
+	if isText && s != "" {
+		names = []string{s}
+	}
+	what, known := strings.TrimSuffix(k.name, "s"), k.names(p)
+	switch i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(known, n) }); {
+	case k.plugins != nil && len(names) == 0:
+		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
+	case k.plugins != nil && i >= 0:
+		return fmt.Sprintf("unknown %s %q%s; %s", what, names[i], suggest(names[i], known), k.wantText(p))
+	case k.allowed != nil && !slices.Contains(k.allowed, s):
+		return k.want + suggest(s, k.allowed)
+	case k.ok != nil && !k.ok(v):
+		return k.want
+	}
+	return ""
+}
+
+func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
+func optional(ok func(string) bool) func(any) bool {
+	return is(func(s string) bool { return s == "" || ok(s) })
+}
+func atLeastOne(v any) bool      { return v.(int) >= 1 }
+func isNamespace(s string) bool  { return len(validation.IsDNS1123Label(s)) == 0 }
+func notNamespace(s string) bool { return !isNamespace(s) }
+func isSubdomain(s string) bool  { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+
+func isAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	return s == "0" || err == nil && perr == nil && n >= 0 && n <= 65535
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+var commentRE = regexp.MustCompile(`#.*`)
+
+// clean trims text, as a ConfigMap often adds a newline, and reads a list from one string
+// (commas and newlines separate items, # starts a comment) or repeated flags, without
+// empty and repeated items. It refuses what mapstructure would quietly convert: a mapping
+// to a list (of one empty item), a bare number to a duration, a fraction to an integer.
+func clean(_, to reflect.Type, data any) (any, error) {
+	s, isText := data.(string)
+	items, isList := data.([]string)
+	f, isFloat := data.(float64)
+	switch _, isMap := data.(map[string]any); {
+	case isMap && to == reflect.TypeFor[[]string]():
+		return nil, errors.New("a mapping is not a list")
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return nil, errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
+		return nil, errors.New("not a whole number")
+	case isText && to != reflect.TypeFor[[]string]():
+		return strings.TrimSpace(s), nil
+	case isText:
+		items, isList = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
+	}
+	if !isList {
+		return data, nil
+	}
+	out := []string{}
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
+// It mirrors tunnel.Tunnel, to convert to and from it, with the file's names.
+type tunnelSpec struct {
+	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
+	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
+	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
+}
+
+var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
+
+func tunnelRef(_, to reflect.Type, data any) (any, error) {
+	if s, ok := data.(string); ok && to == reflect.TypeFor[tunnelSpec]() {
+		if t, ok := parseRef(s); ok || s == "" {
+			return tunnelSpec(t), nil
+		}
+		return nil, errors.New(wantTunnelRef)
+	}
+	return data, nil
+}
+
+// parseRef reads "name" or "namespace/name"; checkTunnel judges the names.
+func parseRef(s string) (tunnel.Tunnel, bool) {
+	ns, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		ns, name = "", s
+	}
+	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
+}
+
+func suggest(s string, known []string) string {
+	if best := closest(s, known); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// closest returns the known word nearest to s, if near enough to be a typo. Case, '-', '_'
+// and a PIC_ prefix do not count: backend-scheme and PIC_BACKEND_SCHEME find backendScheme.
+func closest(s string, known []string) string {
+	norm := func(w string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
+	}
+	target, best := norm(s), ""
+	limit := min(max(len(target)/4, 1), 3) // about one typo per four letters, at least one, at most three
+	for _, k := range known {
+		d := distance(target, norm(k))
+		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
+			d = min(d, 1) // warning for warn, httproutes for httproute
+		}
+		if d <= limit {
+			best, limit = k, d-1 // a later word must be nearer
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := range a {
+		diag := row[0]
+		row[0] = i + 1
+		for j := range b { // a substitution costs min(1, a[i]^b[j]): nothing for the same letter
+			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diag+min(1, int(a[i]^b[j])))
+		}
+	}
+	return row[len(b)]
 }

@@ -301,9 +301,9 @@ func TestHelmChartNotes(t *testing.T) {
 	}
 }
 
-// keyValues holds, for every key of PIC's configuration (internal/config/keys.go), a
-// valid value other than the chart's default. A new key fails
-// TestEveryConfigurationKeyCanBeSetThroughValues until the chart and this table know it.
+// keyValues holds, for every key of PIC's configuration (the key table in
+// internal/config/config.go), a valid value other than the chart's default. A new key
+// fails TestEveryConfigurationKeyCanBeSetThroughValues until the chart and this table know it.
 var keyValues = map[string]any{
 	"defaultTunnel":            "pangolin-system/main",
 	"tunnelNamespace":          "tunnels",
@@ -393,7 +393,7 @@ func TestEveryConfigurationKeyCanBeSetThroughValues(t *testing.T) {
 		tested = append(tested, k)
 	}
 	sort.Strings(tested)
-	require.Equal(t, keys, tested, "keyValues must hold a value for every key of internal/config/keys.go (and the chart must accept it)")
+	require.Equal(t, keys, tested, "keyValues must hold a value for every key of internal/config/config.go (and the chart must accept it)")
 	chartDefaults, _ := picConfig(t, renderChart(t, ""))
 
 	for _, key := range keys {
