@@ -68,7 +68,7 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 }
 
 // Reconcile implements reconcile.Reconciler. It is level-based: it looks at the object
-// as it is now and makes the PangolinResources match, whatever happened before.
+// as it is now and makes what the sink keeps match, whatever happened before.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	result, err := r.reconcile(ctx, req)
