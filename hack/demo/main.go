@@ -25,6 +25,7 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
 )
 
 //go:embed samples.yaml
@@ -37,6 +38,16 @@ var expected = struct {
 }{
 	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com"},
 	warnings: []string{"ApexHost", "ServiceNotFound"},
+}
+
+// expectedDirect is what the direct mode publishes for the samples: an apex host is no
+// longer refused when it is one of the organization's domains.
+var expectedDirect = struct {
+	hosts    []string
+	warnings []string
+}{
+	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com", "example.com"},
+	warnings: []string{"ServiceNotFound"},
 }
 
 func main() {
@@ -81,9 +92,25 @@ func run() error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.CommandContext(ctx, manager, "--kubeconfig", cluster.KubeconfigPath,
-		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console")
-	cmd.Env = append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
+	args := []string{"--kubeconfig", cluster.KubeconfigPath,
+		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console"}
+	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
+	var pangolin *pangolintest.Server
+	if envOr("DEMO_SINK", "pangolinresource") == "pangolin" {
+		// Direct mode against the in-repo Integration API server: the tunnels are its
+		// sites, example.com its organization's domain.
+		pangolin = pangolintest.NewServer(pangolintest.Options{
+			Org:     "demo",
+			Domains: []pangolintest.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
+			Sites:   []pangolintest.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
+		})
+		defer pangolin.Close()
+		args = append(args, "--sink=pangolin", "--pangolin-url="+pangolin.BaseURL(), "--pangolin-org=demo")
+		env = append(env, "PIC_PANGOLIN_API_KEY="+pangolintest.RootKey.Token())
+		fmt.Printf("direct mode: an in-repo Pangolin Integration API server at %s (org demo, domain example.com, sites default and edge-eu-tunnel)\n", pangolin.BaseURL())
+	}
+	cmd := exec.CommandContext(ctx, manager, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	if err := cmd.Start(); err != nil {
@@ -98,6 +125,9 @@ func run() error {
 	last := ""
 	for {
 		table, complete, err := render(ctx, c)
+		if pangolin != nil {
+			table, complete, err = renderPangolin(ctx, c, pangolin)
+		}
 		if err != nil {
 			return err
 		}
@@ -198,6 +228,52 @@ func render(ctx context.Context, c client.Client) (string, bool, error) {
 		complete = complete && hosts[h]
 	}
 	for _, r := range expected.warnings {
+		complete = complete && seen[r]
+	}
+	return b.String(), complete, nil
+}
+
+// renderPangolin prints what Pangolin would serve (one router per path group, as its
+// Traefik configuration does), then PIC's Warning events.
+func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolintest.Server) (string, bool, error) {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "PANGOLIN RESOURCE\tHOST\tROUTE\tPRIORITY\tSERVERS")
+	names := map[int]string{}
+	for _, r := range pangolin.Resources() {
+		names[r.ID] = r.NiceID
+	}
+	hosts := map[string]bool{}
+	routers := pangolin.Routers()
+	slices.SortFunc(routers, func(a, b pangolintest.Router) int { return strings.Compare(a.Rule, b.Rule) })
+	for _, r := range routers {
+		host, route, _ := strings.Cut(r.Rule, " && ")
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "Host(`"), "`)")
+		hosts[host] = true
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", names[r.ResourceID], host, route, r.Priority, strings.Join(r.Servers, ", "))
+	}
+	w.Flush()
+	var events eventsv1.EventList
+	if err := c.List(ctx, &events, client.InNamespace("demo")); err != nil {
+		return "", false, err
+	}
+	b.WriteString("\nWARNINGS\n")
+	var warnings []string
+	seen := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Type != "Warning" || e.ReportingController != "pangolin-ingress-controller" {
+			continue
+		}
+		seen[e.Reason] = true
+		warnings = append(warnings, fmt.Sprintf("  %s %s: %s", e.Regarding.Name, e.Reason, e.Note))
+	}
+	slices.Sort(warnings)
+	b.WriteString(strings.Join(warnings, "\n") + "\n")
+	complete := true
+	for _, h := range expectedDirect.hosts {
+		complete = complete && hosts[h]
+	}
+	for _, r := range expectedDirect.warnings {
 		complete = complete && seen[r]
 	}
 	return b.String(), complete, nil
