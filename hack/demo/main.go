@@ -32,20 +32,14 @@ import (
 var samples []byte
 
 // expected is what the samples must produce before the first table is printed.
-var expected = struct {
-	hosts    []string
-	warnings []string
-}{
+var expected = outcome{
 	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com"},
 	warnings: []string{"ApexHost", "ServiceNotFound"},
 }
 
 // expectedDirect is what the direct mode publishes for the samples: an apex host is no
 // longer refused when it is one of the organization's domains.
-var expectedDirect = struct {
-	hosts    []string
-	warnings []string
-}{
+var expectedDirect = outcome{
 	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com", "example.com"},
 	warnings: []string{"ServiceNotFound"},
 }
@@ -211,26 +205,7 @@ func render(ctx context.Context, c client.Client) (string, bool, error) {
 		}
 	}
 	w.Flush()
-	b.WriteString("\nWARNINGS\n")
-	var warnings []string
-	seen := map[string]bool{}
-	for _, e := range events.Items {
-		if e.Type != "Warning" || e.ReportingController != "pangolin-ingress-controller" { // not the control plane's own
-			continue
-		}
-		seen[e.Reason] = true
-		warnings = append(warnings, fmt.Sprintf("  %s %s: %s", e.Regarding.Name, e.Reason, e.Note))
-	}
-	slices.Sort(warnings)
-	b.WriteString(strings.Join(warnings, "\n") + "\n")
-	complete := true
-	for _, h := range expected.hosts {
-		complete = complete && hosts[h]
-	}
-	for _, r := range expected.warnings {
-		complete = complete && seen[r]
-	}
-	return b.String(), complete, nil
+	return b.String() + warningsTable(events), expected.met(hosts, events), nil
 }
 
 // renderPangolin prints what Pangolin would serve (one router per path group, as its
@@ -257,26 +232,46 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolintest
 	if err := c.List(ctx, &events, client.InNamespace("demo")); err != nil {
 		return "", false, err
 	}
-	b.WriteString("\nWARNINGS\n")
-	var warnings []string
-	seen := map[string]bool{}
-	for _, e := range events.Items {
-		if e.Type != "Warning" || e.ReportingController != "pangolin-ingress-controller" {
-			continue
+	return b.String() + warningsTable(events), expectedDirect.met(hosts, events), nil
+}
+
+// outcome is what a demo run must show before it is complete.
+type outcome struct {
+	hosts    []string
+	warnings []string
+}
+
+// met reports whether every expected host is published and every expected Warning was
+// emitted.
+func (o outcome) met(published map[string]bool, events eventsv1.EventList) bool {
+	for _, h := range o.hosts {
+		if !published[h] {
+			return false
 		}
-		seen[e.Reason] = true
-		warnings = append(warnings, fmt.Sprintf("  %s %s: %s", e.Regarding.Name, e.Reason, e.Note))
+	}
+	for _, r := range o.warnings {
+		if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool { return picWarning(e) && e.Reason == r }) {
+			return false
+		}
+	}
+	return true
+}
+
+// picWarning is a Warning of PIC's, not one of the control plane's own.
+func picWarning(e eventsv1.Event) bool {
+	return e.Type == "Warning" && e.ReportingController == "pangolin-ingress-controller"
+}
+
+// warningsTable lists PIC's Warning events, sorted.
+func warningsTable(events eventsv1.EventList) string {
+	var warnings []string
+	for _, e := range events.Items {
+		if picWarning(e) {
+			warnings = append(warnings, fmt.Sprintf("  %s %s: %s", e.Regarding.Name, e.Reason, e.Note))
+		}
 	}
 	slices.Sort(warnings)
-	b.WriteString(strings.Join(warnings, "\n") + "\n")
-	complete := true
-	for _, h := range expectedDirect.hosts {
-		complete = complete && hosts[h]
-	}
-	for _, r := range expectedDirect.warnings {
-		complete = complete && seen[r]
-	}
-	return b.String(), complete, nil
+	return "\nWARNINGS\n" + strings.Join(warnings, "\n") + "\n"
 }
 
 func ownedBy(r tunnelv1alpha1.PangolinResource, uid any) bool {

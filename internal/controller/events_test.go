@@ -51,10 +51,10 @@ func TestNoteLimiter(t *testing.T) {
 
 func TestRecorderWritesEveryNote(t *testing.T) {
 	clientset := fake.NewClientset()
-	r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+	r := limitNotes(NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")).(noteLimiter)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- r.Start(ctx) }()
+	go func() { done <- r.EventRecorder.(*Recorder).Start(ctx) }()
 
 	ing := &corev1.ObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: "shop", Name: "web", UID: "uid-web"}
 	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "Service %s has no port %d", "shop/web", 8080)

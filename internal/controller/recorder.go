@@ -74,7 +74,7 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 		Action:              action,
 		Reason:              reason,
 		Regarding:           *ref,
-		Note:                truncateNote(fmt.Sprintf(note, args...)),
+		Note:                fmt.Sprintf(note, args...),
 		Type:                eventtype,
 	}
 	if related != nil {
