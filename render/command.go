@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -21,6 +22,7 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
 
 // Exit statuses of Main.
@@ -39,10 +41,14 @@ var variants = map[string]tunnelv1alpha1.Capabilities{
 }
 
 const usageHead = `Usage: manager render -f PATH [-f PATH ...] [--fail-on-warning] [--crd-variant fork|original] [--config FILE]
+                      [--sink pangolinresource|pangolin] [--domain DOMAIN ...]
 
-Render prints the PangolinResources the Pangolin Ingress Controller would write for
-a set of manifests, and its Warnings about them, without a cluster: PIC's own sources,
-engine and PangolinResource sink run over the manifests instead of an API server.
+Render prints what the Pangolin Ingress Controller would publish for a set of
+manifests, and its Warnings about them, without a cluster: PIC's own sources, engine
+and sink run over the manifests instead of an API server. With the pangolinresource
+sink (the default) that is the PangolinResources PIC would write; with the pangolin
+sink (direct mode), the Pangolin resources and targets it would create, computed by
+sending its requests to an in-memory Pangolin.
 
 Input: files, directories (read recursively: *.yaml, *.yml, *.json) or - for standard
 input; multi-document YAML or JSON, kind: List included, as kustomize build and helm
@@ -59,8 +65,16 @@ where the input has one (an object without one is newer than every object with o
 then by namespace/name. UIDs come from the input's metadata.uid, or else from each
 object's kind, namespace and name: a cluster's differ.
 
-Output: the PangolinResources as YAML on standard output, sorted by namespace and name;
-one line per Warning on standard error, sorted:
+Direct mode: every site a tunnel names exists and is online. The org's domains are
+those --domain gives; without it, the registrable domain of every host (its public
+suffix and one label) and every domain the domain-name annotation names. Give the
+org's domains to see hosts split as Pangolin will split them (apps.example.com as a
+domain), and DomainNotFound for a host under none. The API key, the CA bundle and
+Pangolin's address are neither needed nor read.
+
+Output: the PangolinResources as YAML on standard output, sorted by namespace and name
+(direct mode: the Pangolin resources, sorted by host); one line per Warning on standard
+error, sorted:
   Warning <Kind> <namespace>/<name> <Reason>: <message>
 
 Exit status: 0 rendered; 1 a Warning, with --fail-on-warning; 2 bad flags or
@@ -78,7 +92,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	files := fs.StringArrayP("filename", "f", nil, "a manifest file, a directory (recursively), or - for standard input; repeatable")
 	failOnWarning := fs.Bool("fail-on-warning", false, "exit with status 1 when PIC would emit a Warning")
 	variant := fs.String("crd-variant", "fork", "the pangolin-operator CRD variant to write for: fork (targets, access control) or original")
-	configFile := fs.String("config", "", "PIC's configuration file (tunnels, defaults, sources), with PIC_* variables over it; PIC's defaults, with every source, without it")
+	configFile := fs.String("config", "", "PIC's configuration file (tunnels, defaults, sources, sink), with PIC_* variables over it; PIC's defaults, with every source, without it")
+	sink := fs.String("sink", "", "the sink to render for: pangolinresource or pangolin (direct mode); the configuration's without it")
+	domains := fs.StringArray("domain", nil, "a domain of the Pangolin org, with sink pangolin; repeatable (default: derived from the hosts)")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, usageHead)
 		fs.SetOutput(w)
@@ -108,9 +124,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return bad("--crd-variant %q: want fork or original", *variant)
 	}
-	cfg, err := loadConfig(*configFile)
+	cfg, err := loadConfig(*configFile, *sink)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if len(*domains) > 0 && cfg.Sink != pangolin.Name {
+		return bad("--domain is for sink %s (direct mode); the sink is %s", pangolin.Name, cfg.Sink)
+	}
+	for _, d := range *domains {
+		if problems := validation.IsDNS1123Subdomain(strings.ToLower(d)); len(problems) > 0 {
+			return bad("--domain %q: %s", d, strings.Join(problems, "; "))
+		}
 	}
 
 	objects, tunnels, err := read(*files, stdin)
@@ -119,13 +143,21 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitInput
 	}
 	ctx := log.IntoContext(context.Background(), logr.Discard())
-	res, err := Run(ctx, objects, Options{Config: cfg, Capabilities: caps, AssumeTunnels: !tunnels})
+	opts := Options{Config: cfg, Capabilities: caps, AssumeTunnels: !tunnels}
+	for _, d := range *domains {
+		opts.Domains = append(opts.Domains, strings.ToLower(d))
+	}
+	res, err := Run(ctx, objects, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitFailure
 	}
 	var out bytes.Buffer
-	if err := writeResources(&out, res.Resources); err != nil {
+	write := func() error { return writeResources(&out, res.Resources) }
+	if cfg.Sink == pangolin.Name {
+		write = func() error { return writePangolin(&out, res.Pangolin) }
+	}
+	if err := write(); err != nil {
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitFailure
 	}
@@ -144,15 +176,26 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // loadConfig reads PIC's configuration as `manager --config file` does: the file, and
-// PIC_* variables over it. Without a file, PIC's defaults with every source: the input
-// says which kinds there are.
-func loadConfig(file string) (*config.Config, error) {
+// PIC_* variables over it, with sink, when given, over both. What only reaching Pangolin
+// needs is not read (config.LoadOffline). Without a file, PIC's defaults with every
+// source: the input says which kinds there are.
+func loadConfig(file, sink string) (*config.Config, error) {
 	if file == "" {
 		cfg := config.Default()
 		cfg.Sources = plugins.SourceNames()
+		if sink != "" {
+			if !slices.Contains(plugins.SinkNames(), sink) {
+				return nil, fmt.Errorf("--sink %q: want one of %s", sink, strings.Join(plugins.SinkNames(), ", "))
+			}
+			cfg.Sink = sink
+		}
 		return cfg, nil
 	}
-	cfg, _, err := config.Load([]string{"--" + config.FlagConfigFile + "=" + file}, plugins.Names())
+	args := []string{"--" + config.FlagConfigFile + "=" + file}
+	if sink != "" {
+		args = append(args, "--sink="+sink)
+	}
+	cfg, _, err := config.LoadOffline(args, plugins.Names())
 	return cfg, err
 }
 

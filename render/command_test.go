@@ -53,28 +53,37 @@ func write(t *testing.T, files map[string]string) string {
 // the same manifests: PangolinResources a case held beforehand are not read, tunnels
 // are assumed when a case has none, and creation order comes from names.
 //
+// testdata/golden-direct holds the same cases rendered with the pangolin sink: the
+// Pangolin resources and targets direct mode would create.
+//
 // go test ./render -run TestMainGolden -update rewrites the expectations.
 func TestMainGolden(t *testing.T) {
-	for _, source := range []string{"ingress", "gatewayapi"} {
-		inputs, err := filepath.Glob(filepath.Join("..", "sources", source, "testdata", "golden", "*", "input.yaml"))
-		require.NoError(t, err)
-		require.NotEmpty(t, inputs)
-		for _, input := range inputs {
-			name := filepath.Base(filepath.Dir(input))
-			t.Run(source+"/"+name, func(t *testing.T) {
-				got := run("", "-f", input).String()
-				wantFile := filepath.Join("testdata", "golden", source, name+".txt")
-				if *update {
-					require.NoError(t, os.MkdirAll(filepath.Dir(wantFile), 0o755))
-					require.NoError(t, os.WriteFile(wantFile, []byte(got), 0o644))
-					return
-				}
-				want, err := os.ReadFile(wantFile)
-				require.NoError(t, err, "run with -update to create it")
-				assert.Equal(t, string(want), got)
-			})
+	for _, mode := range []struct{ dir, sink string }{{"golden", "pangolinresource"}, {"golden-direct", "pangolin"}} {
+		for _, source := range []string{"ingress", "gatewayapi"} {
+			inputs, err := filepath.Glob(filepath.Join("..", "sources", source, "testdata", "golden", "*", "input.yaml"))
+			require.NoError(t, err)
+			require.NotEmpty(t, inputs)
+			for _, input := range inputs {
+				name := filepath.Base(filepath.Dir(input))
+				t.Run(mode.sink+"/"+source+"/"+name, func(t *testing.T) {
+					golden(t, run("", "-f", input, "--sink", mode.sink).String(), filepath.Join("testdata", mode.dir, source, name+".txt"))
+				})
+			}
 		}
 	}
+}
+
+// golden compares got with the file want, or rewrites it with -update.
+func golden(t *testing.T, got, wantFile string) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(wantFile), 0o755))
+		require.NoError(t, os.WriteFile(wantFile, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(wantFile)
+	require.NoError(t, err, "run with -update to create it")
+	assert.Equal(t, string(want), got)
 }
 
 // scenario is a Service and two Ingresses of PIC's class: one valid, whose backend port

@@ -60,7 +60,7 @@ func TestMainExitStatus(t *testing.T) {
 func TestMainHelp(t *testing.T) {
 	got := run("", "--help")
 	require.Equal(t, 0, got.code)
-	for _, s := range []string{"-f, --filename", "--fail-on-warning", "--crd-variant", "--config",
+	for _, s := range []string{"-f, --filename", "--fail-on-warning", "--crd-variant", "--config", "--sink", "--domain", "every site a tunnel names exists",
 		"no PangolinTunnel at all, every tunnel is assumed", "metadata.creationTimestamp", "Exit status"} {
 		assert.Contains(t, got.stdout, s)
 	}

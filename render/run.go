@@ -26,6 +26,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// AssumeTunnels makes every PangolinTunnel that is not among the objects exist, and
 	// be Ready.
 	AssumeTunnels bool
+	// Domains are the org's domains with sink pangolin; nil derives them from the hosts
+	// (derivedDomains).
+	Domains []string
 }
 
 // Result is the world after a run.
@@ -52,6 +56,8 @@ type Result struct {
 	Client client.Client
 	// Resources are every PangolinResource in the end, sorted by namespace and name.
 	Resources []tunnelv1alpha1.PangolinResource
+	// Pangolin is what Pangolin holds in the end, with sink pangolin.
+	Pangolin []PangolinResource
 	// Events are the events PIC emitted, in order.
 	Events []Event
 	// Passes are the writes of each pass. The second and later passes of a converged
@@ -118,7 +124,10 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 
 	res := &Result{Passes: []Pass{{}}}
+	var counting sync.Mutex // the direct sink may write concurrently
 	count := func(status bool) {
+		counting.Lock()
+		defer counting.Unlock()
 		p := &res.Passes[len(res.Passes)-1]
 		if status {
 			p.StatusWrites++
@@ -166,7 +175,23 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	c := builder.Build()
 	res.Client = c
 
-	sink := pangolinresource.New(c, c, opts.Capabilities)
+	var sink plugin.Sink = pangolinresource.New(c, c, opts.Capabilities)
+	var direct *simulatedPangolin
+	if cfg.Sink == pangolin.Name {
+		domains := opts.Domains
+		if domains == nil {
+			var srcs []plugin.OfflineSource
+			for _, f := range factories {
+				srcs = append(srcs, f.Offline(c, cfg, nil))
+			}
+			domains = derivedDomains(ctx, objects, srcs)
+		}
+		var err error
+		if direct, err = simulatePangolin(ctx, cfg, domains, func() { count(false) }); err != nil {
+			return nil, err
+		}
+		sink = direct.sink
+	}
 	var srcs []plugin.OfflineSource
 	var all []plugin.Source
 	for _, f := range factories {
@@ -201,6 +226,9 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	slices.SortFunc(res.Resources, func(a, b tunnelv1alpha1.PangolinResource) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
+	if direct != nil {
+		res.Pangolin = direct.resources()
+	}
 	res.Events = recorder.events
 	return res, nil
 }

@@ -46,7 +46,7 @@ func loadWith(t *testing.T, args, environ []string, out io.Writer) (*Config, Ori
 		name, value, _ := strings.Cut(kv, "=")
 		t.Setenv(name, value)
 	}
-	return load(args, testPlugins, out)
+	return load(args, testPlugins, out, false)
 }
 
 func mustLoad(t *testing.T, args, environ []string) (*Config, Origins) {
@@ -1132,4 +1132,29 @@ func TestOriginText(t *testing.T) {
 			assert.Equal(t, tt.text, tt.origin.String())
 		})
 	}
+}
+
+// TestLoadOffline: render reads a direct-mode configuration where neither its Secret nor
+// its CA bundle is mounted, and without Pangolin's address; everything else is checked
+// as Load checks it.
+func TestLoadOffline(t *testing.T) {
+	for _, k := range os.Environ() {
+		if name, _, _ := strings.Cut(k, "="); strings.HasPrefix(name, "PIC_") {
+			t.Setenv(name, "")
+			require.NoError(t, os.Unsetenv(name))
+		}
+	}
+	args := []string{"--sink=pangolin", "--pangolin-api-key-file=/nonexistent/api-key", "--pangolin-ca-file=/nonexistent/ca.crt", "--pangolin-owner-id=prod"}
+	_, _, err := load(args, testPlugins, io.Discard, false)
+	require.Error(t, err, "Load needs what reaching Pangolin needs")
+
+	cfg, _, err := LoadOffline(args, testPlugins)
+	require.NoError(t, err)
+	assert.Equal(t, "pangolin", cfg.Sink)
+	assert.Equal(t, "prod", cfg.Pangolin.OwnerID)
+	assert.Empty(t, cfg.Pangolin.APIKey, "the key is not read")
+
+	_, _, err = LoadOffline([]string{"--sink=pangolin", "--pangolin-owner-id=Not_Valid"}, testPlugins)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pangolin.ownerId", "the other keys are checked as ever")
 }

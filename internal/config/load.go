@@ -42,7 +42,15 @@ type file struct {
 // Sources and the sink must be among plugins. It returns pflag.ErrHelp, after printing
 // usage to stderr, for --help, and an *Error listing every problem.
 func Load(args []string, plugins Plugins) (*Config, Origins, error) {
-	return load(args, plugins, os.Stderr)
+	return load(args, plugins, os.Stderr, false)
+}
+
+// LoadOffline reads the configuration as Load does, for a run that reaches no Pangolin
+// (`manager render`): the API key, its file and the CA bundle are neither read nor
+// required, and neither are pangolin.url and pangolin.org. A configuration that mounts
+// its key from a Secret can then be rendered where the Secret is not.
+func LoadOffline(args []string, plugins Plugins) (*Config, Origins, error) {
+	return load(args, plugins, os.Stderr, true)
 }
 
 // loader reads one configuration: viper holds the layers and their precedence, the
@@ -54,6 +62,7 @@ type loader struct {
 	plugins Plugins
 	origins Origins
 	probs   problems
+	offline bool // LoadOffline's
 }
 
 func newLoader(p Plugins) *loader {
@@ -64,8 +73,9 @@ func newLoader(p Plugins) *loader {
 	return l
 }
 
-func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
+func load(args []string, p Plugins, out io.Writer, offline bool) (*Config, Origins, error) {
 	l := newLoader(p)
+	l.offline = offline
 	l.fs = newFlagSet(out, p)
 	if err := l.fs.Parse(args); err != nil {
 		return nil, nil, commandLineError(l.fs, err)
@@ -92,7 +102,9 @@ func load(args []string, p Plugins, out io.Writer) (*Config, Origins, error) {
 	}
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
-	l.pangolin(c)
+	if !l.offline {
+		l.pangolin(c)
+	}
 	vals := values(c)
 	for _, k := range keys { // a key that did not decode is not checked again
 		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {

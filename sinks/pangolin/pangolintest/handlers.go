@@ -260,6 +260,14 @@ func (s *Server) getSiteByNiceID(q *request) response {
 				return ok(http.StatusOK, "Site retrieved successfully", s.siteJSON(st))
 			}
 		}
+		if s.opts.AnySite {
+			st := Site{ID: 1, NiceID: q.params["niceId"], Name: q.params["niceId"], Type: "newt"}
+			for _, other := range s.opts.Sites {
+				st.ID = max(st.ID, other.ID+1)
+			}
+			s.opts.Sites = append(s.opts.Sites, st)
+			return ok(http.StatusOK, "Site retrieved successfully", s.siteJSON(st))
+		}
 	}
 	return fail(http.StatusNotFound, "Site with ID %s not found", q.params["niceId"])
 }

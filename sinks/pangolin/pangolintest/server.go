@@ -58,6 +58,10 @@ type Options struct {
 	Domains []Domain
 	Sites   []Site
 	Keys    []Key
+	// AnySite makes every niceId name a site: one asked for that is not among Sites is
+	// added, online. Offline simulation (`manager render`) uses it, where the sites a
+	// configuration names cannot be known.
+	AnySite bool
 }
 
 func (o *Options) defaults() {

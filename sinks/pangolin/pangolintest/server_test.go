@@ -506,3 +506,21 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestAnySite(t *testing.T) {
+	strict := newServer(t, pangolintest.Options{})
+	assert.Equal(t, http.StatusNotFound, do(t, strict, "GET", "/v1/org/interop/site/edge", "").Status,
+		"without AnySite an unknown site does not exist")
+
+	s := newServer(t, pangolintest.Options{AnySite: true})
+	r := do(t, s, "GET", "/v1/org/interop/site/edge", "")
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	assert.Equal(t, "edge", r.data()["niceId"])
+	assert.Equal(t, true, r.data()["online"])
+	assert.Equal(t, float64(2), r.data()["siteId"], "the next id after the fixture's site 1")
+	again := do(t, s, "GET", "/v1/org/interop/site/edge", "")
+	assert.Equal(t, r.data()["siteId"], again.data()["siteId"], "asked twice, one site")
+	assert.Len(t, s.Sites(), 2)
+	assert.Equal(t, http.StatusNotFound, do(t, s, "GET", "/v1/org/other/site/edge", "").Status,
+		"sites appear in the server's org only")
+}

@@ -186,6 +186,13 @@ func (s *Server) Resources() []Resource {
 	return out
 }
 
+// Sites returns the org's sites, AnySite's included.
+func (s *Server) Sites() []Site {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Site(nil), s.opts.Sites...)
+}
+
 // Targets returns the targets of a resource, by id.
 func (s *Server) Targets(resourceID int) []Target {
 	s.mu.Lock()

@@ -1,0 +1,185 @@
+package render
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
+)
+
+// PangolinResource is a resource as the direct sink leaves it in Pangolin, with its
+// targets: what render prints with sink pangolin. The fields are Pangolin's.
+type PangolinResource struct {
+	NiceID      string           `json:"niceId"`
+	Name        string           `json:"name"`
+	FullDomain  string           `json:"fullDomain"`
+	Domain      string           `json:"domain"`
+	Subdomain   string           `json:"subdomain,omitempty"`
+	Enabled     bool             `json:"enabled"`
+	SSO         bool             `json:"sso"`
+	BlockAccess bool             `json:"blockAccess"`
+	Targets     []PangolinTarget `json:"targets"`
+}
+
+// PangolinTarget is a target of a PangolinResource; Site is the site's niceId.
+type PangolinTarget struct {
+	Site          string `json:"site"`
+	Method        string `json:"method"`
+	IP            string `json:"ip"`
+	Port          int    `json:"port"`
+	Path          string `json:"path,omitempty"`
+	PathMatchType string `json:"pathMatchType,omitempty"`
+	Priority      int    `json:"priority,omitempty"`
+	Enabled       bool   `json:"enabled"`
+}
+
+// renderOrg is the org of a simulated Pangolin when the configuration names none.
+const renderOrg = "render"
+
+// simulatedPangolin is the direct sink working against the in-repo Pangolin server, in
+// memory: the requests PIC would send are sent, and what they leave is what Pangolin
+// would hold. Every site exists and is online: the sites a configuration names cannot be
+// known offline.
+type simulatedPangolin struct {
+	server *pangolintest.Server
+	sink   *pangolin.Sink
+}
+
+// simulatePangolin starts the simulation with the org's domains; wrote is called once
+// per write the sink sends.
+func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string, wrote func()) (*simulatedPangolin, error) {
+	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
+	opts := pangolintest.Options{Org: org, Sites: []pangolintest.Site{}, AnySite: true, Domains: []pangolintest.Domain{}}
+	for i, d := range domains {
+		opts.Domains = append(opts.Domains, pangolintest.Domain{ID: fmt.Sprintf("domain%d", i+1), BaseDomain: d, Verified: true})
+	}
+	server := pangolintest.NewHandler(opts)
+	transport := roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet {
+			wrote()
+		}
+		// What a server would see: a body, even empty, and the request line's URI.
+		in := r.Clone(r.Context())
+		if in.Body == nil {
+			in.Body = http.NoBody
+		}
+		in.RequestURI = r.URL.RequestURI()
+		rec := httptest.NewRecorder()
+		server.ServeHTTP(rec, in)
+		return rec.Result(), nil
+	})
+	api, err := pangolinapi.New(pangolinapi.Config{
+		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: pangolintest.RootKey.Token(),
+		HTTPClient: &http.Client{Transport: transport},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("simulate Pangolin: %w", err)
+	}
+	sink := pangolin.New(api, pangolin.Options{OwnerID: cfg.Pangolin.OwnerID})
+	if err := sink.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("simulate Pangolin: %w", err)
+	}
+	return &simulatedPangolin{server: server, sink: sink}, nil
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// resources is what the simulated Pangolin holds, sorted by host, then niceId.
+func (p *simulatedPangolin) resources() []PangolinResource {
+	sites := map[int]string{}
+	for _, s := range p.server.Sites() {
+		sites[s.ID] = s.NiceID
+	}
+	var out []PangolinResource
+	for _, r := range p.server.Resources() {
+		res := PangolinResource{
+			NiceID: r.NiceID, Name: r.Name, FullDomain: r.FullDomain, Enabled: r.Enabled,
+			SSO: r.SSO, BlockAccess: r.BlockAccess, Targets: []PangolinTarget{},
+		}
+		if r.Subdomain != nil {
+			res.Subdomain = *r.Subdomain
+		}
+		res.Domain = strings.TrimPrefix(strings.TrimPrefix(r.FullDomain, res.Subdomain), ".")
+		for _, t := range p.server.Targets(r.ID) {
+			res.Targets = append(res.Targets, PangolinTarget{
+				Site: sites[t.SiteID], Method: t.Method, IP: t.IP, Port: t.Port, Path: t.Path,
+				PathMatchType: t.PathMatchType, Priority: t.Priority, Enabled: t.Enabled,
+			})
+		}
+		// Pangolin keeps targets in creation order; a sorted list reads the same
+		// whatever order an edit left them in.
+		slices.SortFunc(res.Targets, func(a, b PangolinTarget) int {
+			return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Path, b.Path),
+				cmp.Compare(a.PathMatchType, b.PathMatchType), cmp.Compare(a.IP, b.IP), cmp.Compare(a.Port, b.Port))
+		})
+		out = append(out, res)
+	}
+	slices.SortFunc(out, func(a, b PangolinResource) int {
+		return cmp.Or(cmp.Compare(a.FullDomain, b.FullDomain), cmp.Compare(a.NiceID, b.NiceID))
+	})
+	return out
+}
+
+// derivedDomains are the domains render assumes the org has when it is not told: the
+// registrable domain (public suffix plus one label) of every host the objects claim,
+// and every domain the domain-name annotation names.
+func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.OfflineSource) []string {
+	var out []string
+	add := func(d string) {
+		if d = strings.ToLower(strings.TrimSpace(d)); d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	for _, o := range objects {
+		for _, src := range srcs {
+			if !sameKind(o, src.Object()) {
+				continue
+			}
+			for _, h := range src.Hosts(ctx, o) {
+				if domain, err := publicsuffix.EffectiveTLDPlusOne(strings.TrimPrefix(h, "*.")); err == nil {
+					add(domain)
+				}
+			}
+			add(o.GetAnnotations()[pic.AnnotationDomainName])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writePangolin prints Pangolin resources as a YAML stream.
+func writePangolin(w io.Writer, resources []PangolinResource) error {
+	for i, r := range resources {
+		out, err := yaml.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("marshal Pangolin resource %s: %w", r.NiceID, err)
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(bytes.TrimLeft(out, "\n")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
