@@ -156,6 +156,9 @@ func TestDirectMode(t *testing.T) {
 			require.Eventually(t, func() bool {
 				return counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "ingress", "result": "error"}) > failed
 			}, wait, tick, "a reconcile failed on the outage")
+			unavailable := w.eventuallyEventIn(ns, pic.ReasonSinkUnavailable)
+			assert.Contains(t, unavailable, "503", "the Warning says what Pangolin answered")
+			assert.Contains(t, unavailable, "nothing is removed")
 			fake.SetFault(nil)
 			assert.Equal(t, map[string][]string{"news.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}}, pangolinHosts(fake), "nothing deleted")
 			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})

@@ -56,6 +56,10 @@ const (
 	// ReasonPangolinError (Warning): the operator reports an error for the resource, or,
 	// in direct mode, Pangolin refused a request (its status and message are given).
 	ReasonPangolinError = "PangolinError"
+	// ReasonSinkUnavailable (Warning): what PIC publishes into cannot be read or written
+	// (Pangolin in direct mode, the API server's PangolinResources otherwise); the
+	// reconcile is retried with backoff, and nothing is removed meanwhile.
+	ReasonSinkUnavailable = "SinkUnavailable"
 	// ReasonTLSIgnored (Normal): the Ingress has spec.tls, which Pangolin does not use: it
 	// serves the host with its own certificates.
 	ReasonTLSIgnored = "TLSIgnored"
