@@ -32,6 +32,8 @@ func TestHelmLint(t *testing.T) {
 		{"the chart lints clean with its default values", ""},
 		{"the chart lints clean with every key, tunnels, extra IngressClasses and a ServiceMonitor", everythingValues},
 		{"the chart lints clean with config.sources [ingress, httproute]", gatewayAPIValues},
+		{"the chart lints clean with config.sink pangolin", directValues},
+		{"the chart lints clean with config.sink pangolin and config.sources [ingress, httproute]", directGatewayAPIValues},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

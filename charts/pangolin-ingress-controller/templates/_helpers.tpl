@@ -132,6 +132,32 @@ PIC loads from the rendered Deployment.
 {{- if has "httproute" $list }}true{{ end }}
 {{- end }}
 
+{{/*
+The sink PIC runs: config.sink, default pangolinresource. Like PIC, --sink in extraArgs
+(the last one) beats PIC_SINK in extraEnv, which beats config.sink. The pangolinresource
+sink's ClusterRoles are rendered only for that sink. internal/manifests tests that this
+agrees with the configuration PIC loads from the rendered Deployment.
+*/}}
+{{- define "pic.sink" -}}
+{{- $sink := index (.Values.config | default dict) "sink" }}
+{{- range .Values.extraEnv }}
+{{- if and (eq (toString .name) "PIC_SINK") (ne (toString .value) "") }}
+{{- $sink = .value }}
+{{- end }}
+{{- end }}
+{{- $prev := "" }}
+{{- range .Values.extraArgs }}
+{{- $arg := toString . }}
+{{- if hasPrefix "--sink=" $arg }}
+{{- $sink = trimPrefix "--sink=" $arg }}
+{{- else if eq $prev "--sink" }}
+{{- $sink = $arg }}
+{{- end }}
+{{- $prev = $arg }}
+{{- end }}
+{{- if kindIs "invalid" $sink }}pangolinresource{{ else }}{{ trim (toString $sink) }}{{ end }}
+{{- end }}
+
 {{/* The port of a bind address such as ":8080" (default when unset), or "" when it is "0". */}}
 {{- define "pic.port" -}}
 {{- $addr := index . 0 }}
