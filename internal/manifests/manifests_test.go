@@ -115,7 +115,9 @@ var renderings = []rendering{
 	{name: "the Helm chart with every key, tunnels, extra IngressClasses and a ServiceMonitor", render: charted(everythingValues)},
 	{name: "kustomize config/gateway-api", render: kustomized("gateway-api"), gatewayAPI: true},
 	{name: "the Helm chart with config.sources [ingress, httproute]", render: charted(gatewayAPIValues), gatewayAPI: true},
+	{name: "kustomize config/direct", render: kustomized("direct"), direct: true},
 	{name: "the Helm chart with config.sink pangolin", render: charted(directValues), direct: true},
+	{name: "kustomize config/direct-gateway-api", render: kustomized("direct-gateway-api"), gatewayAPI: true, direct: true},
 	{name: "the Helm chart with config.sink pangolin and config.sources [ingress, httproute]", render: charted(directGatewayAPIValues), gatewayAPI: true, direct: true},
 }
 
