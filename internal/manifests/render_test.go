@@ -3,7 +3,10 @@ package manifests
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,6 +255,14 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 // key: installations mount them and never ship them.
 var testSecrets = map[string]map[string]string{
 	"pangolin-api-key": {"apiKey": testAPIKey},
+	"pangolin-ca":      {"ca.crt": testCABundle()},
+}
+
+// testCABundle is a PEM CA bundle: the certificate of a TLS test server.
+func testCABundle() string {
+	server := httptest.NewTLSServer(http.NotFoundHandler())
+	defer server.Close()
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw}))
 }
 
 // testAPIKey is the Pangolin API key of testSecrets, in the form <apiKeyId>.<secret>.

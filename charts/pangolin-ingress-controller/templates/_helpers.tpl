@@ -73,9 +73,9 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- $_ := set $file "tunnels" . }}
 {{- end }}
 {{- $pangolin := dict }}
-{{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" }}
+{{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" "caSecret" }}
 {{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile")) }}
-{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, apiKeySecret" $key) }}
+{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, apiKeySecret, caSecret" $key) }}
 {{- end }}
 {{- if not (kindIs "invalid" $value) }}
 {{- $_ := set $pangolin $key $value }}
@@ -83,6 +83,9 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- with (include "pic.pangolinKeyFile" .) }}
 {{- $_ := set $pangolin "apiKeyFile" . }}
+{{- end }}
+{{- with (include "pic.pangolinCAFile" .) }}
+{{- $_ := set $pangolin "caFile" . }}
 {{- end }}
 {{- if $pangolin }}
 {{- $_ := set $file "pangolin" $pangolin }}
@@ -222,5 +225,14 @@ Where the Pangolin API key Secret is mounted, when pangolin.apiKeySecret names o
 {{- define "pic.pangolinKeyFile" -}}
 {{- with (.Values.pangolin | default dict).apiKeySecret }}
 {{- if .name }}/etc/pic-pangolin/{{ .key | default "apiKey" }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where the Pangolin CA bundle Secret is mounted, when pangolin.caSecret names one.
+*/}}
+{{- define "pic.pangolinCAFile" -}}
+{{- with (.Values.pangolin | default dict).caSecret }}
+{{- if .name }}/etc/pic-pangolin-ca/{{ .key | default "ca.crt" }}{{ end }}
 {{- end }}
 {{- end }}
