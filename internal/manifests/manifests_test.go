@@ -98,12 +98,14 @@ pangolin:
 `
 )
 
+// kustomized renders the kustomization config/<dir>.
 func kustomized(dir ...string) func(t *testing.T) []*unstructured.Unstructured {
 	return func(t *testing.T) []*unstructured.Unstructured {
 		return kustomizeBuild(t, repoPath(append([]string{"config"}, dir...)...))
 	}
 }
 
+// charted renders the chart with values.
 func charted(values string) func(t *testing.T) []*unstructured.Unstructured {
 	return func(t *testing.T) []*unstructured.Unstructured { return renderChart(t, values) }
 }
