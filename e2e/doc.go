@@ -8,9 +8,10 @@
 //   - local (default, what `make test` and CI use): a control plane started by
 //     internal/testenv (etcd, kube-apiserver with RBAC, kube-controller-manager with the
 //     garbage collector) per operator CRD variant. PIC runs as a client-certificate user
-//     named like a ServiceAccount, bound by the RBAC rendered from config/rbac (and
-//     config/rbac/gateway-api for a spec with the httproute source), so a missing
-//     permission fails the suite.
+//     named like a ServiceAccount, bound by the RBAC rendered from config/rbac and
+//     config/rbac/pangolinresource (and config/rbac/gateway-api and
+//     config/rbac/pangolinresource/gateway-api for a spec with the httproute source), so
+//     a missing permission fails the suite.
 //   - kind (E2E_CLUSTER=kind): a kind cluster (created, or the current context with
 //     E2E_KIND_USE_CURRENT=1) running the image built from the Dockerfile and deployed
 //     with config/gateway-api (config/default plus the opt-in Gateway API RBAC).

@@ -21,8 +21,8 @@ import (
 type localProvider struct {
 	variant           testenv.Variant
 	cluster           *testenv.Cluster
-	kubeconfig        string // PIC's ServiceAccount: config/rbac and config/rbac/gateway-api
-	ingressKubeconfig string // a second ServiceAccount with config/rbac's grants alone
+	kubeconfig        string // PIC's ServiceAccount: the pangolinresource sink's RBAC with the Gateway API's
+	ingressKubeconfig string // a second ServiceAccount with an Ingress-only install's grants alone
 	dir               string
 	seq               int // numbers PIC processes, for log file names
 }
@@ -50,15 +50,16 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ingressRBAC, gatewayRBAC, err := rbacObjects()
+	ingressRBAC, gatewayRBAC, err := rbacObjects("pangolinresource")
 	require.NoError(t, err, "render PIC's RBAC")
 	require.NoError(t, ensureNamespace(ctx, cluster.Client, picNamespace))
 	require.NoError(t, applyObjects(ctx, cluster.Client, append(ingressRBAC, gatewayRBAC...)), "apply PIC's RBAC")
 	saNamespace, saName := serviceAccountIdentity(ingressRBAC)
 	// The specs without the httproute source run as a ServiceAccount with only what
-	// config/rbac grants, so a rule an Ingress-only install lacks fails them.
+	// config/rbac and config/rbac/pangolinresource grant, so a rule an Ingress-only
+	// install lacks fails them.
 	ingressOnly := saName + "-ingress-only"
-	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(ingressRBAC, saNamespace, ingressOnly)), "bind config/rbac to %s", ingressOnly)
+	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(ingressRBAC, saNamespace, ingressOnly)), "bind an Ingress-only install's RBAC to %s", ingressOnly)
 	// RBAC matches a ServiceAccount subject by this user name and these groups, which
 	// is what a ServiceAccount token would authenticate as.
 	addServiceAccountUser := func(name string) string {

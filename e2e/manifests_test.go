@@ -120,20 +120,40 @@ func serviceAccountIdentity(objs []*unstructured.Unstructured) (namespace, name 
 	return picNamespace, "pangolin-ingress-controller"
 }
 
-// rbacObjects is PIC's RBAC for the local provider, rendered with kustomize into
-// picNamespace: config/rbac (what an Ingress-only install grants) and
-// config/rbac/gateway-api (the opt-in httproute source's rules, bound to the same
-// ServiceAccount).
-func rbacObjects() (ingress, gatewayAPI []*unstructured.Unstructured, err error) {
+// rbacObjects is PIC's RBAC for the local provider with sink (pangolinresource or
+// pangolin, the direct sink), rendered with kustomize into picNamespace: config/rbac and,
+// for the pangolinresource sink, config/rbac/pangolinresource (what an Ingress-only
+// install of that sink grants); and config/rbac/gateway-api (the opt-in httproute
+// source's rules, bound to the same ServiceAccount), with
+// config/rbac/pangolinresource/gateway-api for the pangolinresource sink. The direct
+// sink's are config/rbac and config/rbac/gateway-api alone, as config/direct and
+// config/direct-gateway-api install.
+func rbacObjects(sink string) (ingress, gatewayAPI []*unstructured.Unstructured, err error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Join(root, "config", "rbac")
-	if ingress, err = kustomize(dir, picNamespace); err != nil {
+	rbac := filepath.Join(root, "config", "rbac")
+	ingressDirs, gatewayDirs := []string{rbac}, []string{filepath.Join(rbac, "gateway-api")}
+	if sink == "pangolinresource" {
+		ingressDirs = append(ingressDirs, filepath.Join(rbac, "pangolinresource"))
+		gatewayDirs = append(gatewayDirs, filepath.Join(rbac, "pangolinresource", "gateway-api"))
+	}
+	render := func(dirs []string) ([]*unstructured.Unstructured, error) {
+		var out []*unstructured.Unstructured
+		for _, dir := range dirs {
+			objs, err := kustomize(dir, picNamespace)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+		return out, nil
+	}
+	if ingress, err = render(ingressDirs); err != nil {
 		return nil, nil, err
 	}
-	gatewayAPI, err = kustomize(filepath.Join(dir, "gateway-api"), picNamespace)
+	gatewayAPI, err = render(gatewayDirs)
 	return ingress, gatewayAPI, err
 }
 

@@ -32,6 +32,8 @@ func TestHelmLint(t *testing.T) {
 		{"the chart lints clean with its default values", ""},
 		{"the chart lints clean with every key, tunnels, extra IngressClasses and a ServiceMonitor", everythingValues},
 		{"the chart lints clean with config.sources [ingress, httproute]", gatewayAPIValues},
+		{"the chart lints clean with config.sink pangolin", directValues},
+		{"the chart lints clean with config.sink pangolin and config.sources [ingress, httproute]", directGatewayAPIValues},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,6 +217,32 @@ podLabels: {team: platform}
 			assert.Equal(t, "platform", d.Spec.Template.Labels["team"])
 			assert.NotContains(t, d.Spec.Selector.MatchLabels, "team", "pod labels stay out of the immutable selector")
 		}},
+		{"pangolin.apiKeySecret and pangolin.caSecret are mounted read-only and named by apiKeyFile and caFile", directValues + `
+  caSecret: {name: pangolin-ca}
+`, func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			assert.Equal(t, testAPIKey, string(cfg.Pangolin.APIKey))
+			ca, err := os.ReadFile(cfg.Pangolin.CAFile)
+			require.NoError(t, err)
+			assert.Equal(t, testSecrets["pangolin-ca"]["ca.crt"], string(ca))
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			c := manager(t, d)
+			want := map[string]string{"pangolin-api-key": "/etc/pic-pangolin", "pangolin-ca": "/etc/pic-pangolin-ca"}
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Secret == nil {
+					continue
+				}
+				i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == v.Name })
+				require.GreaterOrEqual(t, i, 0, "volume %s is mounted", v.Name)
+				assert.Equal(t, want[v.Secret.SecretName], c.VolumeMounts[i].MountPath, v.Secret.SecretName)
+				assert.True(t, c.VolumeMounts[i].ReadOnly, v.Secret.SecretName)
+				delete(want, v.Secret.SecretName)
+			}
+			assert.Empty(t, want, "Secrets not mounted")
+			file := only[corev1.ConfigMap](t, objs, "ConfigMap").Data["config.yaml"]
+			assert.Contains(t, file, "apiKeyFile: /etc/pic-pangolin/apiKey")
+			assert.Contains(t, file, "caFile: /etc/pic-pangolin-ca/ca.crt")
+		}},
 		{"extraArgs and extraEnv reach the container and beat the file", `
 config: {logLevel: info, logFormat: json}
 extraArgs: [--log-level=debug]
@@ -267,6 +295,7 @@ func TestHelmChartRejectsBadValues(t *testing.T) {
 		{"serviceAccount.create=false without a name is refused", "serviceAccount: {create: false}", "serviceAccount.name is required"},
 		{"an IngressClass without a name is refused", "ingressClasses: [{default: true}]", "ingressClasses[0].name is required"},
 		{"a metrics address without a port is refused", "config: {metricsBindAddress: localhost}", "want host:port or :port"},
+		{"the API key itself in the values is refused", "pangolin: {apiKey: keyid.secret}", "pangolin.apiKey is not a PIC setting"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -280,14 +309,18 @@ func TestHelmChartRejectsBadValues(t *testing.T) {
 // TestHelmChartNotes checks that NOTES.txt renders and names what was installed.
 func TestHelmChartNotes(t *testing.T) {
 	cases := []struct {
-		name, values string
-		want         []string
+		name, values  string
+		want, notWant []string
 	}{
-		{"the notes name the namespace, the class and the default tunnel", "", []string{"namespace pic-system", "  - pangolin\n", `"default" for class pangolin`}},
-		{"the notes name every class and tunnel alias", everythingValues, []string{"  - pangolin-edge-eu\n", `"pangolin-system/main" for class pangolin, and edge-eu, staging`, "--print-config --config=/etc/pic/config.yaml"}},
-		{"the notes warn when no class is created", "ingressClasses: []", []string{"No IngressClass was created"}},
-		{"the notes name the GatewayClass when httproute is enabled", gatewayAPIValues, []string{"Gateway API HTTPRoutes are published too", "controllerName pangolin.io/gateway-controller): pangolin;"}},
-		{"the notes warn when httproute is enabled without a GatewayClass", gatewayAPIValues + "gatewayClass: {create: false}", []string{"No GatewayClass was created"}},
+		{"the notes name the namespace, the class and the default tunnel", "", []string{"namespace pic-system", "  - pangolin\n", `"default" for class pangolin`}, nil},
+		{"the notes name every class and tunnel alias", everythingValues, []string{"  - pangolin-edge-eu\n", `"pangolin-system/main" for class pangolin, and edge-eu, staging`, "--print-config --config=/etc/pic/config.yaml"}, nil},
+		{"the notes warn when no class is created", "ingressClasses: []", []string{"No IngressClass was created"}, nil},
+		{"the notes name the GatewayClass when httproute is enabled", gatewayAPIValues, []string{"Gateway API HTTPRoutes are published too", "controllerName pangolin.io/gateway-controller): pangolin;"}, nil},
+		{"the notes warn when httproute is enabled without a GatewayClass", gatewayAPIValues + "gatewayClass: {create: false}", []string{"No GatewayClass was created"}, nil},
+		{"the notes of direct mode name Pangolin, the site and the API key Secret", directValues, []string{
+			"without\npangolin-operator: https://pangolin.example.com/v1, organization my-org.", `Pangolin site, named by its niceId: "default" for class pangolin.`,
+			"the Secret pangolin-api-key of namespace pic-system", "Pangolin resource per host",
+		}, []string{"PangolinTunnel", "PangolinResource"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -296,6 +329,9 @@ func TestHelmChartNotes(t *testing.T) {
 			notes := files["pangolin-ingress-controller/templates/NOTES.txt"]
 			for _, w := range c.want {
 				assert.Contains(t, notes, w)
+			}
+			for _, w := range c.notWant {
+				assert.NotContains(t, notes, w)
 			}
 		})
 	}
@@ -492,7 +528,7 @@ func TestChartDocumentsEveryKey(t *testing.T) {
 				documented = append(documented, "leaderElection."+k)
 			}
 			for k := range values.Pangolin {
-				if k != "apiKeySecret" { // the way to fill pangolin.apiKeyFile from a Secret
+				if k != "apiKeySecret" && k != "caSecret" { // the ways to fill pangolin.apiKeyFile and caFile from Secrets
 					documented = append(documented, "pangolin."+k)
 				}
 			}

@@ -4,12 +4,17 @@
 // tools (kustomize's krusty and Helm's engine and linter), so `go test ./...` needs no
 // binary, and check what must hold whatever the rendering:
 //
-//   - PIC's ClusterRole and leader-election Role grant exactly the rules of
-//     config/rbac/role.yaml: no wildcard, no Secrets, nothing added;
-//   - the Gateway API ClusterRole grants exactly config/rbac/gateway-api/role.yaml, and
-//     is rendered (with the GatewayClass pangolin) exactly when PIC runs the httproute
-//     source: config/gateway-api and the chart with httproute in its sources, never
-//     config/default or the chart's defaults;
+//   - PIC's ClusterRoles are exactly the files of config/rbac for the sink and sources
+//     it runs, each with exactly its file's rules: role.yaml always (with the
+//     leader-election Role), pangolinresource/role.yaml for the pangolinresource sink,
+//     gateway-api/role.yaml for the httproute source, pangolinresource/gateway-api for
+//     both; no wildcard, no Secrets, nothing added;
+//   - a direct-mode installation (config/direct, the chart with config.sink pangolin)
+//     grants nothing on Pangolin's CRDs, and PIC reads its API key from a Secret the
+//     Deployment mounts as a file, never from a variable;
+//   - the Gateway API ClusterRole and the GatewayClass pangolin are rendered exactly
+//     when PIC runs the httproute source, never with config/default or the chart's
+//     defaults;
 //   - the pod runs non-root on a read-only root filesystem, without capabilities;
 //   - the Dockerfile builds a static binary on a distroless nonroot base, run as the
 //     numeric user (65532) every rendering's pod asks for;

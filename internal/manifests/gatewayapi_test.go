@@ -77,12 +77,6 @@ func TestGatewayAPIIsOptIn(t *testing.T) {
 			assert.NotEmpty(t, gatewayAPIGrants(append(slices.Clone(base), rule)), "rule %+v", rule)
 		}
 	})
-	t.Run("config/rbac/role.yaml and config/rbac/gateway-api/role.yaml grant nothing twice", func(t *testing.T) {
-		main := ruleSet(readRoleFile(t).clusterRole)
-		for key := range ruleSet(readGatewayRoleFile(t).Rules) {
-			assert.NotContains(t, main, key)
-		}
-	})
 }
 
 // TestHelmChartGatewayAPI checks when the chart renders the Gateway API ClusterRole and

@@ -2,8 +2,11 @@ package manifests
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -30,6 +34,10 @@ type rendering struct {
 	// gatewayAPI: PIC runs the httproute source, with the Gateway API ClusterRole and
 	// the GatewayClass pangolin. Every other rendering must grant nothing of it.
 	gatewayAPI bool
+	// direct: PIC runs the direct sink (sink: pangolin), with its API key mounted from
+	// a Secret and none of the pangolinresource sink's rules. Every other rendering runs
+	// the pangolinresource sink, with them.
+	direct bool
 }
 
 // everythingValues sets a value for every configuration key, tunnels, extra classes and a
@@ -68,58 +76,67 @@ config:
   sources: [ingress, httproute]
 `
 
+// directValues runs the direct sink in the chart, its API key from the Secret
+// pangolin-api-key of testSecrets, as docs/direct-mode.md tells; directGatewayAPIValues
+// adds the httproute source.
+const (
+	directValues = `
+config:
+  sink: pangolin
+` + directConnectionValues
+	directGatewayAPIValues = `
+config:
+  sink: pangolin
+  sources: [ingress, httproute]
+` + directConnectionValues
+	directConnectionValues = `
+pangolin:
+  url: https://pangolin.example.com/v1
+  org: my-org
+  ownerId: my-cluster
+  apiKeySecret: {name: pangolin-api-key}
+`
+)
+
+// kustomized renders the kustomization config/<dir>.
+func kustomized(dir ...string) func(t *testing.T) []*unstructured.Unstructured {
+	return func(t *testing.T) []*unstructured.Unstructured {
+		return kustomizeBuild(t, repoPath(append([]string{"config"}, dir...)...))
+	}
+}
+
+// charted renders the chart with values.
+func charted(values string) func(t *testing.T) []*unstructured.Unstructured {
+	return func(t *testing.T) []*unstructured.Unstructured { return renderChart(t, values) }
+}
+
 var renderings = []rendering{
-	{"kustomize config/default", func(t *testing.T) []*unstructured.Unstructured {
-		return kustomizeBuild(t, repoPath("config", "default"))
-	}, false},
-	{"kustomize config/samples/multi-tunnel", func(t *testing.T) []*unstructured.Unstructured {
-		return kustomizeBuild(t, repoPath("config", "samples", "multi-tunnel"))
-	}, false},
-	{"the Helm chart with its default values", func(t *testing.T) []*unstructured.Unstructured {
-		return renderChart(t, "")
-	}, false},
-	{"the Helm chart with every key, tunnels, extra IngressClasses and a ServiceMonitor", func(t *testing.T) []*unstructured.Unstructured {
-		return renderChart(t, everythingValues)
-	}, false},
-	{"kustomize config/gateway-api", func(t *testing.T) []*unstructured.Unstructured {
-		return kustomizeBuild(t, repoPath("config", "gateway-api"))
-	}, true},
-	{"the Helm chart with config.sources [ingress, httproute]", func(t *testing.T) []*unstructured.Unstructured {
-		return renderChart(t, gatewayAPIValues)
-	}, true},
+	{name: "kustomize config/default", render: kustomized("default")},
+	{name: "kustomize config/samples/multi-tunnel", render: kustomized("samples", "multi-tunnel")},
+	{name: "the Helm chart with its default values", render: charted("")},
+	{name: "the Helm chart with every key, tunnels, extra IngressClasses and a ServiceMonitor", render: charted(everythingValues)},
+	{name: "kustomize config/gateway-api", render: kustomized("gateway-api"), gatewayAPI: true},
+	{name: "the Helm chart with config.sources [ingress, httproute]", render: charted(gatewayAPIValues), gatewayAPI: true},
+	{name: "kustomize config/direct", render: kustomized("direct"), direct: true},
+	{name: "the Helm chart with config.sink pangolin", render: charted(directValues), direct: true},
+	{name: "kustomize config/direct-gateway-api", render: kustomized("direct-gateway-api"), gatewayAPI: true, direct: true},
+	{name: "the Helm chart with config.sink pangolin and config.sources [ingress, httproute]", render: charted(directGatewayAPIValues), gatewayAPI: true, direct: true},
 }
 
 // TestInstallations checks what must hold in every way of installing PIC.
 func TestInstallations(t *testing.T) {
 	roleFile := readRoleFile(t)
-	gatewayRole := readGatewayRoleFile(t)
 	checks := []struct {
 		name  string
 		check func(t *testing.T, objs []*unstructured.Unstructured)
 	}{
-		{"each ClusterRole grants exactly the rules of its file, config/rbac/role.yaml or config/rbac/gateway-api/role.yaml", func(t *testing.T, objs []*unstructured.Unstructured) {
-			// The main ClusterRole is named like the Deployment (pangolin-ingress-controller,
-			// or the chart's fullname); the Gateway API one has the suffix -gateway-api, as
-			// in its file. Any other ClusterRole is an error.
-			base := only[appsv1.Deployment](t, objs, "Deployment").Name
-			want := map[string][]rbacv1.PolicyRule{
-				base:                         roleFile.clusterRole,
-				base + gatewayRoleNameSuffix: gatewayRole.Rules,
-			}
-			require.Equal(t, roleFile.clusterRoleName+gatewayRoleNameSuffix, gatewayRole.Name, "the name of config/rbac/gateway-api/role.yaml's ClusterRole")
-			seen := map[string]bool{}
-			for _, o := range ofKind(objs, "ClusterRole") {
-				cr := decodeStrict[rbacv1.ClusterRole](t, o)
-				assert.Nil(t, cr.AggregationRule, "ClusterRole %s: an aggregated ClusterRole would gather rules from elsewhere", cr.Name)
-				rules, ok := want[cr.Name]
-				if !assert.True(t, ok, "unexpected ClusterRole %s (want %s or %s%s)", cr.Name, base, base, gatewayRoleNameSuffix) {
-					continue
-				}
-				assert.False(t, seen[cr.Name], "ClusterRole %s twice", cr.Name)
-				seen[cr.Name] = true
-				assert.Equal(t, ruleSet(rules), ruleSet(cr.Rules), "ClusterRole %s", cr.Name)
-			}
-			assert.True(t, seen[base], "the main ClusterRole %s is rendered", base)
+		{"the ClusterRoles are exactly the files of config/rbac for PIC's sink and sources, each with exactly its rules", func(t *testing.T, objs []*unstructured.Unstructured) {
+			assert.Empty(t, clusterRoleProblems(t, objs))
+		}},
+		{"the pangolinresource sink's rules are rendered if and only if PIC runs that sink", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			grants := pangolinResourceGrants(allRules(t, objs))
+			assert.Equal(t, cfg.Sink == pangolinResourceSink, len(grants) > 0, "sink %s, pangolinresource rules %v", cfg.Sink, grants)
 		}},
 		{"the leader-election Role grants exactly the rules of config/rbac/role.yaml", func(t *testing.T, objs []*unstructured.Unstructured) {
 			r := only[rbacv1.Role](t, objs, "Role")
@@ -174,6 +191,29 @@ func TestInstallations(t *testing.T) {
 					t.Errorf("unexpected %s %s", o.GetKind(), o.GetName())
 				}
 			}
+		}},
+		{"the direct sink's API key is the user's Secret, mounted read-only as a file, and in no variable", func(t *testing.T, objs []*unstructured.Unstructured) {
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			c := manager(t, d)
+			for _, e := range c.Env {
+				assert.NotEqual(t, config.EnvAPIKey, e.Name, "the API key in a variable: mount it from a Secret and set pangolin.apiKeyFile")
+				assert.NotContains(t, e.Value, testAPIKey)
+			}
+			cfg, _ := picConfig(t, objs)
+			if cfg.Sink != directSink {
+				return
+			}
+			assert.NotEmpty(t, cfg.Pangolin.APIKeyFile, "pangolin.apiKeyFile")
+			assert.Equal(t, testAPIKey, string(cfg.Pangolin.APIKey), "PIC reads its API key from the Secret the Deployment mounts")
+			secretMounts := 0
+			for _, m := range c.VolumeMounts {
+				i := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+				if i >= 0 && d.Spec.Template.Spec.Volumes[i].Secret != nil {
+					secretMounts++
+					assert.True(t, m.ReadOnly, "the Secret volume %s is mounted read-only", m.Name)
+				}
+			}
+			assert.Positive(t, secretMounts, "a Secret volume is mounted")
 		}},
 		{"Go's memory limit follows the container's memory limit", func(t *testing.T, objs []*unstructured.Unstructured) {
 			d := only[appsv1.Deployment](t, objs, "Deployment")
@@ -352,7 +392,8 @@ func TestInstallations(t *testing.T) {
 // TestRuleComparisonCatchesChanges makes sure the rule comparison above would fail if a
 // rendering granted one verb or one resource more.
 func TestRuleComparisonCatchesChanges(t *testing.T) {
-	base := readRoleFile(t).clusterRole
+	// Every rule of the PangolinResource install: the CRD rule has resource names.
+	base := slices.Concat(readRoleFile(t).clusterRole, readClusterRoleFile(t, "pangolinresource", "role.yaml").Rules)
 	cases := []struct {
 		name   string
 		change func([]rbacv1.PolicyRule) []rbacv1.PolicyRule
@@ -395,7 +436,84 @@ type roleFile struct {
 // Gateway API ClusterRole, in config/rbac and in the chart.
 const gatewayRoleNameSuffix = "-gateway-api"
 
-// readRoleFile reads config/rbac/role.yaml, the reference of PIC's permissions.
+// pangolinResourceSink is the name of the default sink, the one that writes
+// PangolinResources and needs the rules of config/rbac/pangolinresource.
+const pangolinResourceSink = "pangolinresource"
+
+// clusterRoleFiles are PIC's ClusterRoles, one file of config/rbac each: the rules every
+// installation needs, and those a sink or a source needs on top. In config/rbac and in
+// the chart, each is named like the main ClusterRole (that is, like the Deployment)
+// followed by its suffix.
+var clusterRoleFiles = []struct {
+	suffix string
+	path   []string // under config/rbac
+	// in says whether an installation whose PIC runs sink, with the httproute source or
+	// not, renders the ClusterRole.
+	in func(sink string, httpRoute bool) bool
+}{
+	{"", []string{"role.yaml"}, func(string, bool) bool { return true }},
+	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(sink string, _ bool) bool { return sink == pangolinResourceSink }},
+	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, httpRoute bool) bool { return httpRoute }},
+	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(sink string, httpRoute bool) bool {
+		return sink == pangolinResourceSink && httpRoute
+	}},
+}
+
+// wantClusterRoles are the ClusterRoles an installation must render, by name, with their
+// rules: those of clusterRoleFiles for the sink and sources PIC loads from the rendered
+// Deployment.
+func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) map[string][]rbacv1.PolicyRule {
+	t.Helper()
+	cfg, _ := picConfig(t, objs)
+	base := only[appsv1.Deployment](t, objs, "Deployment").Name
+	mainName := readRoleFile(t).clusterRoleName
+	want := map[string][]rbacv1.PolicyRule{}
+	for _, f := range clusterRoleFiles {
+		cr := readClusterRoleFile(t, f.path...)
+		require.Equal(t, mainName+f.suffix, cr.Name, "the name of config/rbac/%s's ClusterRole", filepath.Join(f.path...))
+		if f.in(cfg.Sink, slices.Contains(cfg.Sources, "httproute")) {
+			want[base+f.suffix] = cr.Rules
+		}
+	}
+	return want
+}
+
+// clusterRoleProblems compares the rendered ClusterRoles with wantClusterRoles: a
+// ClusterRole missing, unexpected, rendered twice, aggregated, or whose rules differ
+// from its file's.
+func clusterRoleProblems(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	want := wantClusterRoles(t, objs)
+	var problems []string
+	seen := map[string]bool{}
+	for _, o := range ofKind(objs, "ClusterRole") {
+		cr := decodeStrict[rbacv1.ClusterRole](t, o)
+		if cr.AggregationRule != nil {
+			problems = append(problems, fmt.Sprintf("ClusterRole %s is aggregated: it would gather rules from elsewhere", cr.Name))
+		}
+		rules, ok := want[cr.Name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("unexpected ClusterRole %s (want %v)", cr.Name, slices.Sorted(maps.Keys(want))))
+			continue
+		case seen[cr.Name]:
+			problems = append(problems, fmt.Sprintf("ClusterRole %s twice", cr.Name))
+		}
+		seen[cr.Name] = true
+		if got, w := ruleSet(cr.Rules), ruleSet(rules); !reflect.DeepEqual(got, w) {
+			problems = append(problems, fmt.Sprintf("ClusterRole %s grants %v, want %v", cr.Name, got, w))
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			problems = append(problems, fmt.Sprintf("ClusterRole %s is not rendered", name))
+		}
+	}
+	return problems
+}
+
+// readRoleFile reads config/rbac/role.yaml, the reference of the permissions every
+// installation grants.
 func readRoleFile(t *testing.T) roleFile {
 	t.Helper()
 	data, err := os.ReadFile(repoPath("config", "rbac", "role.yaml"))
@@ -410,16 +528,26 @@ func readRoleFile(t *testing.T) roleFile {
 	}
 }
 
+// readClusterRoleFile reads the ClusterRole of a file under config/rbac. Besides
+// role.yaml, which also holds the leader-election Role, each file holds its ClusterRole
+// only.
+func readClusterRoleFile(t *testing.T, path ...string) *rbacv1.ClusterRole {
+	t.Helper()
+	data, err := os.ReadFile(repoPath(append([]string{"config", "rbac"}, path...)...))
+	require.NoError(t, err)
+	objs, err := testenv.DecodeYAML(data)
+	require.NoError(t, err)
+	if !slices.Equal(path, []string{"role.yaml"}) {
+		require.Len(t, objs, 1, "config/rbac/%s holds the ClusterRole only", filepath.Join(path...))
+	}
+	return only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+}
+
 // readGatewayRoleFile reads config/rbac/gateway-api/role.yaml, the reference of what the
 // httproute source needs on top of role.yaml.
 func readGatewayRoleFile(t *testing.T) *rbacv1.ClusterRole {
 	t.Helper()
-	data, err := os.ReadFile(repoPath("config", "rbac", "gateway-api", "role.yaml"))
-	require.NoError(t, err)
-	objs, err := testenv.DecodeYAML(data)
-	require.NoError(t, err)
-	require.Len(t, objs, 1, "config/rbac/gateway-api/role.yaml holds the ClusterRole only")
-	return only[rbacv1.ClusterRole](t, objs, "ClusterRole")
+	return readClusterRoleFile(t, "gateway-api", "role.yaml")
 }
 
 // ruleSet flattens rules into "group resource [names]" → sorted verbs, so that two rule

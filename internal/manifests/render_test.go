@@ -3,7 +3,10 @@ package manifests
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,31 +188,45 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 	d := only[appsv1.Deployment](t, objs, "Deployment")
 	c := manager(t, d)
 
-	mounts := map[string]string{} // mount path → directory holding the files
+	// Each file of a mounted ConfigMap or Secret is written to a directory of its own;
+	// its path in the container, in the arguments, the variables and the mounted files,
+	// is rewritten to it.
+	paths := map[string]string{}    // path in the container → local path
+	contents := map[string]string{} // local path → content
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
 		require.GreaterOrEqual(t, i, 0, "volume %s is mounted but not declared", m.Name)
 		v := d.Spec.Template.Spec.Volumes[i]
-		if v.ConfigMap == nil {
+		var files map[string]string
+		switch {
+		case v.ConfigMap != nil:
+			cmObj := named(objs, "ConfigMap", d.Namespace, v.ConfigMap.Name)
+			require.NotNil(t, cmObj, "ConfigMap %s/%s, mounted at %s, is not rendered", d.Namespace, v.ConfigMap.Name, m.MountPath)
+			files = decodeStrict[corev1.ConfigMap](t, cmObj).Data
+		case v.Secret != nil:
+			files = secretFiles(t, v.Secret)
+		default:
 			continue
 		}
-		cmObj := named(objs, "ConfigMap", d.Namespace, v.ConfigMap.Name)
-		require.NotNil(t, cmObj, "ConfigMap %s/%s, mounted at %s, is not rendered", d.Namespace, v.ConfigMap.Name, m.MountPath)
-		cm := decodeStrict[corev1.ConfigMap](t, cmObj)
 		dir := filepath.Join(t.TempDir(), m.Name)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		for k, data := range cm.Data {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, k), []byte(data), 0o644))
+		for name, data := range files {
+			local := filepath.Join(dir, name)
+			paths[strings.TrimSuffix(m.MountPath, "/")+"/"+name] = local
+			contents[local] = data
 		}
-		mounts[m.MountPath] = dir
 	}
 	local := func(path string) string {
-		for mp, dir := range mounts {
-			if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(mp, "/")+"/"); ok {
-				return filepath.Join(dir, rest)
-			}
+		if l, ok := paths[path]; ok {
+			return l
 		}
 		return path // not mounted: Load fails to read it, as PIC would
+	}
+	for file, data := range contents {
+		for path, l := range paths {
+			data = strings.ReplaceAll(data, path, l)
+		}
+		require.NoError(t, os.WriteFile(file, []byte(data), 0o644))
 	}
 
 	var args []string
@@ -218,10 +235,10 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 	}
 	args = append(args, c.Args...)
 	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "--"+config.FlagConfigFile+"="); ok {
-			args[i] = "--" + config.FlagConfigFile + "=" + local(v)
-		} else if a == "--"+config.FlagConfigFile && i+1 < len(args) {
-			args[i+1] = local(args[i+1])
+		if flag, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "--") {
+			args[i] = flag + "=" + local(v)
+		} else {
+			args[i] = local(a)
 		}
 	}
 	var environ []string
@@ -229,19 +246,48 @@ func tryPICConfig(t *testing.T, objs []*unstructured.Unstructured) (*config.Conf
 		if e.ValueFrom != nil {
 			continue
 		}
-		v := e.Value
-		if e.Name == config.EnvConfigFile {
-			v = local(v)
-		}
-		environ = append(environ, e.Name+"="+v)
+		environ = append(environ, e.Name+"="+local(e.Value))
 	}
 	return loadPIC(t, args, environ)
 }
 
+// testSecrets stand for the Secrets a user creates before installing PIC, by name and
+// key: installations mount them and never ship them.
+var testSecrets = map[string]map[string]string{
+	"pangolin-api-key": {"apiKey": testAPIKey},
+	"pangolin-ca":      {"ca.crt": testCABundle()},
+}
+
+// testCABundle is a PEM CA bundle: the certificate of a TLS test server.
+func testCABundle() string {
+	server := httptest.NewTLSServer(http.NotFoundHandler())
+	defer server.Close()
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: server.Certificate().Raw}))
+}
+
+// testAPIKey is the Pangolin API key of testSecrets, in the form <apiKeyId>.<secret>.
+const testAPIKey = "pictestkeyid.pictestsecret"
+
+// secretFiles are the files of a Secret volume: the keys it selects, at their paths.
+func secretFiles(t *testing.T, v *corev1.SecretVolumeSource) map[string]string {
+	t.Helper()
+	secret, ok := testSecrets[v.SecretName]
+	require.True(t, ok, "the Secret %s is mounted: add it to testSecrets if a user is told to create it", v.SecretName)
+	if len(v.Items) == 0 {
+		return secret
+	}
+	files := map[string]string{}
+	for _, item := range v.Items {
+		data, ok := secret[item.Key]
+		require.True(t, ok, "the Secret %s has no key %s", v.SecretName, item.Key)
+		files[item.Path] = data
+	}
+	return files
+}
+
 // picPlugins are the names the manager's registry (plugins.Names) accepts; internal/
 // imports no adapter, so they are written out here, and TestPluginNames in plugins
-// checks they agree. pangolin, the direct sink, is accepted here ahead of its
-// registration, so that the chart's pangolin values are tested.
+// checks they agree.
 var picPlugins = config.Plugins{
 	Sources: []string{"httproute", "ingress"},
 	Sinks:   []string{"pangolin", "pangolinresource"},

@@ -73,9 +73,9 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- $_ := set $file "tunnels" . }}
 {{- end }}
 {{- $pangolin := dict }}
-{{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" }}
+{{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" "caSecret" }}
 {{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile")) }}
-{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, apiKeySecret" $key) }}
+{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, apiKeySecret, caSecret" $key) }}
 {{- end }}
 {{- if not (kindIs "invalid" $value) }}
 {{- $_ := set $pangolin $key $value }}
@@ -83,6 +83,9 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- with (include "pic.pangolinKeyFile" .) }}
 {{- $_ := set $pangolin "apiKeyFile" . }}
+{{- end }}
+{{- with (include "pic.pangolinCAFile" .) }}
+{{- $_ := set $pangolin "caFile" . }}
 {{- end }}
 {{- if $pangolin }}
 {{- $_ := set $file "pangolin" $pangolin }}
@@ -130,6 +133,32 @@ PIC loads from the rendered Deployment.
 {{- $list = append $list (trim .) }}
 {{- end }}
 {{- if has "httproute" $list }}true{{ end }}
+{{- end }}
+
+{{/*
+The sink PIC runs: config.sink, default pangolinresource. Like PIC, --sink in extraArgs
+(the last one) beats PIC_SINK in extraEnv, which beats config.sink. The pangolinresource
+sink's ClusterRoles are rendered only for that sink. internal/manifests tests that this
+agrees with the configuration PIC loads from the rendered Deployment.
+*/}}
+{{- define "pic.sink" -}}
+{{- $sink := index (.Values.config | default dict) "sink" }}
+{{- range .Values.extraEnv }}
+{{- if and (eq (toString .name) "PIC_SINK") (ne (toString .value) "") }}
+{{- $sink = .value }}
+{{- end }}
+{{- end }}
+{{- $prev := "" }}
+{{- range .Values.extraArgs }}
+{{- $arg := toString . }}
+{{- if hasPrefix "--sink=" $arg }}
+{{- $sink = trimPrefix "--sink=" $arg }}
+{{- else if eq $prev "--sink" }}
+{{- $sink = $arg }}
+{{- end }}
+{{- $prev = $arg }}
+{{- end }}
+{{- if kindIs "invalid" $sink }}pangolinresource{{ else }}{{ trim (toString $sink) }}{{ end }}
 {{- end }}
 
 {{/* The port of a bind address such as ":8080" (default when unset), or "" when it is "0". */}}
@@ -196,5 +225,14 @@ Where the Pangolin API key Secret is mounted, when pangolin.apiKeySecret names o
 {{- define "pic.pangolinKeyFile" -}}
 {{- with (.Values.pangolin | default dict).apiKeySecret }}
 {{- if .name }}/etc/pic-pangolin/{{ .key | default "apiKey" }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where the Pangolin CA bundle Secret is mounted, when pangolin.caSecret names one.
+*/}}
+{{- define "pic.pangolinCAFile" -}}
+{{- with (.Values.pangolin | default dict).caSecret }}
+{{- if .name }}/etc/pic-pangolin-ca/{{ .key | default "ca.crt" }}{{ end }}
 {{- end }}
 {{- end }}
