@@ -16,6 +16,12 @@
 //     E2E_KIND_USE_CURRENT=1) running the image built from the Dockerfile and deployed
 //     with config/gateway-api (config/default plus the opt-in Gateway API RBAC).
 //
+// A last run, direct, has no operator CRDs at all: PIC runs in direct mode (sink
+// pangolin) against the in-repo Pangolin server (sinks/pangolin/pangolintest), with the
+// RBAC of a direct-mode install (config/rbac and config/rbac/gateway-api) and the API
+// key in a file. On kind the server listens on the kind network's gateway, where the
+// pods reach this host.
+//
 // The specs are written once against the Provider and PIC interfaces. Run them with
 // `make test-e2e`; `make test` runs them too, as part of `go test ./...`.
 package e2e

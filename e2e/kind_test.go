@@ -26,6 +26,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,11 +58,14 @@ import (
 )
 
 const (
-	kindConfigMap  = "pic-e2e-config"
-	kindConfigDir  = "/etc/pic-e2e"
-	kindCRDLabel   = "pic-e2e"
-	kindRollout    = 3 * time.Minute
-	kindAPITimeout = 3 * time.Minute
+	kindConfigMap = "pic-e2e-config"
+	kindConfigDir = "/etc/pic-e2e"
+	// kindAPIKeySecret holds the direct-mode spec's Pangolin API key, mounted in kindAPIKeyDir.
+	kindAPIKeySecret = "pic-e2e-pangolin-api-key"
+	kindAPIKeyDir    = "/etc/pic-e2e-pangolin"
+	kindCRDLabel     = "pic-e2e"
+	kindRollout      = 3 * time.Minute
+	kindAPITimeout   = 3 * time.Minute
 )
 
 // kindCluster is the kind cluster shared by both variants; set up once.
@@ -277,9 +282,16 @@ func runtimeConvert(from, to any) error {
 	}
 }
 
-// installVariant replaces the operator CRDs by the variant's.
+// installVariant replaces the operator CRDs by the variant's; VariantNone removes them.
 func (k *kindCluster) installVariant(ctx context.Context, v testenv.Variant) error {
 	if k.variant == v.Name {
+		return nil
+	}
+	if v.CRDDir == "" {
+		if err := k.removeSuiteCRDs(ctx); err != nil {
+			return err
+		}
+		k.variant = v.Name
 		return nil
 	}
 	files, err := testenv.CRDFiles(v.CRDDir)
@@ -333,6 +345,27 @@ func (k *kindCluster) installVariant(ctx context.Context, v testenv.Variant) err
 		return err
 	}
 	k.variant = v.Name
+	return nil
+}
+
+// removeSuiteCRDs deletes the operator CRDs the suite installed, and waits until they
+// are gone.
+func (k *kindCluster) removeSuiteCRDs(ctx context.Context) error {
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := k.c.List(ctx, &crds, client.MatchingLabels{kindCRDLabel: "true"}); err != nil {
+		return err
+	}
+	for i := range crds.Items {
+		crd := &crds.Items[i]
+		if err := k.c.Delete(ctx, crd); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(k.c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})), nil
+		}); err != nil {
+			return fmt.Errorf("wait for CRD %s to be deleted: %w", crd.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -454,6 +487,19 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		fmt.Sprintf("--health-probe-bind-address=:%d", k.probes),
 		fmt.Sprintf("--leader-elect=%t", opts.LeaderElect),
 		"--leader-election-namespace="+k.deploy.Namespace)
+	if opts.Pangolin != nil {
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: kindAPIKeySecret, Namespace: k.deploy.Namespace},
+			StringData: map[string]string{"api-key": opts.Pangolin.APIKey},
+		}
+		if err := k.c.Create(ctx, secret); apierrors.IsAlreadyExists(err) {
+			require.NoError(t, k.c.Update(ctx, secret))
+		} else {
+			require.NoError(t, err)
+		}
+		args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--sink") })
+		args = append(args, opts.Pangolin.args(kindAPIKeyDir+"/api-key")...)
+	}
 	if opts.ConfigFile != "" {
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: kindConfigMap, Namespace: k.deploy.Namespace},
@@ -481,6 +527,14 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: kindConfigMap, MountPath: kindConfigDir, ReadOnly: true})
 	}
+	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == kindAPIKeySecret })
+	ctr.VolumeMounts = slices.DeleteFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == kindAPIKeySecret })
+	if opts.Pangolin != nil { // the key as a file, as config/direct mounts it
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: kindAPIKeySecret, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: kindAPIKeySecret},
+		}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: kindAPIKeySecret, MountPath: kindAPIKeyDir, ReadOnly: true})
+	}
 	if d.Spec.Template.Annotations == nil {
 		d.Spec.Template.Annotations = map[string]string{}
 	}
@@ -503,6 +557,27 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		out = append(out, kp)
 	}
 	return out
+}
+
+// ServePangolin serves h on every interface of this host, and returns its address on
+// the kind network's gateway: the pods reach the host there.
+func (p *kindProvider) ServePangolin(t *testing.T, h http.Handler) string {
+	t.Helper()
+	gateways, err := output("docker", "network", "inspect", "kind", "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}")
+	require.NoError(t, err, "find the kind network's gateway")
+	gateway := ""
+	for _, g := range strings.Fields(gateways) {
+		if ip := net.ParseIP(g); ip != nil && ip.To4() != nil {
+			gateway = g
+		}
+	}
+	require.NotEmpty(t, gateway, "the kind network has no IPv4 gateway: %q", gateways)
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return fmt.Sprintf("http://%s/v1", net.JoinHostPort(gateway, strconv.Itoa(l.Addr().(*net.TCPAddr).Port)))
 }
 
 func (p *kindProvider) controlPlaneNode() string { return p.k.name + "-control-plane" }

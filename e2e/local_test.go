@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,7 @@ type localProvider struct {
 	cluster           *testenv.Cluster
 	kubeconfig        string // PIC's ServiceAccount: the pangolinresource sink's RBAC with the Gateway API's
 	ingressKubeconfig string // a second ServiceAccount with an Ingress-only install's grants alone
+	directKubeconfig  string // a third with a direct-mode install's (and the Gateway API's): no tunnel.pangolin.io rights
 	dir               string
 	seq               int // numbers PIC processes, for log file names
 }
@@ -60,6 +62,13 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 	// install lacks fails them.
 	ingressOnly := saName + "-ingress-only"
 	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(ingressRBAC, saNamespace, ingressOnly)), "bind an Ingress-only install's RBAC to %s", ingressOnly)
+	// Direct mode runs with what config/direct-gateway-api grants, so that a rule it
+	// lacks, or one on PangolinResources it would need, fails the spec.
+	directCore, directGateway, err := rbacObjects("pangolin")
+	require.NoError(t, err, "render the direct-mode RBAC")
+	direct := saName + "-direct"
+	require.NoError(t, applyObjects(ctx, cluster.Client, append(directCore, directGateway...)), "apply the direct-mode RBAC")
+	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(append(directCore, directGateway...), saNamespace, direct)), "bind the direct-mode RBAC to %s", direct)
 	// RBAC matches a ServiceAccount subject by this user name and these groups, which
 	// is what a ServiceAccount token would authenticate as.
 	addServiceAccountUser := func(name string) string {
@@ -69,7 +78,8 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 		return kubeconfig
 	}
 	return &localProvider{variant: v, cluster: cluster, dir: dir,
-		kubeconfig: addServiceAccountUser(saName), ingressKubeconfig: addServiceAccountUser(ingressOnly)}
+		kubeconfig: addServiceAccountUser(saName), ingressKubeconfig: addServiceAccountUser(ingressOnly),
+		directKubeconfig: addServiceAccountUser(direct)}
 }
 
 func (p *localProvider) Name() string               { return "local" }
@@ -81,11 +91,18 @@ func (p *localProvider) StartAPIServer(t *testing.T) {
 	require.NoError(t, p.cluster.StartAPIServer())
 }
 
+func (p *localProvider) ServePangolin(t *testing.T, h http.Handler) string {
+	return servePangolinLocally(t, h)
+}
+
 func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	t.Helper()
 	kubeconfig := p.ingressKubeconfig
 	if opts.GatewayAPI {
 		kubeconfig = p.kubeconfig
+	}
+	if opts.Pangolin != nil {
+		kubeconfig = p.directKubeconfig
 	}
 	args := []string{"--kubeconfig", kubeconfig, "--log-format", "console"}
 	if opts.LeaderElect {
@@ -95,6 +112,11 @@ func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		path := filepath.Join(p.dir, fmt.Sprintf("pic-config-%d.yaml", p.seq+1))
 		require.NoError(t, os.WriteFile(path, []byte(opts.ConfigFile), 0o600))
 		args = append(args, "--config", path)
+	}
+	if opts.Pangolin != nil {
+		path := filepath.Join(p.dir, fmt.Sprintf("pic-api-key-%d", p.seq+1))
+		require.NoError(t, os.WriteFile(path, []byte(opts.Pangolin.APIKey+"\n"), 0o600))
+		args = append(args, opts.Pangolin.args(path)...)
 	}
 	args = append(args, opts.Args...)
 	n := max(opts.Replicas, 1)

@@ -94,7 +94,8 @@ func clusterKind() string {
 }
 
 // variants are the operator CRD variants to run against: both, or those listed in
-// E2E_VARIANTS (comma-separated), to iterate on one.
+// E2E_VARIANTS (comma-separated), to iterate on one; "none" there is the direct-mode
+// spec, on a cluster without the operator's CRDs.
 func variants(t *testing.T) []testenv.Variant {
 	all := testenv.Variants()
 	want := os.Getenv("E2E_VARIANTS")
@@ -107,8 +108,8 @@ func variants(t *testing.T) []testenv.Variant {
 			out = append(out, v)
 		}
 	}
-	if len(out) == 0 {
-		t.Fatalf("E2E_VARIANTS=%q names no variant (want %s and/or %s)", want, testenv.VariantOriginal, testenv.VariantFork)
+	if len(out) == 0 && !slices.Contains(strings.Split(want, ","), testenv.VariantNone) {
+		t.Fatalf("E2E_VARIANTS=%q names no variant (want %s, %s and/or %s)", want, testenv.VariantOriginal, testenv.VariantFork, testenv.VariantNone)
 	}
 	return out
 }
@@ -138,15 +139,7 @@ func TestE2E(t *testing.T) {
 	}
 	for _, v := range variants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			var p Provider
-			switch k := clusterKind(); k {
-			case "local":
-				p = newLocalProvider(t, v)
-			case "kind":
-				p = newKindProvider(t, v)
-			default:
-				t.Fatalf("E2E_CLUSTER=%q: want local or kind", k)
-			}
+			p := newProvider(t, v)
 			for _, s := range specs {
 				t.Run(s.name, func(t *testing.T) {
 					start := time.Now()
@@ -155,5 +148,26 @@ func TestE2E(t *testing.T) {
 				})
 			}
 		})
+	}
+	// Direct mode needs no operator: its cluster has none of the operator's CRDs.
+	if want := os.Getenv("E2E_VARIANTS"); want == "" || slices.Contains(strings.Split(want, ","), testenv.VariantNone) {
+		t.Run("direct", func(t *testing.T) {
+			start := time.Now()
+			defer func() { t.Logf("direct took %s", time.Since(start).Round(time.Millisecond)) }()
+			specDirect(t, newProvider(t, testenv.Variant{Name: testenv.VariantNone}))
+		})
+	}
+}
+
+// newProvider is the cluster of E2E_CLUSTER with the variant's CRDs.
+func newProvider(t *testing.T, v testenv.Variant) Provider {
+	switch k := clusterKind(); k {
+	case "local":
+		return newLocalProvider(t, v)
+	case "kind":
+		return newKindProvider(t, v)
+	default:
+		t.Fatalf("E2E_CLUSTER=%q: want local or kind", k)
+		return nil
 	}
 }

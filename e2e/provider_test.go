@@ -32,6 +32,9 @@ type Provider interface {
 	// back on the same address; StartAPIServer returns once it is ready.
 	StopAPIServer(t *testing.T)
 	StartAPIServer(t *testing.T)
+	// ServePangolin serves a Pangolin Integration API (the in-repo server) where PIC can
+	// reach it, until t ends, and returns its base URL as PIC is to use it.
+	ServePangolin(t *testing.T, h http.Handler) string
 }
 
 // PICOptions is how a spec wants PIC to run. Metrics and probe addresses are chosen by
@@ -49,6 +52,15 @@ type PICOptions struct {
 	// of an Ingress-only install's, for a spec that turns the httproute source on. On
 	// kind, PIC always runs with both (config/gateway-api).
 	GatewayAPI bool
+	// Pangolin, when set, runs PIC in direct mode (sink pangolin) against it, with the
+	// API key as a file; locally, with the direct-mode RBAC alone.
+	Pangolin *Pangolin
+}
+
+// args are PIC's flags for direct mode against p, the key's file given.
+func (p *Pangolin) args(keyFile string) []string {
+	return []string{"--sink=pangolin", "--pangolin-url=" + p.URL, "--pangolin-org=" + p.Org,
+		"--pangolin-owner-id=" + p.OwnerID, "--pangolin-api-key-file=" + keyFile}
 }
 
 // Endpoint is one of PIC's HTTP listeners.
