@@ -413,8 +413,8 @@ type observation struct {
 	reported map[string]bool
 	// failure is the sink's error since the last reconcile that got through, "" for none.
 	failure string
-	reasons  []string
-	tunnels  map[string]int
+	reasons []string
+	tunnels map[string]int
 	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
 	phases map[string]string
 }
