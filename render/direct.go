@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -172,12 +171,7 @@ func writePangolin(w io.Writer, resources []PangolinResource) error {
 		if err != nil {
 			return fmt.Errorf("marshal Pangolin resource %s: %w", r.NiceID, err)
 		}
-		if i > 0 {
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(bytes.TrimLeft(out, "\n")); err != nil {
+		if err := writeDocument(w, i, out); err != nil {
 			return err
 		}
 	}

@@ -168,14 +168,20 @@ func writeResources(w io.Writer, resources []tunnelv1alpha1.PangolinResource) er
 		if err != nil {
 			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
 		}
-		if i > 0 {
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(bytes.TrimLeft(out, "\n")); err != nil {
+		if err := writeDocument(w, i, out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeDocument writes the i-th document of a YAML stream.
+func writeDocument(w io.Writer, i int, doc []byte) error {
+	if i > 0 {
+		if _, err := io.WriteString(w, "---\n"); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(bytes.TrimLeft(doc, "\n"))
+	return err
 }
