@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +41,9 @@ const (
 var directKey = pangolintest.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-logged"}
 
 // specDirect runs PIC in direct mode against the in-repo Pangolin server, on a cluster
-// without pangolin-operator's CRDs and with the direct-mode RBAC: Ingresses and an
+// without pangolin-operator's CRDs (locally, also with the direct-mode RBAC alone; on
+// kind, in the Deployment of config/gateway-api, flags and key Secret set by the
+// provider): Ingresses and an
 // HTTPRoute are published into Pangolin, edits replace targets, deletions remove
 // resources (also while PIC is stopped), a restart writes nothing, resources PIC did not
 // create are never touched, an outage deletes nothing, and the API key never reaches a
@@ -68,9 +69,12 @@ func specDirect(t *testing.T, p Provider) {
 	decoys := server.Resources()
 	decoyHosts := map[string][]string{e.host("taken"): {"http://10.0.0.9:80"}}
 
-	e.service("web", 8080)
-	e.service("api", 9090)
-	web, api := "http://"+e.svcAddr("web", 8080), "http://"+e.svcAddr("api", 9090)
+	// web serves on two ports: an edit of the port alone updates the target in place.
+	e.create(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: e.ns},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}, {Name: "alt", Port: 8081}}},
+	})
+	web, webAlt := "http://"+e.svcAddr("web", 8080), "http://"+e.svcAddr("web", 8081)
 	opts := PICOptions{Pangolin: pangolin, GatewayAPI: true, Args: []string{"--sources=ingress,httproute", "--log-level=debug"}}
 	pic := e.startPIC(opts)[0]
 
@@ -82,9 +86,9 @@ func specDirect(t *testing.T, p Provider) {
 
 	t.Run("an edited backend port leaves only the new target", func(t *testing.T) {
 		e.updateIngress("app", func(i *networkingv1.Ingress) {
-			i.Spec.Rules[0].HTTP.Paths[0].Backend.Service = &networkingv1.IngressServiceBackend{Name: "api", Port: networkingv1.ServiceBackendPort{Number: 9090}}
+			i.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port = networkingv1.ServiceBackendPort{Number: 8081}
 		})
-		d.eventuallyServed(with(decoyHosts, e.host("app"), api))
+		d.eventuallyServed(with(decoyHosts, e.host("app"), webAlt))
 		res := d.resource(e.host("app"))
 		assert.Len(t, server.Targets(res.ID), 1, "the old target is gone")
 	})
@@ -93,7 +97,7 @@ func specDirect(t *testing.T, p Provider) {
 		squat := ingress(e.ns, "squat", "pangolin", e.host("taken"), "web", 8080)
 		e.create(squat)
 		assert.Contains(t, e.eventuallyWarning(squat, "HostConflict").Note, "which PIC did not create")
-		assert.Equal(t, with(decoyHosts, e.host("app"), api), d.served())
+		assert.Equal(t, with(decoyHosts, e.host("app"), webAlt), d.served())
 	})
 
 	t.Run("an HTTPRoute is published, and removed with it", func(t *testing.T) {
@@ -119,19 +123,25 @@ func specDirect(t *testing.T, p Provider) {
 			},
 		}
 		e.create(hr)
-		d.eventuallyServed(with(with(decoyHosts, e.host("app"), api), e.host("store"), web))
+		d.eventuallyServed(with(with(decoyHosts, e.host("app"), webAlt), e.host("store"), web))
 		assert.Equal(t, e.host("store")+" (HTTPRoute "+e.ns+"/store)", d.resource(e.host("store")).Name)
 		require.NoError(t, e.c.Delete(e.ctx, hr))
-		d.eventuallyServed(with(decoyHosts, e.host("app"), api))
+		d.eventuallyServed(with(decoyHosts, e.host("app"), webAlt))
 	})
 
 	t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 		pic.Stop(t)
 		server.ResetCounts()
 		pic.Start(t)
-		require.Eventually(t, func() bool { return server.Reads() > 0 }, eventually, tick, "PIC reads Pangolin at start")
-		// The first read wakes every owner found: their reconciles run within moments.
-		time.Sleep(3 * time.Second)
+		// Both Ingresses (app and squat) reconciled after the first read of Pangolin,
+		// which reconciles wait for: had they meant to write, they would have.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			m, err := metrics(e.ctx, pic)
+			if assert.NoError(c, err) {
+				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "ingress"}), 2.0)
+			}
+		}, eventually, tick)
+		assert.Positive(t, server.Reads(), "PIC read Pangolin at start")
 		assert.Zero(t, server.Writes(), "writes after a restart: %v", server.Counts())
 	})
 
@@ -146,10 +156,11 @@ func specDirect(t *testing.T, p Provider) {
 		news := ingress(e.ns, "news", "pangolin", e.host("news"), "web", 8080)
 		e.create(news)
 		d.eventuallyServed(with(decoyHosts, e.host("news"), web))
+		deletes := d.deletes()
 		server.SetFault(pangolintest.Outage(http.StatusServiceUnavailable))
 		e.updateIngress("news", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("press") })
 		assert.Contains(t, e.eventuallyWarning(news, "SinkUnavailable").Note, "503")
-		assert.Equal(t, with(decoyHosts, e.host("news"), web), d.served(), "nothing is deleted during the outage")
+		assert.Equal(t, deletes, d.deletes(), "no delete is sent during the outage: %v", server.Counts())
 		server.SetFault(nil)
 		d.eventuallyServed(with(decoyHosts, e.host("press"), web))
 		e.eventuallyAddress(news, e.host("press"))
@@ -183,6 +194,17 @@ func (d *directWorld) eventuallyServed(want map[string][]string) {
 	require.EventuallyWithT(d.t, func(c *assert.CollectT) {
 		assert.Equal(c, want, d.served())
 	}, eventually, tick)
+}
+
+// deletes counts the DELETE requests Pangolin received, those a fault answered included.
+func (d *directWorld) deletes() int {
+	n := 0
+	for route, count := range d.server.Counts() {
+		if strings.HasPrefix(route, http.MethodDelete+" ") {
+			n += count
+		}
+	}
+	return n
 }
 
 // resource is the resource that serves host.

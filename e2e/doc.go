@@ -18,9 +18,11 @@
 //
 // A last run, direct, has no operator CRDs at all: PIC runs in direct mode (sink
 // pangolin) against the in-repo Pangolin server (sinks/pangolin/pangolintest), with the
-// RBAC of a direct-mode install (config/rbac and config/rbac/gateway-api) and the API
-// key in a file. On kind the server listens on the kind network's gateway, where the
-// pods reach this host.
+// API key in a file. Locally PIC has the RBAC of a direct-mode install alone
+// (config/rbac and config/rbac/gateway-api). On kind it runs in the config/gateway-api
+// Deployment (whose RBAC also grants the pangolinresource sink's rules) with the
+// direct-mode flags and the key mounted from a Secret, and the server listens on the
+// kind network's gateway, where the pods reach this host.
 //
 // The specs are written once against the Provider and PIC interfaces. Run them with
 // `make test-e2e`; `make test` runs them too, as part of `go test ./...`.

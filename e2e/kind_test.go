@@ -529,7 +529,7 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	}
 	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == kindAPIKeySecret })
 	ctr.VolumeMounts = slices.DeleteFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == kindAPIKeySecret })
-	if opts.Pangolin != nil { // the key as a file, as config/direct mounts it
+	if opts.Pangolin != nil { // the key as a file from a Secret, as a direct-mode install mounts it
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: kindAPIKeySecret, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: kindAPIKeySecret},
 		}})
@@ -559,8 +559,8 @@ func (p *kindProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	return out
 }
 
-// ServePangolin serves h on every interface of this host, and returns its address on
-// the kind network's gateway: the pods reach the host there.
+// ServePangolin serves h on the kind network's gateway address, where the pods reach
+// this host (the Docker provider, network "kind"), and nowhere else.
 func (p *kindProvider) ServePangolin(t *testing.T, h http.Handler) string {
 	t.Helper()
 	gateways, err := output("docker", "network", "inspect", "kind", "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}")
@@ -572,7 +572,7 @@ func (p *kindProvider) ServePangolin(t *testing.T, h http.Handler) string {
 		}
 	}
 	require.NotEmpty(t, gateway, "the kind network has no IPv4 gateway: %q", gateways)
-	l, err := net.Listen("tcp", "0.0.0.0:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(gateway, "0"))
 	require.NoError(t, err)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()

@@ -113,7 +113,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	existing, err := r.sink.Current(ctx, origin)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, origin, err)
+		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
@@ -123,7 +123,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	routes, tunnelRejections, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, origin, err)
+		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
 	rejections = append(rejections, tunnelRejections...)
 
@@ -135,7 +135,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, origin, applyErr)
+		return reconcile.Result{}, r.sinkFailed(ctx, res, applyErr)
 	}
 	rejections = append(rejections, applied.Rejections...)
 
@@ -339,15 +339,16 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 	}
 }
 
-// sinkFailed reports that the sink could not be read or written for origin, once per
-// message while it lasts, and returns err: the reconcile fails, and is retried with the
-// controller's backoff. Nothing was removed: the engine only deletes what Current read.
-func (r *Reconciler) sinkFailed(ctx context.Context, origin route.Origin, err error) error {
-	if ctx.Err() != nil {
-		return err // shutting down: not a failure of the sink
+// sinkFailed returns err, which fails the reconcile: the controller retries it with
+// backoff. When the sink says it is out of reach (plugin.IsUnavailable) and PIC manages
+// the object, the object is told once while it lasts, whatever the messages of the
+// retries; nothing was removed: the engine only deletes what Current read.
+func (r *Reconciler) sinkFailed(ctx context.Context, res plugin.Result, err error) error {
+	if ctx.Err() != nil || !res.Managed || !plugin.IsUnavailable(err) {
+		return err
 	}
-	if r.seen.failed(origin.NamespacedName(), err.Error()) {
-		r.recorder.Eventf(regarding(origin), nil, corev1.EventTypeWarning, pic.ReasonSinkUnavailable, "Publish",
+	if r.seen.failed(res.Origin.NamespacedName()) {
+		r.recorder.Eventf(regarding(*res.Origin), nil, corev1.EventTypeWarning, pic.ReasonSinkUnavailable, "Publish",
 			"cannot publish, retrying with backoff (nothing is removed meanwhile): %v", err)
 	}
 	return err
@@ -411,8 +412,8 @@ type observations struct {
 type observation struct {
 	// reported are the keys of what the last reconcile reported.
 	reported map[string]bool
-	// failure is the sink's error since the last reconcile that got through, "" for none.
-	failure string
+	// unavailable is set from a failure of the sink until a reconcile gets through.
+	unavailable bool
 	reasons []string
 	tunnels map[string]int
 	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
@@ -460,17 +461,17 @@ func (o *observations) record(key types.NamespacedName, reports []report, live [
 	return fresh, transitions
 }
 
-// failed records a sink failure for key, and reports whether it is news: the first
-// since a reconcile got through, or one with another message. What was reported before
-// stays recorded, so that a recovery does not report it again.
-func (o *observations) failed(key types.NamespacedName, message string) bool {
+// failed records that the sink is out of reach for key, and reports whether that is
+// news: the first failure since a reconcile got through. What was reported before stays
+// recorded, so that a recovery does not report it again.
+func (o *observations) failed(key types.NamespacedName) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	obs := o.objects[key]
-	if obs.failure == message {
+	if obs.unavailable {
 		return false
 	}
-	obs.failure = message
+	obs.unavailable = true
 	o.objects[key] = obs
 	return true
 }

@@ -146,7 +146,7 @@ func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCh
 	s.mu.Unlock()
 	check, err := s.checkSite(ctx, ref.Name)
 	if err != nil {
-		return plugin.TunnelCheck{}, err
+		return plugin.TunnelCheck{}, unavailable(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,7 +193,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil, fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err)
+		return nil, unavailable(fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err))
 	}
 	var out []engine.Existing
 	for _, e := range s.entries {
@@ -295,3 +295,12 @@ func (s *Sink) Register(_ context.Context, mgr ctrl.Manager, wake plugin.Wake) e
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// unavailable marks the errors that mean Pangolin is out of reach for now: Pangolin
+// itself says what a refusal is (pangolinapi.IsTransient).
+func unavailable(err error) error {
+	if pangolinapi.IsTransient(err) {
+		return plugin.Unavailable(err)
+	}
+	return err
+}

@@ -2,6 +2,7 @@ package pangolinresource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,6 +95,24 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 // (AlreadyExists, then a read) or update it from a stale version (a 409 and a retry).
 // A multi-host Ingress met that on about one resource in twenty while converging.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
+	applied, err := s.apply(ctx, owner, plan)
+	if unreachable(err) {
+		err = plugin.Unavailable(err)
+	}
+	return applied, err
+}
+
+// unreachable reports whether a write failed because the API server is out of reach for
+// now, rather than because it refused the write (a conflict, an invalid object, a
+// missing namespace): the first is retried and told to the object's owner as such.
+func unreachable(err error) bool {
+	return err != nil && (apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
+		errors.Is(err, context.DeadlineExceeded) || utilnet.IsConnectionRefused(err) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err))
+}
+
+func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	var (
 		res     plugin.Applied
 		written []write

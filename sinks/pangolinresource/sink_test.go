@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -254,9 +256,38 @@ func TestApplyStopsAtAnError(t *testing.T) {
 		Create: []engine.Resource{r}, Delete: []engine.Existing{{Resource: gone, UID: "gone-uid"}},
 	})
 	require.ErrorContains(t, err, "create PangolinResource prod/pic-prod-web-0123456789")
-	assert.True(t, apierrors.IsServiceUnavailable(errors.Unwrap(err)))
+	assert.True(t, apierrors.IsServiceUnavailable(err))
 	assert.Equal(t, plugin.Applied{}, applied)
 	assert.NotNil(t, w.get(t, gone.Name), "the delete after it was not sent")
+}
+
+// TestApplyTellsUnavailableFromRefused: an API server out of reach is the sink being
+// unavailable, which the core reports on the object; a refused write is not.
+func TestApplyTellsUnavailableFromRefused(t *testing.T) {
+	gr := schema.GroupResource{Group: "tunnel.pangolin.io", Resource: "pangolinresources"}
+	for _, c := range []struct {
+		name        string
+		err         error
+		unavailable bool
+	}{
+		{"503", apierrors.NewServiceUnavailable("down"), true},
+		{"a server timeout", apierrors.NewServerTimeout(gr, "create", 1), true},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"500", apierrors.NewInternalError(errors.New("etcd")), true},
+		{"a refused connection", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"a conflict", apierrors.NewConflict(gr, "x", errors.New("stale")), false},
+		{"an invalid object", apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "PangolinResource"}, "x", nil), false},
+		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("RBAC")), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			caps := tunnelv1alpha1.ForkCapabilities
+			w := newWorld(t)
+			w.failCreate = c.err
+			_, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{resource(caps)}})
+			require.Error(t, err)
+			assert.Equal(t, c.unavailable, plugin.IsUnavailable(err))
+		})
+	}
 }
 
 // TestCurrent: only what the origin owns, in its namespace.
