@@ -22,22 +22,22 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
 )
 
-// PangolinResource is a resource as the direct sink leaves it in Pangolin, with its
+// PangolinAPIResource is a resource as the direct sink leaves it in Pangolin, with its
 // targets: what render prints with sink pangolin. The fields are Pangolin's.
-type PangolinResource struct {
-	NiceID      string           `json:"niceId"`
-	Name        string           `json:"name"`
-	FullDomain  string           `json:"fullDomain"`
-	Domain      string           `json:"domain"`
-	Subdomain   string           `json:"subdomain,omitempty"`
-	Enabled     bool             `json:"enabled"`
-	SSO         bool             `json:"sso"`
-	BlockAccess bool             `json:"blockAccess"`
-	Targets     []PangolinTarget `json:"targets"`
+type PangolinAPIResource struct {
+	NiceID      string              `json:"niceId"`
+	Name        string              `json:"name"`
+	FullDomain  string              `json:"fullDomain"`
+	Domain      string              `json:"domain"`
+	Subdomain   string              `json:"subdomain,omitempty"`
+	Enabled     bool                `json:"enabled"`
+	SSO         bool                `json:"sso"`
+	BlockAccess bool                `json:"blockAccess"`
+	Targets     []PangolinAPITarget `json:"targets"`
 }
 
-// PangolinTarget is a target of a PangolinResource; Site is the site's niceId.
-type PangolinTarget struct {
+// PangolinAPITarget is a target of a PangolinAPIResource; Site is the site's niceId.
+type PangolinAPITarget struct {
 	Site          string `json:"site"`
 	Method        string `json:"method"`
 	IP            string `json:"ip"`
@@ -56,8 +56,9 @@ const renderOrg = "render"
 // would hold. Every site exists and is online: the sites a configuration names cannot be
 // known offline.
 type simulatedPangolin struct {
-	server *pangolintest.Server
-	sink   *pangolin.Sink
+	server  *pangolintest.Server
+	sink    *pangolin.Sink
+	domains map[string]string // base domain by domainId
 }
 
 // simulatePangolin starts the simulation with the org's domains; wrote is called once
@@ -65,8 +66,11 @@ type simulatedPangolin struct {
 func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string, wrote func()) (*simulatedPangolin, error) {
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
 	opts := pangolintest.Options{Org: org, Sites: []pangolintest.Site{}, AnySite: true, Domains: []pangolintest.Domain{}}
+	byID := map[string]string{}
 	for i, d := range domains {
-		opts.Domains = append(opts.Domains, pangolintest.Domain{ID: fmt.Sprintf("domain%d", i+1), BaseDomain: d, Verified: true})
+		id := fmt.Sprintf("domain%d", i+1)
+		opts.Domains = append(opts.Domains, pangolintest.Domain{ID: id, BaseDomain: d, Verified: true})
+		byID[id] = d
 	}
 	server := pangolintest.NewHandler(opts)
 	transport := roundTripper(func(r *http.Request) (*http.Response, error) {
@@ -94,7 +98,7 @@ func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string,
 	if err := sink.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
-	return &simulatedPangolin{server: server, sink: sink}, nil
+	return &simulatedPangolin{server: server, sink: sink, domains: byID}, nil
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
@@ -102,36 +106,35 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // resources is what the simulated Pangolin holds, sorted by host, then niceId.
-func (p *simulatedPangolin) resources() []PangolinResource {
+func (p *simulatedPangolin) resources() []PangolinAPIResource {
 	sites := map[int]string{}
 	for _, s := range p.server.Sites() {
 		sites[s.ID] = s.NiceID
 	}
-	var out []PangolinResource
+	var out []PangolinAPIResource
 	for _, r := range p.server.Resources() {
-		res := PangolinResource{
-			NiceID: r.NiceID, Name: r.Name, FullDomain: r.FullDomain, Enabled: r.Enabled,
-			SSO: r.SSO, BlockAccess: r.BlockAccess, Targets: []PangolinTarget{},
+		res := PangolinAPIResource{
+			NiceID: r.NiceID, Name: r.Name, FullDomain: r.FullDomain, Domain: p.domains[r.DomainID], Enabled: r.Enabled,
+			SSO: r.SSO, BlockAccess: r.BlockAccess, Targets: []PangolinAPITarget{},
 		}
 		if r.Subdomain != nil {
 			res.Subdomain = *r.Subdomain
 		}
-		res.Domain = strings.TrimPrefix(strings.TrimPrefix(r.FullDomain, res.Subdomain), ".")
 		for _, t := range p.server.Targets(r.ID) {
-			res.Targets = append(res.Targets, PangolinTarget{
+			res.Targets = append(res.Targets, PangolinAPITarget{
 				Site: sites[t.SiteID], Method: t.Method, IP: t.IP, Port: t.Port, Path: t.Path,
 				PathMatchType: t.PathMatchType, Priority: t.Priority, Enabled: t.Enabled,
 			})
 		}
 		// Pangolin keeps targets in creation order; a sorted list reads the same
 		// whatever order an edit left them in.
-		slices.SortFunc(res.Targets, func(a, b PangolinTarget) int {
+		slices.SortFunc(res.Targets, func(a, b PangolinAPITarget) int {
 			return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Path, b.Path),
 				cmp.Compare(a.PathMatchType, b.PathMatchType), cmp.Compare(a.IP, b.IP), cmp.Compare(a.Port, b.Port))
 		})
 		out = append(out, res)
 	}
-	slices.SortFunc(out, func(a, b PangolinResource) int {
+	slices.SortFunc(out, func(a, b PangolinAPIResource) int {
 		return cmp.Or(cmp.Compare(a.FullDomain, b.FullDomain), cmp.Compare(a.NiceID, b.NiceID))
 	})
 	return out
@@ -165,7 +168,7 @@ func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.
 }
 
 // writePangolin prints Pangolin resources as a YAML stream.
-func writePangolin(w io.Writer, resources []PangolinResource) error {
+func writePangolin(w io.Writer, resources []PangolinAPIResource) error {
 	for i, r := range resources {
 		out, err := yaml.Marshal(r)
 		if err != nil {

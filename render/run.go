@@ -57,7 +57,7 @@ type Result struct {
 	// Resources are every PangolinResource in the end, sorted by namespace and name.
 	Resources []tunnelv1alpha1.PangolinResource
 	// Pangolin is what Pangolin holds in the end, with sink pangolin.
-	Pangolin []PangolinResource
+	Pangolin []PangolinAPIResource
 	// Events are the events PIC emitted, in order.
 	Events []Event
 	// Passes are the writes of each pass. The second and later passes of a converged
@@ -124,7 +124,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 
 	res := &Result{Passes: []Pass{{}}}
-	var counting sync.Mutex // the direct sink may write concurrently
+	var counting sync.Mutex // the fake client and the simulated Pangolin both count
 	count := func(status bool) {
 		counting.Lock()
 		defer counting.Unlock()
@@ -212,8 +212,12 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 				return nil, fmt.Errorf("reconcile %T %s: %w", j.object, client.ObjectKeyFromObject(j.object), err)
 			}
 		}
-		if last := res.Passes[len(res.Passes)-1]; pass >= maxPasses || pass >= 2 && last == (Pass{}) {
+		last := res.Passes[len(res.Passes)-1]
+		if pass >= 2 && last == (Pass{}) {
 			break
+		}
+		if pass >= maxPasses {
+			return nil, fmt.Errorf("no convergence: pass %d still wrote %d objects and %d statuses", pass, last.Writes, last.StatusWrites)
 		}
 		res.Passes = append(res.Passes, Pass{})
 	}

@@ -3,6 +3,9 @@
 // counters and a view of the Traefik routers Pangolin would serve. It must not import
 // pangolinapi: written apart from the client, it cannot share the client's mistakes.
 // Blueprints, root-only routes and non-HTTP resources are deliberately not implemented.
+//
+// Besides the tests, `manager render` runs the direct sink against it, in memory, to show
+// what direct mode would create: the package ships in the binary for that.
 package pangolintest
 
 // Fidelity. Where the reference is silent the fake makes a choice, listed here so that
