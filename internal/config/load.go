@@ -574,3 +574,11 @@ func distance(a, b string) int {
 	}
 	return row[len(b)]
 }
+
+// validQPS accepts a positive finite rate, or -1 for no client-side limit (client-go's
+// and controller-runtime's spelling). 0 is refused: client-go would read it as its own
+// default of 5.
+func validQPS(v any) bool {
+	q := v.(float32)
+	return q == -1 || (q > 0 && !math.IsInf(float64(q), 0))
+}

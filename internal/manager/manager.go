@@ -46,6 +46,8 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load Kubernetes client configuration: %w", err)
 	}
+	// QPS -1 turns client-go's token bucket off: the API server's priority and fairness
+	// queues PIC's requests instead (see docs/performance.md).
 	rc.QPS, rc.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	rc.UserAgent = EventSource
 	return rc, nil
@@ -168,6 +170,7 @@ func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
 		Scheme:                        apis.Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
+		PprofBindAddress:              cfg.PprofBindAddress,
 		LeaderElection:                cfg.LeaderElection.Enabled,
 		LeaderElectionID:              cfg.LeaderElection.ID,
 		LeaderElectionNamespace:       cfg.LeaderElection.Namespace,
