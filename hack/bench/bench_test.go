@@ -44,6 +44,12 @@ func TestSmoke(t *testing.T) {
 		assert.Positive(t, c.PICSeconds, c.Shape)
 		assert.Positive(t, c.BaselineSeconds, c.Shape)
 		assert.Positive(t, c.Ratio, c.Shape)
+		assert.Positive(t, c.PICDefaultsSeconds, "%s: PIC at its defaults", c.Shape)
+		assert.Positive(t, c.DefaultsRatio, c.Shape)
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			assert.Positive(t, c.PICCPU["kube-apiserver"], "%s: the API server's CPU while PIC converged", c.Shape)
+			assert.Positive(t, c.BaselineCPU["kube-apiserver"], "%s: the API server's CPU under the baseline", c.Shape)
+		}
 		assert.Positive(t, c.PICReconciles, c.Shape)
 		assert.GreaterOrEqual(t, c.PICWrites, c.Resources, "%s: PIC created every resource", c.Shape)
 	}
@@ -68,7 +74,7 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Startup.ReadySeconds)
 	assert.Zero(t, res.Startup.Writes)
 
-	require.Len(t, res.Goals, 4)
+	require.Len(t, res.Goals, 5)
 	for _, g := range res.Goals {
 		assert.NotEmpty(t, g.Measured, g.Goal)
 	}
@@ -96,4 +102,12 @@ func managerBinary(t *testing.T) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build ./cmd/manager: %s", out)
 	return p
+}
+
+func TestParseStat(t *testing.T) {
+	st, ok := parseStat("4242 (kube apiserver) S 17 4242 17 0 -1 4194560 1 0 0 0 250 75 0 0 20 0 12 0 1 2 3")
+	require.True(t, ok)
+	assert.Equal(t, procStat{comm: "kube apiserver", ppid: 17, cpuSeconds: 3.25}, st)
+	_, ok = parseStat("garbage")
+	assert.False(t, ok)
 }

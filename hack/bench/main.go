@@ -5,8 +5,9 @@
 //
 //   - convergence: N Ingresses exist, PIC starts; the time until every expected
 //     PangolinResource exists with the right spec, seen through a watch, against a
-//     baseline client creating the same objects with PIC's concurrency and client rate
-//     limits;
+//     baseline, the floor: a plain client without client-side rate limiting creating
+//     the same objects with PIC's concurrency. PIC runs twice, unthrottled
+//     (--kube-api-qps=-1) and at its defaults;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
@@ -24,6 +25,8 @@
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
+//	BENCH_PPROF         a directory for pprof profiles: PIC's and kube-apiserver's CPU
+//	                    while PIC converges unthrottled, PIC's heap after a restart
 //	PIC_MANAGER_BINARY  the binary (default bin/manager)
 //
 // Timings depend on the machine and on what else runs on it; the harness asserts
@@ -87,6 +90,9 @@ type options struct {
 	Out          string
 	// WorkDir receives kubeconfigs and PIC's logs; kept on failure.
 	WorkDir string
+	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
+	// unthrottled convergence, and PIC's heap after a restart.
+	PprofDir string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -103,6 +109,7 @@ func optionsFromEnv() (options, error) {
 		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
 		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
 		WorkDir:      os.Getenv("BENCH_WORKDIR"),
+		PprofDir:     os.Getenv("BENCH_PPROF"),
 		Logf:         stderrf,
 	}
 	if opts.Out == "-" {

@@ -10,21 +10,40 @@ import (
 
 // picProcess is bin/manager run as a child process against a world, as in production,
 // through the harness e2e uses too.
-type picProcess struct{ *testenv.Process }
+type picProcess struct {
+	*testenv.Process
+	pprof string // host:port of /debug/pprof; "" when not profiling
+}
 
-// startPIC runs the binary with PIC's defaults, except the given extra flags. The
-// environment is the harness's minus PIC_* and KUBECONFIG, so that nothing configured
-// on the machine changes what is measured.
-func startPIC(binary, kubeconfig, logPath string, extra ...string) (*picProcess, error) {
-	proc, err := testenv.NewProcess("pic", binary, logPath, append([]string{"--kubeconfig", kubeconfig}, extra...)...)
+// startPIC runs the binary on w with PIC's defaults, except the given extra flags (and
+// a pprof address when profiling). The environment is the harness's minus PIC_* and
+// KUBECONFIG, so that nothing configured on the machine changes what is measured.
+func (b *bench) startPIC(w *world, logPath string, extra ...string) (*picProcess, error) {
+	return startPICWith(b.opts.Binary, w.kubeconfig, logPath, b.prof != nil, nil, extra...)
+}
+
+// startPICWith is startPIC with extra environment variables (env, added after the
+// PIC_* variables are removed).
+func startPICWith(binary, kubeconfig, logPath string, profile bool, env []string, extra ...string) (*picProcess, error) {
+	args := append([]string{"--kubeconfig", kubeconfig}, extra...)
+	var pprof string
+	if profile {
+		addr, err := testenv.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		pprof = addr
+		args = append(args, "--pprof-bind-address", addr)
+	}
+	proc, err := testenv.NewProcess("pic", binary, logPath, args...)
 	if err != nil {
 		return nil, err
 	}
-	proc.Env = testenv.EnvWithout("PIC_", "KUBECONFIG=")
+	proc.Env = append(testenv.EnvWithout("PIC_", "KUBECONFIG="), env...)
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
-	return &picProcess{proc}, nil
+	return &picProcess{Process: proc, pprof: pprof}, nil
 }
 
 // counters are the series the bench reads.
