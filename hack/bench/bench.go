@@ -61,6 +61,11 @@ func (b *bench) all(ctx context.Context, sizes []int) error {
 			}
 		}
 	}
+	if b.opts.DirectN > 0 {
+		if err := b.directMode(ctx, variant, b.opts.DirectN); err != nil {
+			return fmt.Errorf("direct mode: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -152,7 +157,7 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *co
 		return err
 	}
 	all := watch.allMatched(len(objs))
-	cpu := sampleCPU()
+	cpu := sampleCPU(0)
 	start := time.Now()
 	if err := parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
 		return c.Create(ctx, objs[i])
@@ -164,7 +169,7 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *co
 		return err
 	}
 	conv.BaselineSeconds = seconds(done.Sub(start))
-	conv.BaselineCPU = sampleCPU().since(cpu)
+	conv.BaselineCPU = sampleCPU(0).since(cpu)
 	b.lastBaseline = conv.BaselineSeconds
 	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
 		len(objs), conv.BaselineSeconds, b.picDefaults.MaxConcurrentReconciles, conv.BaselineCPU)
@@ -205,7 +210,7 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 	want := w.shape.resources()
 	watch.expect(w.expectations())
 	all := watch.allMatched(want)
-	cpu := sampleCPU()
+	cpu := sampleCPU(0)
 	p, err := b.startPIC(w, filepath.Join(dir, "pic-converge-"+label+".log"), append([]string{"--resync-period", convergenceResync}, flags...)...)
 	if err != nil {
 		return run, err
@@ -231,7 +236,7 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 		return run, err
 	}
 	run.seconds = seconds(done.Sub(p.Started()))
-	run.cpu = sampleCPU().since(cpu)
+	run.cpu = sampleCPU(p.Pid()).since(cpu)
 	if d := <-ready; d >= 0 {
 		run.ready = seconds(d)
 	}

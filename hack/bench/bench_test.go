@@ -29,6 +29,7 @@ func TestSmoke(t *testing.T) {
 	res, err := run(ctx, options{
 		Sizes:        []int{20},
 		Updates:      20,
+		DirectN:      20,
 		ResyncPeriod: 2 * time.Second,
 		Binary:       binary,
 		WorkDir:      filepath.Join(dir, "work"),
@@ -48,6 +49,7 @@ func TestSmoke(t *testing.T) {
 		assert.Positive(t, c.DefaultsRatio, c.Shape)
 		if _, err := os.Stat("/proc/self/stat"); err == nil {
 			assert.Positive(t, c.PICCPU["kube-apiserver"], "%s: the API server's CPU while PIC converged", c.Shape)
+			assert.Positive(t, c.PICCPU["pic"], "%s: PIC's own CPU", c.Shape)
 			assert.Positive(t, c.BaselineCPU["kube-apiserver"], "%s: the API server's CPU under the baseline", c.Shape)
 		}
 		assert.Positive(t, c.PICReconciles, c.Shape)
@@ -74,7 +76,14 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Startup.ReadySeconds)
 	assert.Zero(t, res.Startup.Writes)
 
-	require.Len(t, res.Goals, 5)
+	require.NotNil(t, res.Direct, "the direct mode")
+	assert.Positive(t, res.Direct.ConvergeWrites, "PIC created the resources in Pangolin")
+	assert.Positive(t, res.Direct.RequestsPerChange)
+	assert.Zero(t, res.Direct.RestartWrites, "a restarted PIC writes nothing to a converged Pangolin")
+	assert.Zero(t, res.Direct.ResyncWrites, "a full resync writes nothing to a converged Pangolin")
+	assert.Positive(t, res.Direct.ResyncRequests, "the resync read Pangolin")
+
+	require.Len(t, res.Goals, 8)
 	for _, g := range res.Goals {
 		assert.NotEmpty(t, g.Measured, g.Goal)
 	}

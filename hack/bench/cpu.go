@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -24,8 +26,9 @@ const clockTicks = 100
 type cpuTimes map[string]float64
 
 // sampleCPU reads the CPU time of the bench's child processes (envtest's etcd and
-// kube-apiserver, PIC's manager), summed by command name. Empty off Linux.
-func sampleCPU() cpuTimes {
+// kube-apiserver), summed by command name, and of PIC's process (pic, 0 for none),
+// named "pic". Empty off Linux.
+func sampleCPU(pic int) cpuTimes {
 	out := cpuTimes{}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -42,10 +45,13 @@ func sampleCPU() cpuTimes {
 			continue
 		}
 		st, ok := parseStat(string(data))
-		if !ok || st.ppid != self || pid == self {
-			continue
+		switch {
+		case !ok || pid == self:
+		case pid == pic:
+			out["pic"] += st.cpuSeconds
+		case st.ppid == self:
+			out[st.comm] += st.cpuSeconds
 		}
-		out[st.comm] += st.cpuSeconds
 	}
 	return out
 }
@@ -87,10 +93,10 @@ func parseStat(line string) (procStat, bool) {
 	return procStat{comm: line[open+1 : end], ppid: ppid, cpuSeconds: float64(utime+stime) / clockTicks}, true
 }
 
-// cpuString is "kube-apiserver 3.1 s, etcd 0.9 s, manager 1.2 s".
+// String is "kube-apiserver 3.10 s, etcd 0.90 s, pic 1.20 s".
 func (c cpuTimes) String() string {
 	var parts []string
-	for _, k := range []string{"kube-apiserver", "etcd", "manager"} {
+	for _, k := range []string{"kube-apiserver", "etcd", "pic"} {
 		if v, ok := c[k]; ok {
 			parts = append(parts, fmt.Sprintf("%s %.2f s", k, v))
 		}
@@ -131,7 +137,15 @@ func (p *profiler) cpu(ctx context.Context, name, picAddr string, d time.Duratio
 	done := make(chan struct{}, 2)
 	get := func(c *http.Client, url, file string) {
 		defer func() { done <- struct{}{} }()
-		if err := fetch(ctx, c, url, filepath.Join(p.dir, file)); err != nil {
+		// PIC's pprof listener comes up a moment after the process starts.
+		var err error
+		for range 50 {
+			if err = fetch(ctx, c, url, filepath.Join(p.dir, file)); err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: profile %s: %v\n", file, err)
 		}
 	}

@@ -13,7 +13,9 @@
 //   - change latency: Ingresses updated one at a time, from the update to the
 //     PangolinResource update seen through a watch, against a direct write;
 //   - memory: PIC's peak RSS (VmHWM) at the largest N;
-//   - startup: process start to /readyz on the converged cluster, and its writes.
+//   - startup: process start to /readyz on the converged cluster, and its writes;
+//   - direct mode (sink pangolin, the in-repo Pangolin server): Pangolin requests to
+//     publish, per Ingress change, after a restart and per full resync.
 //
 // Settings (environment):
 //
@@ -21,7 +23,8 @@
 //	BENCH_SHAPES        single (one host per Ingress) and/or multi (10 hosts per
 //	                    Ingress, N/10 Ingresses); default both
 //	BENCH_UPDATES       change-latency updates (default 200)
-//	BENCH_RESYNC        resync period of the steady-state run (default 30s)
+//	BENCH_RESYNC        resync period of the steady-state runs (default 30s)
+//	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
@@ -90,6 +93,9 @@ type options struct {
 	Out          string
 	// WorkDir receives kubeconfigs and PIC's logs; kept on failure.
 	WorkDir string
+	// DirectN is the number of Ingresses of the direct-mode run (sink pangolin against
+	// the in-repo Pangolin server); 0 skips it.
+	DirectN int
 	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
 	// unthrottled convergence, and PIC's heap after a restart.
 	PprofDir string
@@ -105,6 +111,7 @@ func optionsFromEnv() (options, error) {
 	opts := options{
 		Sizes:        []int{100, 1000, 5000},
 		Updates:      200,
+		DirectN:      1000,
 		ResyncPeriod: 30 * time.Second,
 		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
 		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
@@ -142,6 +149,13 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_UPDATES=%q: want a positive integer", v)
 		}
 		opts.Updates = n
+	}
+	if v := os.Getenv("BENCH_DIRECT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return options{}, fmt.Errorf("BENCH_DIRECT=%q: want a number of Ingresses, 0 to skip", v)
+		}
+		opts.DirectN = n
 	}
 	if v := os.Getenv("BENCH_RESYNC"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -23,6 +23,7 @@ type results struct {
 	ChangeLatency   *changeLatency `json:"changeLatency"`
 	Memory          *memory        `json:"memory"`
 	Startup         *startup       `json:"startup"`
+	Direct          *direct        `json:"direct,omitempty"`
 	Goals           []goal         `json:"goals"`
 	Started         time.Time      `json:"started"`
 	DurationSeconds float64        `json:"durationSeconds"`
@@ -191,6 +192,12 @@ const (
 	goalRSS         = "RSS at N=5000"
 	goalLatency     = "p99 change latency"
 	goalWrites      = "steady-state writes"
+	// Direct mode (sink pangolin): PIC's own goals.
+	goalDirectChange = "Pangolin requests per Ingress change"
+	goalDirectWrites = "Pangolin writes at steady state"
+	goalDirectResync = "Pangolin requests per resync (N=%d)"
+	// directChangeGoal: a port change is one target update; one more request is allowed.
+	directChangeGoal = 2.0
 	// convergenceGoal is the most PIC unthrottled may take, as a multiple of the floor.
 	convergenceGoal = 1.3
 	rssGoal         = 100 << 20
@@ -252,6 +259,20 @@ func (r *results) goals() []goal {
 		g.Met = yes(s.WritesAfterRestart == 0 && s.ResyncWrites == 0)
 	}
 	out = append(out, g)
+
+	if d := r.Direct; d != nil {
+		out = append(out,
+			goal{Goal: goalDirectChange + fmt.Sprintf(": at most %.0f (one target update, one more request allowed)", directChangeGoal),
+				Measured: fmt.Sprintf("%.2f requests, %.2f writes per change (%d changes, N=%d)", d.RequestsPerChange, d.WritesPerChange, d.Changes, d.N),
+				Met:      yes(d.RequestsPerChange <= directChangeGoal)},
+			goal{Goal: goalDirectWrites + ": 0 after a restart and in a full resync",
+				Measured: fmt.Sprintf("%d after restart, %d in a full resync (N=%d)", d.RestartWrites, d.ResyncWrites, d.N),
+				Met:      yes(d.RestartWrites == 0 && d.ResyncWrites == 0)},
+			goal{Goal: fmt.Sprintf(goalDirectResync, d.N) + fmt.Sprintf(": at most %d (2N+3: the refresh's reads; the reconciles read only the cache)", directResyncBudget(d.N)),
+				Measured: fmt.Sprintf("%d requests, %d reconciles", d.ResyncRequests, d.ResyncReconciles),
+				Met:      yes(d.ResyncRequests <= directResyncBudget(d.N))},
+		)
+	}
 	return out
 }
 
@@ -294,6 +315,13 @@ func (r *results) table() string {
 		b.WriteString("| to /readyz | to the end of the first pass | writes | reconciles | API requests |\n")
 		b.WriteString("|---:|---:|---:|---:|---:|\n")
 		fmt.Fprintf(&b, "| %.2f s | %.2f s | %d | %d | %d |\n", s.ReadySeconds, s.SettledSeconds, s.Writes, s.Reconciles, s.Requests)
+	}
+	if d := r.Direct; d != nil {
+		fmt.Fprintf(&b, "\n### Direct mode (sink pangolin, in-repo Pangolin server, N=%d single-host Ingresses, resync %s)\n\n", d.N, d.ResyncPeriod)
+		b.WriteString("| publish N: time | requests | per Ingress | changes | requests per change | writes per change | restart: requests | writes | resync: requests | writes |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.2f s | %d | %.2f | %d | %.2f | %.2f | %d | %d | %d | %d |\n", d.ConvergeSeconds, d.ConvergeRequests, d.RequestsPerCreatedIngress,
+			d.Changes, d.RequestsPerChange, d.WritesPerChange, d.RestartRequests, d.RestartWrites, d.ResyncRequests, d.ResyncWrites)
 	}
 	b.WriteString("\n### Goals\n\n| goal | measured | met |\n|---|---|---|\n")
 	for _, g := range r.Goals {
