@@ -38,11 +38,11 @@ type direct struct {
 	ResyncReconciles int `json:"resyncReconciles"`
 }
 
-// directResyncBudget is the goal for the requests of one resync: the refresh reads the
-// org's domains and sites, one page of resources per 500, and each owned resource and
-// its targets (the API has no bulk read of targets), 2N+3 for N resources; the
-// controller's own resync reads only its cache.
-func directResyncBudget(n int) int { return 2*n + 3 + (n-1)/500 }
+// directResyncBudget is the goal for the requests of one resync: the refresh lists the
+// org's domains and sites and, one page per 500, the resources; it reads each owned
+// resource and its targets (the API has no bulk read of targets), and checks the one
+// site; the controller's own resync reads only its state. 2N + ceil(N/500) + 3.
+func directResyncBudget(n int) int { return 2*n + (n+499)/500 + 3 }
 
 // directMode measures the direct mode with n single-host Ingresses on a fresh control
 // plane and Pangolin server.

@@ -185,7 +185,12 @@ func (l *loader) checkEnvNames() {
 	}
 	for _, kv := range slices.Sorted(slices.Values(os.Environ())) {
 		name, _, _ := strings.Cut(kv, "=")
-		if best := closest(name, known); strings.HasPrefix(name, "PIC_") && !slices.Contains(known, name) && !serviceLinkRE.MatchString(name) && best != "" {
+		// The search runs for unknown PIC_ names only: a Pod's environment holds a
+		// service link per Service of its namespace, possibly thousands.
+		if !strings.HasPrefix(name, "PIC_") || slices.Contains(known, name) || serviceLinkRE.MatchString(name) {
+			continue
+		}
+		if best := closest(name, known); best != "" {
 			l.probs.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
 		}
 	}
