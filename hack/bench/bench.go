@@ -366,6 +366,7 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		return err
 	}
 	b.prof.heap(ctx, fmt.Sprintf("%s-%d-restart", w.shape.Name, w.shape.resources()), p.pprof)
+	anon, file := rssSplit(p.Pid())
 	st := &startup{
 		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.Started())-1, 3),
 		Writes: int(settled.writes), Reconciles: int(settled.reconciles), Requests: int(settled.requests),
@@ -397,6 +398,8 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,
 	}
 	b.res.Memory.BytesPerIngress = b.res.Memory.PeakRSSBytes / int64(n)
-	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB)", mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak))
+	b.res.Memory.RSSAnonBytes, b.res.Memory.RSSFileBytes = anon, file
+	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB); after the restart's first pass: %.1f MiB anonymous, %.1f MiB file-backed",
+		mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak), mib(anon), mib(file))
 	return nil
 }

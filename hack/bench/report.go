@@ -123,6 +123,10 @@ type memory struct {
 	ConvergencePeakRSSBytes int64 `json:"convergencePeakRSSBytes"`
 	RestartPeakRSSBytes     int64 `json:"restartPeakRSSBytes"`
 	BytesPerIngress         int64 `json:"bytesPerIngress"`
+	// RSSAnonBytes and RSSFileBytes split the restarted process's resident set at the
+	// end of its first pass: heap, stacks and runtime; the binary's mapped pages.
+	RSSAnonBytes int64 `json:"rssAnonBytes,omitempty"`
+	RSSFileBytes int64 `json:"rssFileBytes,omitempty"`
 	// MarginalBytesPerIngress is the slope of the converging process's peak RSS between
 	// the smallest and the largest N (single-host shape).
 	MarginalBytesPerIngress int64 `json:"marginalBytesPerIngress,omitempty"`
