@@ -31,8 +31,11 @@ type direct struct {
 	RequestsPerChange float64 `json:"requestsPerChange"`
 	WritesPerChange   float64 `json:"writesPerChange"`
 	// Steady state: PIC restarted on the converged Pangolin, then one full resync.
-	RestartRequests  int `json:"restartRequests"`
-	RestartWrites    int `json:"restartWrites"`
+	RestartRequests int `json:"restartRequests"`
+	RestartWrites   int `json:"restartWrites"`
+	// Resyncs is how many full resyncs the window held (Pangolin refreshes, counted by
+	// their resource lists); the requests and reconciles are per resync.
+	Resyncs          int `json:"resyncs"`
 	ResyncRequests   int `json:"resyncRequests"`
 	ResyncWrites     int `json:"resyncWrites"`
 	ResyncReconciles int `json:"resyncReconciles"`
@@ -154,9 +157,14 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	d.ResyncRequests, d.ResyncWrites = srv.Reads()+srv.Writes(), srv.Writes()
-	d.ResyncReconciles = int(resynced.reconciles - settled.reconciles)
-	logf("direct mode: restart: %d requests, %d writes; a resync (%d reconciles): %d requests, %d writes",
-		d.RestartRequests, d.RestartWrites, d.ResyncReconciles, d.ResyncRequests, d.ResyncWrites)
+	// The informers' resync and the refresh have their own timers: the window may hold
+	// more than one of each.
+	pages := (n + 499) / 500
+	d.Resyncs = max(1, srv.Counts()["GET /v1/org/:orgId/resources"]/pages)
+	d.ResyncRequests = (srv.Reads() + srv.Writes()) / d.Resyncs
+	d.ResyncWrites = srv.Writes()
+	d.ResyncReconciles = int(resynced.reconciles-settled.reconciles) / d.Resyncs
+	logf("direct mode: restart: %d requests, %d writes; %d resync(s): %d requests and %d reconciles each, %d writes in all",
+		d.RestartRequests, d.RestartWrites, d.Resyncs, d.ResyncRequests, d.ResyncReconciles, d.ResyncWrites)
 	return nil
 }
