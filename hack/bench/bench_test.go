@@ -30,6 +30,7 @@ func TestSmoke(t *testing.T) {
 		Sizes:        []int{20},
 		Updates:      20,
 		DirectN:      20,
+		Repeat:       2,
 		ResyncPeriod: 2 * time.Second,
 		Binary:       binary,
 		WorkDir:      filepath.Join(dir, "work"),
@@ -45,6 +46,8 @@ func TestSmoke(t *testing.T) {
 		assert.Positive(t, c.PICSeconds, c.Shape)
 		assert.Positive(t, c.BaselineSeconds, c.Shape)
 		assert.Positive(t, c.Ratio, c.Shape)
+		assert.Len(t, c.BaselineRuns, 2, c.Shape)
+		assert.Len(t, c.PICRuns, 2, c.Shape)
 		assert.Positive(t, c.PICDefaultsSeconds, "%s: PIC at its defaults", c.Shape)
 		assert.Positive(t, c.DefaultsRatio, c.Shape)
 		if _, err := os.Stat("/proc/self/stat"); err == nil {
@@ -119,4 +122,10 @@ func TestParseStat(t *testing.T) {
 	assert.Equal(t, procStat{comm: "kube apiserver", ppid: 17, cpuSeconds: 3.25}, st)
 	_, ok = parseStat("garbage")
 	assert.False(t, ok)
+}
+
+func TestMedian(t *testing.T) {
+	assert.Zero(t, median(nil))
+	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
+	assert.Equal(t, 1.0, median([]float64{4, 1}), "the lower middle for an even count")
 }

@@ -24,6 +24,8 @@
 //	                    Ingress, N/10 Ingresses); default both
 //	BENCH_UPDATES       change-latency updates (default 200)
 //	BENCH_RESYNC        resync period of the steady-state runs (default 30s)
+//	BENCH_REPEAT        runs of the floor and of PIC unthrottled per shape, for
+//	                    their medians (default 3)
 //	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
@@ -93,6 +95,8 @@ type options struct {
 	Out          string
 	// WorkDir receives kubeconfigs and PIC's logs; kept on failure.
 	WorkDir string
+	// Repeat is how many times the floor and PIC unthrottled run, for their medians.
+	Repeat int
 	// DirectN is the number of Ingresses of the direct-mode run (sink pangolin against
 	// the in-repo Pangolin server); 0 skips it.
 	DirectN int
@@ -112,6 +116,7 @@ func optionsFromEnv() (options, error) {
 		Sizes:        []int{100, 1000, 5000},
 		Updates:      200,
 		DirectN:      1000,
+		Repeat:       3,
 		ResyncPeriod: 30 * time.Second,
 		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
 		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
@@ -149,6 +154,13 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_UPDATES=%q: want a positive integer", v)
 		}
 		opts.Updates = n
+	}
+	if v := os.Getenv("BENCH_REPEAT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return options{}, fmt.Errorf("BENCH_REPEAT=%q: want a positive integer", v)
+		}
+		opts.Repeat = n
 	}
 	if v := os.Getenv("BENCH_DIRECT"); v != "" {
 		n, err := strconv.Atoi(v)

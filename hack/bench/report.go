@@ -44,6 +44,9 @@ type machine struct {
 type settings struct {
 	Sizes   []int `json:"sizes"`
 	Updates int   `json:"changeLatencyUpdates"`
+	// Repeat is how many floor and unthrottled PIC runs each convergence figure is the
+	// median of.
+	Repeat int `json:"repeat"`
 	// PIC's defaults, which the baseline client copies.
 	MaxConcurrentReconciles int     `json:"maxConcurrentReconciles"`
 	KubeAPIQPS              float32 `json:"kubeAPIQPS"`
@@ -61,12 +64,15 @@ type convergence struct {
 	HostsPerIngress int    `json:"hostsPerIngress"`
 	Resources       int    `json:"resources"`
 	// BaselineSeconds is the floor: a plain client, no client-side rate limit, PIC's
-	// concurrency.
-	BaselineSeconds float64 `json:"baselineSeconds"`
+	// concurrency; the median of BaselineRuns.
+	BaselineSeconds float64   `json:"baselineSeconds"`
+	BaselineRuns    []float64 `json:"baselineRuns"`
 	// PICSeconds is PIC unthrottled (--kube-api-qps=-1): process start to the last
-	// expected resource seen; Ratio is PICSeconds / BaselineSeconds.
-	PICSeconds float64 `json:"picSeconds"`
-	Ratio      float64 `json:"ratio"`
+	// expected resource seen, the median of PICRuns, each run after a floor's run; Ratio
+	// is PICSeconds / BaselineSeconds.
+	PICSeconds float64   `json:"picSeconds"`
+	PICRuns    []float64 `json:"picRuns"`
+	Ratio      float64   `json:"ratio"`
 	// PICDefaultsSeconds is the same at PIC's default settings; DefaultsRatio its ratio.
 	PICDefaultsSeconds float64 `json:"picDefaultsSeconds"`
 	DefaultsRatio      float64 `json:"defaultsRatio"`
@@ -158,7 +164,7 @@ func newResults(opts options, sizes []int) *results {
 			LoadAverageStart: readTrimmed("/proc/loadavg"),
 		},
 		Settings: settings{
-			Sizes: sizes, Updates: opts.Updates,
+			Sizes: sizes, Updates: opts.Updates, Repeat: max(1, opts.Repeat),
 			MaxConcurrentReconciles: d.MaxConcurrentReconciles, KubeAPIQPS: d.KubeAPIQPS, KubeAPIBurst: d.KubeAPIBurst,
 			ConvergenceResync: convergenceResync, SteadyStateResync: opts.ResyncPeriod.String(),
 			OperatorCRDs: "fork", ControlPlane: "envtest etcd + kube-apiserver (hack/controlplane), same machine",
@@ -359,6 +365,15 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	s := slices.Sorted(slices.Values(ds))
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
+}
+
+// median of the values, the lower middle one for an even count.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	return s[(len(s)-1)/2]
 }
 
 func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 2) }
