@@ -275,6 +275,9 @@ func errString(err error) string {
 func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *picProcess) error {
 	n := b.opts.Updates
 	logf := b.opts.Logf
+	if err := p.quiet(ctx, time.Second, b.timeout(w.shape.resources())); err != nil {
+		return err
+	}
 	logf("change latency: %d Ingress updates, each after a direct PangolinResource write", n)
 	pr := probe(1000)
 	watch.expectHost(probeHost, expectation{spec: pr.Spec})

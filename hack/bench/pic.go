@@ -100,3 +100,31 @@ func (p *picProcess) settle(ctx context.Context, minReconciles float64, quiet, t
 		}
 	}
 }
+
+// quiet waits until PIC has sent no API request for quiet: after a convergence its
+// event writer may still be draining a backlog, which a latency measurement would
+// otherwise share the API server with.
+func (p *picProcess) quiet(ctx context.Context, quiet, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last, lastChange := -1.0, time.Now()
+	for {
+		c, err := p.counters(ctx)
+		if err != nil {
+			return err
+		}
+		if c.requests != last {
+			last, lastChange = c.requests, time.Now()
+		}
+		if time.Since(lastChange) >= quiet {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("PIC's API requests did not stop within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
