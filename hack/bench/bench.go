@@ -27,9 +27,17 @@ const convergenceResync = "1h"
 type bench struct {
 	opts options
 	res  *results
-	// picDefaults are PIC's own defaults (internal/config), which the baseline copies.
+	// picDefaults are PIC's own defaults (internal/config); the baseline copies their
+	// concurrency.
 	picDefaults *config.Config
+	prof        *profiler // nil unless BENCH_PPROF is set
+	// lastBaseline is the last baseline's seconds: how long to profile PIC's convergence.
+	lastBaseline float64
 }
+
+// unthrottled are the flags of PIC's unthrottled run: no client-side rate limit, as the
+// baseline.
+var unthrottled = []string{"--kube-api-qps=-1"}
 
 func (b *bench) all(ctx context.Context, sizes []int) error {
 	b.picDefaults = config.Default()
@@ -51,6 +59,11 @@ func (b *bench) all(ctx context.Context, sizes []int) error {
 			if err := b.one(ctx, variant, s, full); err != nil {
 				return fmt.Errorf("N=%d %s: %w", n, s.Name, err)
 			}
+		}
+	}
+	if b.opts.DirectN > 0 {
+		if err := b.directMode(ctx, variant, b.opts.DirectN); err != nil {
+			return fmt.Errorf("direct mode: %w", err)
 		}
 	}
 	return nil
@@ -82,14 +95,42 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 		return err
 	}
 
-	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
-	if err := b.baseline(ctx, w, watch, &conv); err != nil {
+	if b.prof, err = newProfiler(b.opts.PprofDir, w.env.Config); err != nil {
 		return err
 	}
-	p, err := b.converge(ctx, w, watch, dir, &conv)
+	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
+	// The floor, then PIC unthrottled, the same fixture, each run's resources deleted
+	// before the next; repeated, for the medians: on shared cores one run can be off by
+	// half. The first unthrottled run gives the counters, CPU and memory.
+	var un picRun
+	for r := range max(1, b.opts.Repeat) {
+		if err := b.baseline(ctx, w, watch, &conv); err != nil {
+			return err
+		}
+		conv.BaselineRuns = append(conv.BaselineRuns, conv.BaselineSeconds)
+		run, err := b.converge(ctx, w, watch, dir, fmt.Sprintf("unthrottled-%d", r+1), unthrottled)
+		if run.p != nil {
+			run.p.Stop()
+		}
+		if err == nil {
+			err = b.deleteAll(ctx, w, watch, s.resources())
+		}
+		if err != nil {
+			return err
+		}
+		conv.PICRuns = append(conv.PICRuns, run.seconds)
+		if r == 0 {
+			un = run
+		}
+	}
+	conv.BaselineSeconds, un.seconds = median(conv.BaselineRuns), median(conv.PICRuns)
+	// Then PIC at its defaults, once.
+	def, err := b.converge(ctx, w, watch, dir, "defaults", nil)
+	p := def.p
 	if p != nil {
 		defer p.Stop()
 	}
+	conv.set(un, def)
 	b.res.Convergence = append(b.res.Convergence, conv)
 	if err != nil || !full {
 		return err
@@ -103,25 +144,31 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	return b.restart(ctx, w, dir, peak)
 }
 
-// timeout for waiting on n writes: the time PIC's client rate limit needs, five times
-// over, and at least two minutes.
+// timeout for waiting on n writes: the time PIC's client rate limit needs (at most 50
+// a second when it has none), five times over, and at least two minutes.
 func (b *bench) timeout(n int) time.Duration {
-	need := time.Duration(float64(n)/float64(b.picDefaults.KubeAPIQPS)*float64(time.Second)) * 5
+	qps := float64(b.picDefaults.KubeAPIQPS)
+	if qps <= 0 || qps > 50 {
+		qps = 50
+	}
+	need := time.Duration(float64(n)/qps*float64(time.Second)) * 5
 	return max(need, 2*time.Minute)
 }
 
-// baseline creates the objects PIC would create with a plain client using PIC's
-// concurrency and client rate limits, times it through the watch, and deletes them.
+// baseline is the floor: a plain client without client-side rate limiting creates the
+// objects PIC would create, with PIC's concurrency; it is timed through the watch, and
+// the objects are deleted again.
 func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *convergence) error {
 	objs := w.baselineObjects()
 	watch.expect(w.expectations())
 	cfg := rest.CopyConfig(w.env.Config)
-	cfg.QPS, cfg.Burst = b.picDefaults.KubeAPIQPS, b.picDefaults.KubeAPIBurst
+	cfg.QPS, cfg.Burst = -1, -1
 	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
 	if err != nil {
 		return err
 	}
 	all := watch.allMatched(len(objs))
+	cpu := sampleCPU(0)
 	start := time.Now()
 	if err := parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
 		return c.Create(ctx, objs[i])
@@ -133,14 +180,21 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *co
 		return err
 	}
 	conv.BaselineSeconds = seconds(done.Sub(start))
-	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, client QPS %v burst %d)",
-		len(objs), conv.BaselineSeconds, b.picDefaults.MaxConcurrentReconciles, b.picDefaults.KubeAPIQPS, b.picDefaults.KubeAPIBurst)
+	conv.BaselineCPU = sampleCPU(0).since(cpu)
+	b.lastBaseline = conv.BaselineSeconds
+	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
+		len(objs), conv.BaselineSeconds, b.picDefaults.MaxConcurrentReconciles, conv.BaselineCPU)
+	return b.deleteAll(ctx, w, watch, len(objs))
+}
 
+// deleteAll deletes every PangolinResource of the namespace and waits until the watch
+// shows none.
+func (b *bench) deleteAll(ctx context.Context, w *world, watch *watcher, n int) error {
 	gone := watch.empty()
 	if err := w.fast.DeleteAllOf(ctx, &tunnelv1alpha1.PangolinResource{}, client.InNamespace(namespace)); err != nil {
-		return fmt.Errorf("delete the baseline's objects: %w", err)
+		return fmt.Errorf("delete the PangolinResources: %w", err)
 	}
-	_, err = await(ctx, gone, b.timeout(len(objs)), "the baseline's objects to be deleted", b.progress(watch, len(objs)))
+	_, err := await(ctx, gone, b.timeout(n), "the PangolinResources to be deleted", b.progress(watch, n))
 	return err
 }
 
@@ -151,15 +205,32 @@ func (b *bench) progress(watch *watcher, want int) func() string {
 	}
 }
 
-// converge starts PIC on the fixture and times it until every expected resource is
-// seen. It returns the running process.
-func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir string, conv *convergence) (*picProcess, error) {
+// picRun is one PIC process's convergence.
+type picRun struct {
+	p                            *picProcess
+	seconds, ready               float64
+	writes, reconciles, requests int
+	peak                         int64
+	cpu                          cpuTimes
+}
+
+// converge starts PIC on the fixture with the extra flags and times it until every
+// expected resource is seen. It returns the run with its process, still running.
+func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, label string, flags []string) (picRun, error) {
+	var run picRun
 	want := w.shape.resources()
 	watch.expect(w.expectations())
 	all := watch.allMatched(want)
-	p, err := startPIC(b.opts.Binary, w.kubeconfig, filepath.Join(dir, "pic-converge.log"), "--resync-period", convergenceResync)
+	cpu := sampleCPU(0)
+	p, err := b.startPIC(w, filepath.Join(dir, "pic-converge-"+label+".log"), append([]string{"--resync-period", convergenceResync}, flags...)...)
 	if err != nil {
-		return nil, err
+		return run, err
+	}
+	run.p = p
+	if b.prof != nil && label == "unthrottled-1" {
+		// PIC's convergence lasts about the baseline's time: profile that long, twice over.
+		wait := b.prof.cpu(ctx, fmt.Sprintf("%s-%d-converge", w.shape.Name, want), p.pprof, 2*time.Duration(float64(time.Second)*b.lastBaseline)+time.Second)
+		defer wait()
 	}
 	ready := make(chan time.Duration, 1)
 	go func() {
@@ -173,25 +244,22 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir stri
 		return b.progress(watch, want)() + "; " + errString(p.Alive())
 	})
 	if err != nil {
-		return p, err
+		return run, err
 	}
-	conv.PICSeconds = seconds(done.Sub(p.Started()))
-	conv.Ratio = round(conv.PICSeconds/conv.BaselineSeconds, 2)
+	run.seconds = seconds(done.Sub(p.Started()))
+	run.cpu = sampleCPU(p.Pid()).since(cpu)
 	if d := <-ready; d >= 0 {
-		conv.PICReadySeconds = seconds(d)
+		run.ready = seconds(d)
 	}
 	c, err := p.settle(ctx, float64(w.shape.Ingresses), time.Second, b.timeout(want))
 	if err != nil {
-		return p, err
+		return run, err
 	}
-	conv.PICWrites = int(c.writes)
-	conv.PICReconciles = int(c.reconciles)
-	conv.PICRequests = int(c.requests)
-	peak, _ := p.Memory()
-	conv.PICPeakRSSBytes = peak
-	b.opts.Logf("PIC: %d PangolinResources in %.2fs (ready after %.2fs), ratio %.2f; %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB",
-		want, conv.PICSeconds, conv.PICReadySeconds, conv.Ratio, conv.PICWrites, conv.PICReconciles, conv.PICRequests, mib(peak))
-	return p, nil
+	run.writes, run.reconciles, run.requests = int(c.writes), int(c.reconciles), int(c.requests)
+	run.peak, _ = p.Memory()
+	b.opts.Logf("PIC %s: %d PangolinResources in %.2fs (ready after %.2fs); %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB; CPU to convergence: %s",
+		label, want, run.seconds, run.ready, run.writes, run.reconciles, run.requests, mib(run.peak), run.cpu)
+	return run, nil
 }
 
 func errString(err error) string {
@@ -207,6 +275,9 @@ func errString(err error) string {
 func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *picProcess) error {
 	n := b.opts.Updates
 	logf := b.opts.Logf
+	if err := p.quiet(ctx, time.Second, b.timeout(w.shape.resources())); err != nil {
+		return err
+	}
 	logf("change latency: %d Ingress updates, each after a direct PangolinResource write", n)
 	pr := probe(1000)
 	watch.expectHost(probeHost, expectation{spec: pr.Spec})
@@ -295,7 +366,7 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePeak int64) error {
 	logf := b.opts.Logf
 	n := w.shape.Ingresses
-	p, err := startPIC(b.opts.Binary, w.kubeconfig, filepath.Join(dir, "pic-restart.log"), "--resync-period", b.opts.ResyncPeriod.String())
+	p, err := b.startPIC(w, filepath.Join(dir, "pic-restart.log"), "--resync-period", b.opts.ResyncPeriod.String())
 	if err != nil {
 		return err
 	}
@@ -308,6 +379,8 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 	if err != nil {
 		return err
 	}
+	b.prof.heap(ctx, fmt.Sprintf("%s-%d-restart", w.shape.Name, w.shape.resources()), p.pprof)
+	anon, file := rssSplit(p.Pid())
 	st := &startup{
 		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.Started())-1, 3),
 		Writes: int(settled.writes), Reconciles: int(settled.reconciles), Requests: int(settled.requests),
@@ -339,6 +412,8 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,
 	}
 	b.res.Memory.BytesPerIngress = b.res.Memory.PeakRSSBytes / int64(n)
-	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB)", mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak))
+	b.res.Memory.RSSAnonBytes, b.res.Memory.RSSFileBytes = anon, file
+	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB); after the restart's first pass: %.1f MiB anonymous, %.1f MiB file-backed",
+		mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak), mib(anon), mib(file))
 	return nil
 }

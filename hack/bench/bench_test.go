@@ -29,6 +29,8 @@ func TestSmoke(t *testing.T) {
 	res, err := run(ctx, options{
 		Sizes:        []int{20},
 		Updates:      20,
+		DirectN:      20,
+		Repeat:       2,
 		ResyncPeriod: 2 * time.Second,
 		Binary:       binary,
 		WorkDir:      filepath.Join(dir, "work"),
@@ -44,6 +46,15 @@ func TestSmoke(t *testing.T) {
 		assert.Positive(t, c.PICSeconds, c.Shape)
 		assert.Positive(t, c.BaselineSeconds, c.Shape)
 		assert.Positive(t, c.Ratio, c.Shape)
+		assert.Len(t, c.BaselineRuns, 2, c.Shape)
+		assert.Len(t, c.PICRuns, 2, c.Shape)
+		assert.Positive(t, c.PICDefaultsSeconds, "%s: PIC at its defaults", c.Shape)
+		assert.Positive(t, c.DefaultsRatio, c.Shape)
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			assert.Positive(t, c.PICCPU["kube-apiserver"], "%s: the API server's CPU while PIC converged", c.Shape)
+			assert.Positive(t, c.PICCPU["pic"], "%s: PIC's own CPU", c.Shape)
+			assert.Positive(t, c.BaselineCPU["kube-apiserver"], "%s: the API server's CPU under the baseline", c.Shape)
+		}
 		assert.Positive(t, c.PICReconciles, c.Shape)
 		assert.GreaterOrEqual(t, c.PICWrites, c.Resources, "%s: PIC created every resource", c.Shape)
 	}
@@ -68,7 +79,14 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Startup.ReadySeconds)
 	assert.Zero(t, res.Startup.Writes)
 
-	require.Len(t, res.Goals, 4)
+	require.NotNil(t, res.Direct, "the direct mode")
+	assert.Positive(t, res.Direct.ConvergeWrites, "PIC created the resources in Pangolin")
+	assert.Positive(t, res.Direct.RequestsPerChange)
+	assert.Zero(t, res.Direct.RestartWrites, "a restarted PIC writes nothing to a converged Pangolin")
+	assert.Zero(t, res.Direct.ResyncWrites, "a full resync writes nothing to a converged Pangolin")
+	assert.Positive(t, res.Direct.ResyncRequests, "the resync read Pangolin")
+
+	require.Len(t, res.Goals, 8)
 	for _, g := range res.Goals {
 		assert.NotEmpty(t, g.Measured, g.Goal)
 	}
@@ -96,4 +114,18 @@ func managerBinary(t *testing.T) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build ./cmd/manager: %s", out)
 	return p
+}
+
+func TestParseStat(t *testing.T) {
+	st, ok := parseStat("4242 (kube apiserver) S 17 4242 17 0 -1 4194560 1 0 0 0 250 75 0 0 20 0 12 0 1 2 3")
+	require.True(t, ok)
+	assert.Equal(t, procStat{comm: "kube apiserver", ppid: 17, cpuSeconds: 3.25}, st)
+	_, ok = parseStat("garbage")
+	assert.False(t, ok)
+}
+
+func TestMedian(t *testing.T) {
+	assert.Zero(t, median(nil))
+	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
+	assert.Equal(t, 1.0, median([]float64{4, 1}), "the lower middle for an even count")
 }

@@ -5,14 +5,17 @@
 //
 //   - convergence: N Ingresses exist, PIC starts; the time until every expected
 //     PangolinResource exists with the right spec, seen through a watch, against a
-//     baseline client creating the same objects with PIC's concurrency and client rate
-//     limits;
+//     baseline, the floor: a plain client without client-side rate limiting creating
+//     the same objects with PIC's concurrency. PIC runs twice, unthrottled
+//     (--kube-api-qps=-1) and at its defaults;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
 //     PangolinResource update seen through a watch, against a direct write;
 //   - memory: PIC's peak RSS (VmHWM) at the largest N;
-//   - startup: process start to /readyz on the converged cluster, and its writes.
+//   - startup: process start to /readyz on the converged cluster, and its writes;
+//   - direct mode (sink pangolin, the in-repo Pangolin server): Pangolin requests to
+//     publish, per Ingress change, after a restart and per full resync.
 //
 // Settings (environment):
 //
@@ -20,10 +23,15 @@
 //	BENCH_SHAPES        single (one host per Ingress) and/or multi (10 hosts per
 //	                    Ingress, N/10 Ingresses); default both
 //	BENCH_UPDATES       change-latency updates (default 200)
-//	BENCH_RESYNC        resync period of the steady-state run (default 30s)
+//	BENCH_RESYNC        resync period of the steady-state runs (default 30s)
+//	BENCH_REPEAT        runs of the floor and of PIC unthrottled per shape, for
+//	                    their medians (default 3)
+//	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
+//	BENCH_PPROF         a directory for pprof profiles: PIC's and kube-apiserver's CPU
+//	                    while PIC converges unthrottled, PIC's heap after a restart
 //	PIC_MANAGER_BINARY  the binary (default bin/manager)
 //
 // Timings depend on the machine and on what else runs on it; the harness asserts
@@ -87,6 +95,14 @@ type options struct {
 	Out          string
 	// WorkDir receives kubeconfigs and PIC's logs; kept on failure.
 	WorkDir string
+	// Repeat is how many times the floor and PIC unthrottled run, for their medians.
+	Repeat int
+	// DirectN is the number of Ingresses of the direct-mode run (sink pangolin against
+	// the in-repo Pangolin server); 0 skips it.
+	DirectN int
+	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
+	// unthrottled convergence, and PIC's heap after a restart.
+	PprofDir string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -99,10 +115,13 @@ func optionsFromEnv() (options, error) {
 	opts := options{
 		Sizes:        []int{100, 1000, 5000},
 		Updates:      200,
+		DirectN:      1000,
+		Repeat:       3,
 		ResyncPeriod: 30 * time.Second,
 		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
 		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
 		WorkDir:      os.Getenv("BENCH_WORKDIR"),
+		PprofDir:     os.Getenv("BENCH_PPROF"),
 		Logf:         stderrf,
 	}
 	if opts.Out == "-" {
@@ -135,6 +154,20 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_UPDATES=%q: want a positive integer", v)
 		}
 		opts.Updates = n
+	}
+	if v := os.Getenv("BENCH_REPEAT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return options{}, fmt.Errorf("BENCH_REPEAT=%q: want a positive integer", v)
+		}
+		opts.Repeat = n
+	}
+	if v := os.Getenv("BENCH_DIRECT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return options{}, fmt.Errorf("BENCH_DIRECT=%q: want a number of Ingresses, 0 to skip", v)
+		}
+		opts.DirectN = n
 	}
 	if v := os.Getenv("BENCH_RESYNC"); v != "" {
 		d, err := time.ParseDuration(v)

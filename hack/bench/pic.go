@@ -10,21 +10,40 @@ import (
 
 // picProcess is bin/manager run as a child process against a world, as in production,
 // through the harness e2e uses too.
-type picProcess struct{ *testenv.Process }
+type picProcess struct {
+	*testenv.Process
+	pprof string // host:port of /debug/pprof; "" when not profiling
+}
 
-// startPIC runs the binary with PIC's defaults, except the given extra flags. The
-// environment is the harness's minus PIC_* and KUBECONFIG, so that nothing configured
-// on the machine changes what is measured.
-func startPIC(binary, kubeconfig, logPath string, extra ...string) (*picProcess, error) {
-	proc, err := testenv.NewProcess("pic", binary, logPath, append([]string{"--kubeconfig", kubeconfig}, extra...)...)
+// startPIC runs the binary on w with PIC's defaults, except the given extra flags (and
+// a pprof address when profiling). The environment is the harness's minus PIC_* and
+// KUBECONFIG, so that nothing configured on the machine changes what is measured.
+func (b *bench) startPIC(w *world, logPath string, extra ...string) (*picProcess, error) {
+	return startPICWith(b.opts.Binary, w.kubeconfig, logPath, b.prof != nil, nil, extra...)
+}
+
+// startPICWith is startPIC with extra environment variables (env, added after the
+// PIC_* variables are removed).
+func startPICWith(binary, kubeconfig, logPath string, profile bool, env []string, extra ...string) (*picProcess, error) {
+	args := append([]string{"--kubeconfig", kubeconfig}, extra...)
+	var pprof string
+	if profile {
+		addr, err := testenv.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		pprof = addr
+		args = append(args, "--pprof-bind-address", addr)
+	}
+	proc, err := testenv.NewProcess("pic", binary, logPath, args...)
 	if err != nil {
 		return nil, err
 	}
-	proc.Env = testenv.EnvWithout("PIC_", "KUBECONFIG=")
+	proc.Env = append(testenv.EnvWithout("PIC_", "KUBECONFIG="), env...)
 	if err := proc.Start(); err != nil {
 		return nil, err
 	}
-	return &picProcess{proc}, nil
+	return &picProcess{Process: proc, pprof: pprof}, nil
 }
 
 // counters are the series the bench reads.
@@ -78,6 +97,34 @@ func (p *picProcess) settle(ctx context.Context, minReconciles float64, quiet, t
 		case <-ctx.Done():
 			return counters{}, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// quiet waits until PIC has sent no API request for quiet: after a convergence its
+// event writer may still be draining a backlog, which a latency measurement would
+// otherwise share the API server with.
+func (p *picProcess) quiet(ctx context.Context, quiet, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last, lastChange := -1.0, time.Now()
+	for {
+		c, err := p.counters(ctx)
+		if err != nil {
+			return err
+		}
+		if c.requests != last {
+			last, lastChange = c.requests, time.Now()
+		}
+		if time.Since(lastChange) >= quiet {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("PIC's API requests did not stop within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

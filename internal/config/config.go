@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,6 +42,7 @@ type Config struct {
 	KubeAPIBurst            int            `mapstructure:"kubeAPIBurst"`
 	MetricsBindAddress      string         `mapstructure:"metricsBindAddress"`
 	HealthProbeBindAddress  string         `mapstructure:"healthProbeBindAddress"`
+	PprofBindAddress        string         `mapstructure:"pprofBindAddress"`
 	LeaderElection          LeaderElection `mapstructure:"leaderElection"`
 	LogLevel                string         `mapstructure:"logLevel"`
 	LogFormat               string         `mapstructure:"logFormat"`
@@ -161,12 +161,14 @@ var keys = []*key{
 		usage: "objects reconciled in parallel, per source", want: wantPositiveInt},
 	{name: "kubeconfig", env: []string{"PIC_KUBECONFIG"}, flag: "kubeconfig", def: "", want: "want a file path",
 		usage: `kubeconfig file ("": in-cluster, or client-go's usual KUBECONFIG and ~/.kube/config)`},
-	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(50), ok: func(v any) bool { return v.(float32) > 0 && !math.IsInf(float64(v.(float32)), 0) },
-		usage: "sustained requests per second to the Kubernetes API", want: "want a number greater than 0, such as 50"},
+	{name: "kubeAPIQPS", env: []string{"PIC_KUBE_API_QPS"}, flag: "kube-api-qps", def: float32(-1), ok: validQPS,
+		usage: "client-side limit of requests per second to the Kubernetes API (-1: none, the API server's priority and fairness decides)", want: "want -1 (no client-side limit) or a number greater than 0, such as 50"},
 	{name: "kubeAPIBurst", env: []string{"PIC_KUBE_API_BURST"}, flag: "kube-api-burst", def: 100, ok: atLeastOne,
-		usage: "burst of requests to the Kubernetes API above the QPS", want: wantPositiveInt},
+		usage: "burst of requests to the Kubernetes API above the QPS, when kubeAPIQPS sets a limit", want: wantPositiveInt},
 	{name: "metricsBindAddress", env: []string{"PIC_METRICS_BIND_ADDRESS"}, flag: "metrics-bind-address", def: ":8080", ok: is(isAddr),
 		usage: `address of the Prometheus /metrics endpoint ("0" disables it)`, want: wantAddr},
+	{name: "pprofBindAddress", env: []string{"PIC_PPROF_BIND_ADDRESS"}, flag: "pprof-bind-address", def: "0", ok: is(isAddr),
+		usage: `address of Go's /debug/pprof endpoints, for profiling ("0" disables them)`, want: wantAddr},
 	{name: "healthProbeBindAddress", env: []string{"PIC_HEALTH_PROBE_BIND_ADDRESS"}, flag: "health-probe-bind-address", def: ":8081", ok: is(isAddr),
 		usage: `address of the /healthz and /readyz endpoints ("0" disables them)`, want: wantAddr},
 	{name: "leaderElection.enabled", env: []string{"PIC_LEADER_ELECT"}, flag: "leader-elect", def: false,

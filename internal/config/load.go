@@ -185,7 +185,12 @@ func (l *loader) checkEnvNames() {
 	}
 	for _, kv := range slices.Sorted(slices.Values(os.Environ())) {
 		name, _, _ := strings.Cut(kv, "=")
-		if best := closest(name, known); strings.HasPrefix(name, "PIC_") && !slices.Contains(known, name) && !serviceLinkRE.MatchString(name) && best != "" {
+		// The search runs for unknown PIC_ names only: a Pod's environment holds a
+		// service link per Service of its namespace, possibly thousands.
+		if !strings.HasPrefix(name, "PIC_") || slices.Contains(known, name) || serviceLinkRE.MatchString(name) {
+			continue
+		}
+		if best := closest(name, known); best != "" {
 			l.probs.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
 		}
 	}
@@ -573,4 +578,12 @@ func distance(a, b string) int {
 		}
 	}
 	return row[len(b)]
+}
+
+// validQPS accepts a positive finite rate, or -1 for no client-side limit (client-go's
+// and controller-runtime's spelling). 0 is refused: client-go would read it as its own
+// default of 5.
+func validQPS(v any) bool {
+	q := v.(float32)
+	return q == -1 || (q > 0 && !math.IsInf(float64(q), 0))
 }

@@ -11,6 +11,9 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
@@ -22,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -46,6 +50,8 @@ func RESTConfig(cfg *config.Config) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load Kubernetes client configuration: %w", err)
 	}
+	// QPS -1 turns client-go's token bucket off: the API server's priority and fairness
+	// queues PIC's requests instead (see docs/performance.md).
 	rc.QPS, rc.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	rc.UserAgent = EventSource
 	return rc, nil
@@ -168,6 +174,7 @@ func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
 		Scheme:                        apis.Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
+		PprofBindAddress:              cfg.PprofBindAddress,
 		LeaderElection:                cfg.LeaderElection.Enabled,
 		LeaderElectionID:              cfg.LeaderElection.ID,
 		LeaderElectionNamespace:       cfg.LeaderElection.Namespace,
@@ -177,11 +184,12 @@ func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
 }
 
 // cacheOptions keep in memory only what PIC reads: the watched namespaces, no
-// managedFields, and what the sink asks for its own objects.
+// managedFields, no kubectl last-applied copy on the objects PIC never writes, and what
+// the sink asks for its own objects.
 func cacheOptions(cfg *config.Config, resync *time.Duration, sink plugin.SinkFactory) cache.Options {
 	opts := cache.Options{
 		SyncPeriod:       resync,
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: trimCached,
 	}
 	if sink.Cache != nil {
 		opts.ByObject = sink.Cache(cfg)
@@ -204,4 +212,31 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// lastApplied is kubectl's copy of the whole object as last applied: often as large as
+// the object itself, and never read by PIC.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// trimCached is the caches' transform: managedFields go from every object, and the
+// last-applied annotation from the kinds PIC only reads. PIC writes Ingresses,
+// HTTPRoutes, Gateways and GatewayClasses (their status) and PangolinResources from the
+// cached object, so those keep their metadata whole: a write must not drop what others
+// set.
+func trimCached(obj any) (any, error) {
+	obj, err := stripManagedFields(obj)
+	if err != nil {
+		return obj, err
+	}
+	switch o := obj.(type) {
+	case *corev1.Service, *networkingv1.IngressClass, *corev1.Namespace, *tunnelv1alpha1.PangolinTunnel:
+		m := o.(metav1.Object)
+		if a := m.GetAnnotations(); a[lastApplied] != "" {
+			delete(a, lastApplied)
+			m.SetAnnotations(a)
+		}
+	}
+	return obj, nil
 }

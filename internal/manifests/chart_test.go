@@ -358,6 +358,7 @@ var keyValues = map[string]any{
 	"kubeAPIBurst":             200,
 	"metricsBindAddress":       ":9090",
 	"healthProbeBindAddress":   ":9091",
+	"pprofBindAddress":         "127.0.0.1:6060",
 	"leaderElection.enabled":   false,
 	"leaderElection.id":        "pic-lease",
 	"leaderElection.namespace": "pic-leases",

@@ -61,6 +61,7 @@ config:
   kubeAPIBurst: 200
   metricsBindAddress: ":9090"
   healthProbeBindAddress: ":9091"
+  pprofBindAddress: "127.0.0.1:6060"
   logLevel: debug
   logFormat: console
 tunnels:

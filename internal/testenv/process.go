@@ -207,6 +207,16 @@ func (p *Process) Log() string {
 	return string(data)
 }
 
+// Pid is the current run's process id, 0 before the first start.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Memory reads the current run's resident set from /proc: VmHWM (peak) and VmRSS
 // (now), in bytes; zero where /proc is not available.
 func (p *Process) Memory() (peak, current int64) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +60,7 @@ type Sink struct {
 	// conflicts holds "namespace/name" of desired resources last found taken by an
 	// object PIC does not own.
 	conflicts sync.Map
+	pending   pendingWrites
 }
 
 // New returns a sink that writes for the CRD variant described by caps.
@@ -73,8 +75,14 @@ func (s *Sink) Features() engine.Features {
 	return engine.Features{PathRouting: s.caps.Targets, AccessControl: s.caps.AccessControl, TunnelNamespace: s.caps.TunnelNamespace, GarbageCollected: true}
 }
 
-// Current implements plugin.Sink: the resources that origin owns.
+// Current implements plugin.Sink: the resources that origin owns. It first waits
+// (briefly, see cacheCatchUp) until the cache shows what Apply last wrote for origin.
 func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Existing, error) {
+	if w := s.pending.of(origin.UID); len(w) > 0 {
+		if s.awaitCache(ctx, w) {
+			s.pending.done(origin.UID, w)
+		}
+	}
 	var list tunnelv1alpha1.PangolinResourceList
 	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}); err != nil {
 		return nil, fmt.Errorf("list PangolinResources of %s: %w", origin.Key(), err)
@@ -89,11 +97,14 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 // Apply implements plugin.Sink. It stops at the first API error, which the caller
 // retries with backoff; what was done before it is in the result.
 //
-// Before it returns, Apply waits (briefly, see cacheCatchUp) until the cache shows its
-// own writes. Each write wakes the owner up again through its watch event; a reconcile
-// running on a cache that has not seen every write yet would create a resource again
-// (AlreadyExists, then a read) or update it from a stale version (a 409 and a retry).
-// A multi-host Ingress met that on about one resource in twenty while converging.
+// Apply returns as soon as its writes are done, and records them: the next Current of
+// the same owner waits until the cache shows them. Each write wakes the owner up again
+// through its watch event; a reconcile running on a cache that has not seen every write
+// yet would create a resource again (AlreadyExists, then a read) or update it from a
+// stale version (a 409 and a retry); a multi-host Ingress met that on about one
+// resource in twenty while converging. Waiting here instead, after every write, kept
+// the worker idle for a watch delivery per reconcile: the wake-up that follows a write
+// comes from that write's own watch event, so by then the cache mostly has it.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	applied, err := s.apply(ctx, owner, plan)
 	if unreachable(err) {
@@ -121,7 +132,7 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 		res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: d.Host, Reason: pic.ReasonNameConflict,
 			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, owner.Kind, d.Host)})
 	}
-	defer func() { s.awaitCache(ctx, written) }()
+	defer func() { s.pending.add(owner.UID, written) }()
 	for _, d := range plan.Create {
 		key := d.Namespace + "/" + d.Name
 		if _, known := s.conflicts.Load(key); known {
@@ -221,8 +232,8 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
 	return current.ResourceVersion, nil
 }
 
-// cacheCatchUp bounds how long Apply waits for the cache to show its writes. The watch
-// delivers them in milliseconds; if it lags longer, the next reconcile copes as before
+// cacheCatchUp bounds how long Current waits for the cache to show Apply's writes. The
+// watch delivers them in milliseconds; if it lags longer, the next reconcile copes
 // (AlreadyExists is read, a conflict is retried).
 const cacheCatchUp = 5 * time.Second
 
@@ -237,15 +248,13 @@ type write struct {
 	uid     types.UID
 }
 
-// awaitCache waits until the cache shows every write, cacheCatchUp at most. A failing
-// read ends the wait: the next reconcile reads again anyway.
-func (s *Sink) awaitCache(ctx context.Context, written []write) {
-	if len(written) == 0 {
-		return
-	}
+// awaitCache waits until the cache shows every write, cacheCatchUp at most, and
+// reports whether it does. A failing read ends the wait: the next reconcile reads
+// again anyway.
+func (s *Sink) awaitCache(ctx context.Context, written []write) bool {
 	ctx, cancel := context.WithTimeout(ctx, cacheCatchUp)
 	defer cancel()
-	_ = wait.PollUntilContextCancel(ctx, 2*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, 2*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for len(written) > 0 {
 			seen, err := s.cached(ctx, written[0])
 			if err != nil || !seen {
@@ -255,6 +264,69 @@ func (s *Sink) awaitCache(ctx context.Context, written []write) {
 		}
 		return true, nil
 	})
+	return err == nil
+}
+
+// pendingWrites are Apply's writes that the cache may not show yet, by owner UID.
+type pendingWrites struct {
+	mu      sync.Mutex
+	byOwner map[types.UID]pending
+	swept   time.Time
+}
+
+type pending struct {
+	writes []write
+	at     time.Time
+}
+
+// add records an owner's writes, after those it already has.
+func (p *pendingWrites) add(owner types.UID, w []write) {
+	if len(w) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.byOwner == nil {
+		p.byOwner = map[types.UID]pending{}
+	}
+	// An owner that is never reconciled again (deleted) must not keep its entry: what
+	// is older than cacheCatchUp would not be waited for anyway.
+	if now.Sub(p.swept) > cacheCatchUp {
+		for uid, e := range p.byOwner {
+			if now.Sub(e.at) > cacheCatchUp {
+				delete(p.byOwner, uid)
+			}
+		}
+		p.swept = now
+	}
+	e := p.byOwner[owner]
+	p.byOwner[owner] = pending{writes: append(e.writes, w...), at: now}
+}
+
+// of returns an owner's pending writes, none once they are older than cacheCatchUp.
+func (p *pendingWrites) of(owner types.UID) []write {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.byOwner[owner]
+	if !ok {
+		return nil
+	}
+	if time.Since(e.at) > cacheCatchUp {
+		delete(p.byOwner, owner)
+		return nil
+	}
+	return slices.Clone(e.writes)
+}
+
+// done forgets the owner's writes that the cache has been seen to show (seen), unless
+// more were added since.
+func (p *pendingWrites) done(owner types.UID, seen []write) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.byOwner[owner]; ok && len(e.writes) == len(seen) {
+		delete(p.byOwner, owner)
+	}
 }
 
 // cached reports whether the cache shows w.

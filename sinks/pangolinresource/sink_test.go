@@ -7,6 +7,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -351,4 +352,47 @@ func TestFeatures(t *testing.T) {
 	kind, ref := New(nil, nil, tunnelv1alpha1.ForkCapabilities).Describe(resource(tunnelv1alpha1.ForkCapabilities))
 	assert.Equal(t, "PangolinResource", kind)
 	assert.Equal(t, &corev1.ObjectReference{APIVersion: "tunnel.pangolin.io/v1alpha1", Kind: "PangolinResource", Namespace: "prod", Name: "pic-prod-web-0123456789"}, ref)
+}
+
+// TestCurrentWaitsForApplysWrites: Apply returns without waiting for the cache; the
+// next Current of the same owner waits until the cache shows the writes, then reads.
+func TestCurrentWaitsForApplysWrites(t *testing.T) {
+	w := newWorld(t)
+	// The cache: what the fake holds, except the objects not "delivered" yet.
+	delivered := make(chan struct{})
+	var held []string
+	cache := interceptor.NewClient(w.client.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			select {
+			case <-delivered:
+			default:
+				for _, name := range held {
+					if key.Name == name {
+						return apierrors.NewNotFound(schema.GroupResource{Resource: "pangolinresources"}, name)
+					}
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	caps := tunnelv1alpha1.ForkCapabilities
+	s := New(cache, w.client, caps)
+	d := resource(caps)
+	held = []string{d.Name}
+	_, err := s.Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{d}})
+	require.NoError(t, err)
+	assert.Len(t, s.pending.of(ingressOrigin.UID), 1, "the create is pending")
+
+	time.AfterFunc(50*time.Millisecond, func() { close(delivered) })
+	start := time.Now()
+	_, err = s.Current(context.Background(), ingressOrigin)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "Current waited for the cache")
+	assert.Empty(t, s.pending.of(ingressOrigin.UID), "seen: no longer pending")
+
+	other := route.Origin{Kind: "Ingress", Namespace: "default", Name: "other", UID: "other-uid"}
+	start = time.Now()
+	_, err = s.Current(context.Background(), other)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), cacheCatchUp, "another owner's Current does not wait")
 }

@@ -138,7 +138,9 @@ func (s *Source) requests(ctx context.Context, index, value, namespace string) [
 
 func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([]networkingv1.Ingress, error) {
 	var list networkingv1.IngressList
-	opts := []client.ListOption{client.MatchingFields{index: value}}
+	// The callers only read names, UIDs and deletion stamps: the cache's objects are not
+	// copied for them.
+	opts := []client.ListOption{client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy}
 	if namespace != "" {
 		opts = append(opts, client.InNamespace(namespace))
 	}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	uzap "go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// countingEncoder counts the fields encoded when a logger is derived (With).
+type countingEncoder struct {
+	zapcore.Encoder
+	added *int
+}
+
+func (e countingEncoder) Clone() zapcore.Encoder {
+	*e.added++
+	return countingEncoder{e.Encoder.Clone(), e.added}
+}
+
+func TestLazyFields(t *testing.T) {
+	var out bytes.Buffer
+	clones := 0
+	enc := countingEncoder{zapcore.NewJSONEncoder(uzap.NewProductionEncoderConfig()), &clones}
+	core := zapcore.NewCore(enc, zapcore.AddSync(&out), zapcore.InfoLevel)
+	log := uzap.New(lazyFields(core))
+
+	quiet := log.With(uzap.String("object", "a")).With(uzap.String("reconcileID", "1"))
+	quiet.Debug("below the level")
+	assert.Zero(t, clones, "fields of a logger that never writes are not encoded")
+	assert.Empty(t, out.String())
+
+	loud := log.With(uzap.String("object", "b")).With(uzap.String("reconcileID", "2"))
+	loud.Info("created")
+	assert.Positive(t, clones)
+	assert.Contains(t, out.String(), `"object":"b"`)
+	assert.Contains(t, out.String(), `"reconcileID":"2"`)
+	assert.Contains(t, out.String(), `"msg":"created"`)
+}

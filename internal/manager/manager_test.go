@@ -1,0 +1,46 @@
+package manager
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+)
+
+func meta() metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:          "x",
+		Annotations:   map[string]string{lastApplied: `{"big":"copy"}`, "keep": "me"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+	}
+}
+
+func TestTrimCached(t *testing.T) {
+	for _, obj := range []metav1.Object{
+		&corev1.Service{ObjectMeta: meta()},
+		&networkingv1.IngressClass{ObjectMeta: meta()},
+		&tunnelv1alpha1.PangolinTunnel{ObjectMeta: meta()},
+	} {
+		out, err := trimCached(obj)
+		require.NoError(t, err)
+		m := out.(metav1.Object)
+		assert.Empty(t, m.GetManagedFields(), "%T", obj)
+		assert.Equal(t, map[string]string{"keep": "me"}, m.GetAnnotations(), "%T: read only, the last-applied copy goes", obj)
+	}
+	// Objects PIC writes from the cache keep their metadata whole.
+	for _, obj := range []metav1.Object{
+		&networkingv1.Ingress{ObjectMeta: meta()},
+		&tunnelv1alpha1.PangolinResource{ObjectMeta: meta()},
+	} {
+		out, err := trimCached(obj)
+		require.NoError(t, err)
+		m := out.(metav1.Object)
+		assert.Empty(t, m.GetManagedFields(), "%T", obj)
+		assert.Contains(t, m.GetAnnotations(), lastApplied, "%T: written by PIC, kept whole", obj)
+	}
+}
