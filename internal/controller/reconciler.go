@@ -414,8 +414,8 @@ type observation struct {
 	reported map[string]bool
 	// unavailable is set from a failure of the sink until a reconcile gets through.
 	unavailable bool
-	reasons []string
-	tunnels map[string]int
+	reasons     []string
+	tunnels     map[string]int
 	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
 	phases map[string]string
 }
