@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,7 +96,7 @@ func specDirect(t *testing.T, p Provider) {
 		squat := ingress(e.ns, "squat", "pangolin", e.host("taken"), "web", 8080)
 		e.create(squat)
 		assert.Contains(t, e.eventuallyWarning(squat, "HostConflict").Note, "which PIC did not create")
-		assert.Equal(t, with(decoyHosts, e.host("app"), webAlt), d.served())
+		assert.Equal(t, with(decoyHosts, e.host("app"), webAlt), d.server.Served())
 	})
 
 	t.Run("an HTTPRoute is published, and removed with it", func(t *testing.T) {
@@ -156,11 +155,11 @@ func specDirect(t *testing.T, p Provider) {
 		news := ingress(e.ns, "news", "pangolin", e.host("news"), "web", 8080)
 		e.create(news)
 		d.eventuallyServed(with(decoyHosts, e.host("news"), web))
-		deletes := d.deletes()
+		deletes := d.server.Deletes()
 		server.SetFault(pangolintest.Outage(http.StatusServiceUnavailable))
 		e.updateIngress("news", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("press") })
 		assert.Contains(t, e.eventuallyWarning(news, "SinkUnavailable").Note, "503")
-		assert.Equal(t, deletes, d.deletes(), "no delete is sent during the outage: %v", server.Counts())
+		assert.Equal(t, deletes, d.server.Deletes(), "no delete is sent during the outage: %v", server.Counts())
 		server.SetFault(nil)
 		d.eventuallyServed(with(decoyHosts, e.host("press"), web))
 		e.eventuallyAddress(news, e.host("press"))
@@ -178,33 +177,11 @@ type directWorld struct {
 	server *pangolintest.Server
 }
 
-// served are the hosts Pangolin serves, each with its backends, as its Traefik
-// configuration routes them.
-func (d *directWorld) served() map[string][]string {
-	out := map[string][]string{}
-	for _, r := range d.server.Routers() {
-		host := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(r.Rule, " ", 2)[0], "Host(`"), "`)")
-		out[host] = append(out[host], r.Servers...)
-	}
-	return out
-}
-
 func (d *directWorld) eventuallyServed(want map[string][]string) {
 	d.t.Helper()
 	require.EventuallyWithT(d.t, func(c *assert.CollectT) {
-		assert.Equal(c, want, d.served())
+		assert.Equal(c, want, d.server.Served())
 	}, eventually, tick)
-}
-
-// deletes counts the DELETE requests Pangolin received, those a fault answered included.
-func (d *directWorld) deletes() int {
-	n := 0
-	for route, count := range d.server.Counts() {
-		if strings.HasPrefix(route, http.MethodDelete+" ") {
-			n += count
-		}
-	}
-	return n
 }
 
 // resource is the resource that serves host.

@@ -63,31 +63,10 @@ func startDirect(t *testing.T, env *testenv.Env, fake *pangolintest.Server, ns s
 	return stop
 }
 
-// pangolinHosts are the hosts the fake serves, with each one's backends.
-func pangolinHosts(fake *pangolintest.Server) map[string][]string {
-	out := map[string][]string{}
-	for _, r := range fake.Routers() {
-		host := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(r.Rule, " ", 2)[0], "Host(`"), "`)")
-		out[host] = append(out[host], r.Servers...)
-	}
-	return out
-}
-
-// deleteCount is the number of DELETE requests fake received, faults' included.
-func deleteCount(fake *pangolintest.Server) int {
-	n := 0
-	for route, count := range fake.Counts() {
-		if strings.HasPrefix(route, http.MethodDelete+" ") {
-			n += count
-		}
-	}
-	return n
-}
-
 func eventuallyServed(t *testing.T, fake *pangolintest.Server, want map[string][]string) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, want, pangolinHosts(fake))
+		assert.Equal(c, want, fake.Served())
 	}, wait, tick)
 }
 
@@ -159,7 +138,7 @@ func TestDirectMode(t *testing.T) {
 		t.Run("an outage deletes nothing, and PIC converges after it", func(t *testing.T) {
 			w.create(ingressFor("news", "pangolin", rule("news.example.com", "/", "web", 8080)))
 			eventuallyServed(t, fake, map[string][]string{"news.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}})
-			deletes := deleteCount(fake)
+			deletes := fake.Deletes()
 			fake.SetFault(pangolintest.Outage(http.StatusServiceUnavailable))
 			failed := counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "ingress", "result": "error"})
 			w.updateIngress("news", func(ing *networkingv1.Ingress) {
@@ -171,7 +150,7 @@ func TestDirectMode(t *testing.T) {
 			unavailable := w.eventuallyEventIn(ns, pic.ReasonSinkUnavailable)
 			assert.Contains(t, unavailable, "503", "the Warning says what Pangolin answered")
 			assert.Contains(t, unavailable, "nothing is removed")
-			assert.Equal(t, deletes, deleteCount(fake), "no delete is sent during the outage: %v", fake.Counts())
+			assert.Equal(t, deletes, fake.Deletes(), "no delete is sent during the outage: %v", fake.Counts())
 			fake.SetFault(nil)
 			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 		})

@@ -222,10 +222,9 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolintest
 	routers := pangolin.Routers()
 	slices.SortFunc(routers, func(a, b pangolintest.Router) int { return strings.Compare(a.Rule, b.Rule) })
 	for _, r := range routers {
-		host, route, _ := strings.Cut(r.Rule, " && ")
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "Host(`"), "`)")
-		hosts[host] = true
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", names[r.ResourceID], host, route, r.Priority, strings.Join(r.Servers, ", "))
+		_, route, _ := strings.Cut(r.Rule, " && ")
+		hosts[r.Host] = true
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", names[r.ResourceID], r.Host, route, r.Priority, strings.Join(r.Servers, ", "))
 	}
 	w.Flush()
 	var events eventsv1.EventList

@@ -663,13 +663,8 @@ var hcFields = []string{
 	"hcHealthyThreshold", "hcUnhealthyThreshold",
 }
 
-// targetJSON is the shape of create, GET and update: target and health check merged.
-type targetJSON struct {
-	TargetHealthCheckID  int             `json:"targetHealthCheckId"`
-	TargetID             int             `json:"targetId"`
-	OrgID                string          `json:"orgId"`
-	SiteID               int             `json:"siteId"`
-	Name                 string          `json:"name"`
+// healthCheckJSON is a target's health check, as both target shapes carry it.
+type healthCheckJSON struct {
 	HCEnabled            bool            `json:"hcEnabled"`
 	HCPath               json.RawMessage `json:"hcPath"`
 	HCScheme             json.RawMessage `json:"hcScheme"`
@@ -687,31 +682,48 @@ type targetJSON struct {
 	HCTLSServerName      json.RawMessage `json:"hcTlsServerName"`
 	HCHealthyThreshold   json.RawMessage `json:"hcHealthyThreshold"`
 	HCUnhealthyThreshold json.RawMessage `json:"hcUnhealthyThreshold"`
-	ResourceID           int             `json:"resourceId"`
-	ProviderID           *string         `json:"providerId"`
-	IP                   string          `json:"ip"`
-	Method               *string         `json:"method"`
-	Port                 int             `json:"port"`
-	InternalPort         *int            `json:"internalPort"`
-	Enabled              bool            `json:"enabled"`
-	Path                 *string         `json:"path"`
-	PathMatchType        *string         `json:"pathMatchType"`
-	RewritePath          *string         `json:"rewritePath"`
-	RewritePathType      *string         `json:"rewritePathType"`
-	Priority             *int            `json:"priority"`
-	Mode                 string          `json:"mode"`
-	AuthToken            *string         `json:"authToken"`
 }
 
-func (s *Server) targetJSON(t *target) targetJSON {
-	return targetJSON{
-		TargetHealthCheckID: t.id, TargetID: t.id, OrgID: s.res[t.resourceID].org, SiteID: t.siteID, Name: t.name,
+func (t *target) healthCheckJSON() healthCheckJSON {
+	return healthCheckJSON{
 		HCEnabled: t.hcEnabled, HCPath: t.hc["hcPath"], HCScheme: t.hc["hcScheme"], HCMode: t.hc["hcMode"],
 		HCHostname: t.hc["hcHostname"], HCPort: t.hc["hcPort"], HCInterval: t.hc["hcInterval"],
 		HCUnhealthyInterval: t.hc["hcUnhealthyInterval"], HCTimeout: t.hc["hcTimeout"], HCHeaders: t.hc["hcHeaders"],
 		HCFollowRedirects: t.hc["hcFollowRedirects"], HCMethod: t.hc["hcMethod"], HCStatus: t.hc["hcStatus"],
 		HCHealth: t.hcHealth(), HCTLSServerName: t.hc["hcTlsServerName"], HCHealthyThreshold: t.hc["hcHealthyThreshold"],
-		HCUnhealthyThreshold: t.hc["hcUnhealthyThreshold"], ResourceID: t.resourceID, IP: t.ip, Method: t.method,
+		HCUnhealthyThreshold: t.hc["hcUnhealthyThreshold"],
+	}
+}
+
+// targetJSON is the shape of create, GET and update: target and health check merged.
+type targetJSON struct {
+	TargetHealthCheckID int    `json:"targetHealthCheckId"`
+	TargetID            int    `json:"targetId"`
+	OrgID               string `json:"orgId"`
+	SiteID              int    `json:"siteId"`
+	Name                string `json:"name"`
+	healthCheckJSON
+	ResourceID      int     `json:"resourceId"`
+	ProviderID      *string `json:"providerId"`
+	IP              string  `json:"ip"`
+	Method          *string `json:"method"`
+	Port            int     `json:"port"`
+	InternalPort    *int    `json:"internalPort"`
+	Enabled         bool    `json:"enabled"`
+	Path            *string `json:"path"`
+	PathMatchType   *string `json:"pathMatchType"`
+	RewritePath     *string `json:"rewritePath"`
+	RewritePathType *string `json:"rewritePathType"`
+	Priority        *int    `json:"priority"`
+	Mode            string  `json:"mode"`
+	AuthToken       *string `json:"authToken"`
+}
+
+func (s *Server) targetJSON(t *target) targetJSON {
+	return targetJSON{
+		TargetHealthCheckID: t.id, TargetID: t.id, OrgID: s.res[t.resourceID].org, SiteID: t.siteID, Name: t.name,
+		healthCheckJSON: t.healthCheckJSON(),
+		ResourceID:      t.resourceID, IP: t.ip, Method: t.method,
 		Port: t.port, InternalPort: t.internalPort, Enabled: t.enabled, Path: t.path, PathMatchType: t.pathMatchType,
 		RewritePath: t.rewritePath, RewritePathType: t.rewritePathType, Priority: t.priority, Mode: "http",
 	}
@@ -720,39 +732,23 @@ func (s *Server) targetJSON(t *target) targetJSON {
 // targetListJSON is a list item: the target shape without orgId, name and internalPort,
 // with the site's type and name.
 type targetListJSON struct {
-	TargetID             int             `json:"targetId"`
-	IP                   string          `json:"ip"`
-	Mode                 string          `json:"mode"`
-	Method               *string         `json:"method"`
-	Port                 int             `json:"port"`
-	Enabled              bool            `json:"enabled"`
-	ResourceID           int             `json:"resourceId"`
-	ProviderID           *string         `json:"providerId"`
-	SiteID               int             `json:"siteId"`
-	SiteType             string          `json:"siteType"`
-	SiteName             string          `json:"siteName"`
-	HCEnabled            bool            `json:"hcEnabled"`
-	HCPath               json.RawMessage `json:"hcPath"`
-	HCScheme             json.RawMessage `json:"hcScheme"`
-	HCMode               json.RawMessage `json:"hcMode"`
-	HCHostname           json.RawMessage `json:"hcHostname"`
-	HCPort               json.RawMessage `json:"hcPort"`
-	HCInterval           json.RawMessage `json:"hcInterval"`
-	HCUnhealthyInterval  json.RawMessage `json:"hcUnhealthyInterval"`
-	HCTimeout            json.RawMessage `json:"hcTimeout"`
-	HCHeaders            json.RawMessage `json:"hcHeaders"`
-	HCFollowRedirects    json.RawMessage `json:"hcFollowRedirects"`
-	HCMethod             json.RawMessage `json:"hcMethod"`
-	HCStatus             json.RawMessage `json:"hcStatus"`
-	HCHealth             string          `json:"hcHealth"`
-	HCTLSServerName      json.RawMessage `json:"hcTlsServerName"`
-	HCHealthyThreshold   json.RawMessage `json:"hcHealthyThreshold"`
-	HCUnhealthyThreshold json.RawMessage `json:"hcUnhealthyThreshold"`
-	Path                 *string         `json:"path"`
-	PathMatchType        *string         `json:"pathMatchType"`
-	RewritePath          *string         `json:"rewritePath"`
-	RewritePathType      *string         `json:"rewritePathType"`
-	Priority             *int            `json:"priority"`
+	TargetID   int     `json:"targetId"`
+	IP         string  `json:"ip"`
+	Mode       string  `json:"mode"`
+	Method     *string `json:"method"`
+	Port       int     `json:"port"`
+	Enabled    bool    `json:"enabled"`
+	ResourceID int     `json:"resourceId"`
+	ProviderID *string `json:"providerId"`
+	SiteID     int     `json:"siteId"`
+	SiteType   string  `json:"siteType"`
+	SiteName   string  `json:"siteName"`
+	healthCheckJSON
+	Path            *string `json:"path"`
+	PathMatchType   *string `json:"pathMatchType"`
+	RewritePath     *string `json:"rewritePath"`
+	RewritePathType *string `json:"rewritePathType"`
+	Priority        *int    `json:"priority"`
 }
 
 func (s *Server) targetListJSON(t *target) targetListJSON {
@@ -760,12 +756,8 @@ func (s *Server) targetListJSON(t *target) targetListJSON {
 	return targetListJSON{
 		TargetID: t.id, IP: t.ip, Mode: "http", Method: t.method, Port: t.port, Enabled: t.enabled,
 		ResourceID: t.resourceID, SiteID: t.siteID, SiteType: st.Type, SiteName: st.Name,
-		HCEnabled: t.hcEnabled, HCPath: t.hc["hcPath"], HCScheme: t.hc["hcScheme"], HCMode: t.hc["hcMode"],
-		HCHostname: t.hc["hcHostname"], HCPort: t.hc["hcPort"], HCInterval: t.hc["hcInterval"],
-		HCUnhealthyInterval: t.hc["hcUnhealthyInterval"], HCTimeout: t.hc["hcTimeout"], HCHeaders: t.hc["hcHeaders"],
-		HCFollowRedirects: t.hc["hcFollowRedirects"], HCMethod: t.hc["hcMethod"], HCStatus: t.hc["hcStatus"],
-		HCHealth: t.hcHealth(), HCTLSServerName: t.hc["hcTlsServerName"], HCHealthyThreshold: t.hc["hcHealthyThreshold"],
-		HCUnhealthyThreshold: t.hc["hcUnhealthyThreshold"], Path: t.path, PathMatchType: t.pathMatchType,
+		healthCheckJSON: t.healthCheckJSON(),
+		Path:            t.path, PathMatchType: t.pathMatchType,
 		RewritePath: t.rewritePath, RewritePathType: t.rewritePathType, Priority: t.priority,
 	}
 }

@@ -182,6 +182,11 @@ func (s *Server) Counts() map[string]int {
 // Reads is the number of GET requests received; Writes the number of PUT, POST and DELETE.
 func (s *Server) Reads() int { return s.countWhere(func(m string) bool { return m == http.MethodGet }) }
 
+// Deletes is the number of DELETE requests received, those a fault answered included.
+func (s *Server) Deletes() int {
+	return s.countWhere(func(m string) bool { return m == http.MethodDelete })
+}
+
 // Writes is the number of PUT, POST and DELETE requests received.
 func (s *Server) Writes() int {
 	return s.countWhere(func(m string) bool {

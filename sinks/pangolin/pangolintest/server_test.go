@@ -432,15 +432,19 @@ func TestRouters(t *testing.T) {
 	tgt(shop.ID, "s", "h2c", "/", "prefix", 0, true)
 
 	want := []pangolintest.Router{
-		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}},
-		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}},
-		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}},
-		{Name: "1-5e2fr24-regex-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && PathRegexp(`^/r$`)", Priority: 112, Servers: []string{"http://r:80"}},
-		{Name: "1-healthz-exact-app-example-com-router", ResourceID: 1, Rule: "Host(`app.example.com`) && Path(`/healthz`)", Priority: 115, Servers: []string{"http://h:80"}},
-		{Name: "3-app-dup2-router", ResourceID: 3, Rule: "Host(`app.example.com`)", Priority: 100, Servers: []string{"https://d:80"}},
-		{Name: "4-2f-prefix-Shop-renamed-router", ResourceID: 4, Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"h2c://s:80"}},
+		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}},
+		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}},
+		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}},
+		{Name: "1-5e2fr24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/r$`)", Priority: 112, Servers: []string{"http://r:80"}},
+		{Name: "1-healthz-exact-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && Path(`/healthz`)", Priority: 115, Servers: []string{"http://h:80"}},
+		{Name: "3-app-dup2-router", ResourceID: 3, Host: "app.example.com", Rule: "Host(`app.example.com`)", Priority: 100, Servers: []string{"https://d:80"}},
+		{Name: "4-2f-prefix-Shop-renamed-router", ResourceID: 4, Host: "shop.example.com", Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"h2c://s:80"}},
 	}
 	assert.Equal(t, want, s.Routers())
+	assert.Equal(t, map[string][]string{
+		"app.example.com":  {"http://web:80", "http://web2:80", "http://api:80", "http://r:80", "http://h:80", "https://d:80"},
+		"shop.example.com": {"h2c://s:80"},
+	}, s.Served(), "every router's servers, by host, in router order")
 }
 
 func TestFaultsAndCounts(t *testing.T) {

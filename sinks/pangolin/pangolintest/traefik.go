@@ -15,6 +15,7 @@ import (
 type Router struct {
 	Name       string // "<resourceId>-<hex path>-<match>-<name>-router", or "<resourceId>-<name>-router"
 	ResourceID int
+	Host       string // the resource's full domain, the rule's Host
 	Rule       string // "Host(`h`) && PathPrefix(`/p`)"
 	Priority   int
 	// Servers are "<method>://<ip>:<port>", de-duplicated, in target order. Targets
@@ -70,11 +71,21 @@ func (s *Server) Routers() []Router {
 	return out
 }
 
+// Served is what the world reaches: each host Pangolin routes, with the servers of all
+// its routers.
+func (s *Server) Served() map[string][]string {
+	out := map[string][]string{}
+	for _, r := range s.Routers() {
+		out[r.Host] = append(out[r.Host], r.Servers...)
+	}
+	return out
+}
+
 // router builds the router of the group whose first target (lowest id) is t. Which
 // target's priority a mixed group takes was not observed; the first one's is used.
 func router(r *resource, t *target, servers []string) Router {
 	name := strings.Trim(routerNameJunk.ReplaceAllString(r.name, "-"), "-")
-	rt := Router{ResourceID: r.id, Servers: servers, Rule: fmt.Sprintf("Host(`%s`)", r.fullDomain)}
+	rt := Router{ResourceID: r.id, Host: r.fullDomain, Servers: servers, Rule: fmt.Sprintf("Host(`%s`)", r.fullDomain)}
 	path, match := deref(t.path), deref(t.pathMatchType)
 	if path == "" || match == "" {
 		rt.Name = fmt.Sprintf("%d-%s-router", r.id, name)
