@@ -17,7 +17,7 @@ var (
 	}, []string{"source"})
 	managedResources = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pic_pangolinresource_managed",
-		Help: "PangolinResources PIC keeps in place, by tunnel (namespace/name).",
+		Help: "PangolinResources PIC keeps in place, by tunnel (namespace/name); in direct mode, Pangolin resources by site.",
 	}, []string{"tunnel"})
 	rejectedObjects = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pic_rejected_objects",
