@@ -2,18 +2,23 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestTruncateNote(t *testing.T) {
@@ -85,10 +90,79 @@ func TestRecorderWritesEveryNote(t *testing.T) {
 func TestRecorderDropsWhatDoesNotFit(t *testing.T) {
 	r := NewRecorder(fake.NewClientset().EventsV1(), scheme.Scheme, "pic", "pic-0")
 	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
-	for range recorderQueue + 10 {
+	for range routineQueue + 10 {
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
 	}
-	assert.Len(t, r.queue, recorderQueue, "a recorder that is not started never blocks its caller")
+	for range warningQueue + 10 {
+		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
+	}
+	assert.Len(t, r.routine, routineQueue, "a recorder that is not started never blocks its caller")
+	assert.Len(t, r.warnings, warningQueue, "a burst of Normal events leaves the Warnings their own room")
+}
+
+// writeOrder records the notes of the events written through a fake clientset, in order.
+func writeOrder(clientset *fake.Clientset) func() []string {
+	var (
+		mu    sync.Mutex
+		notes []string
+	)
+	clientset.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, a.(k8stesting.CreateAction).GetObject().(*eventsv1.Event).Note)
+		return false, nil, nil
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(notes)
+	}
+}
+
+func TestRecorderWritesNormalEventsOnceQuiet(t *testing.T) {
+	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
+	for _, tc := range []struct {
+		name           string
+		quiet, maxWait time.Duration
+	}{
+		{"no event for the quiet period", 20 * time.Millisecond, time.Hour},
+		{"the oldest waited the longest wait, events still coming", time.Hour, 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clientset := fake.NewClientset()
+			written := writeOrder(clientset)
+			r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+			r.quiet, r.maxWait = tc.quiet, tc.maxWait
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() { _ = r.Start(ctx) }()
+			r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
+			assert.Eventually(t, func() bool { return len(written()) == 1 }, 10*time.Second, 5*time.Millisecond)
+		})
+	}
+}
+
+func TestRecorderWritesWarningsWhileNormalEventsWait(t *testing.T) {
+	clientset := fake.NewClientset()
+	written := writeOrder(clientset)
+	r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+	r.quiet, r.maxWait = time.Hour, time.Hour // Normal events wait until shutdown
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Start(ctx) }()
+
+	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
+	r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 1")
+	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
+	r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 2")
+	require.Eventually(t, func() bool { return len(written()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, []string{"no port"}, written(), "the Warning is written while the Normal events wait")
+
+	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port 2")
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, []string{"no port", "no port 2", "created 1", "created 2"}, written(),
+		"shutdown writes what waits: Warnings first, then Normal events in order")
 }
 
 func TestRecorderNamesEventsOfLongNamedObjects(t *testing.T) {

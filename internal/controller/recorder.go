@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,30 +27,51 @@ import (
 // no repetition for a series to absorb: each event is written as it is, once.
 //
 // Writes are asynchronous, so that a reconcile never waits on the API server for an
-// event; the queue is bounded, and what does not fit is dropped with a log line.
+// event, and Warnings go first. Normal events report routine work (a resource created,
+// a host exposed): they wait while events keep coming, and are written once none has
+// come for routineQuiet, or when the oldest has waited routineMaxWait. Converging
+// thousands of Ingresses records one Normal event per write; writing each beside its
+// write doubled the API server's work while PIC published (docs/performance.md).
+// Both queues are bounded, and what does not fit is dropped with a log line.
 type Recorder struct {
 	client     eventsv1client.EventsGetter
 	scheme     *runtime.Scheme
 	controller string // reportingController: what users filter PIC's events by
 	instance   string // reportingInstance: which replica wrote it
-	queue      chan *eventsv1.Event
 	now        func() time.Time
+
+	warnings chan *eventsv1.Event
+	// routineArrived wakes the writer when a Normal event finds the routine queue empty.
+	routineArrived chan struct{}
+	quiet, maxWait time.Duration // routineQuiet, routineMaxWait; tests shorten them
+
+	mu           sync.Mutex
+	routine      []*eventsv1.Event // Normal events, oldest first
+	lastRecorded time.Time         // when the last event of either type was recorded
 }
 
 var _ events.EventRecorder = (*Recorder)(nil)
 
 const (
-	recorderQueue   = 1000
+	warningQueue = 1000
+	// routineQueue holds the Normal events of a burst of this many writes (about
+	// 1 KiB each) before they are dropped.
+	routineQueue   = 10000
+	routineQuiet   = 250 * time.Millisecond
+	routineMaxWait = 30 * time.Second
+
 	recorderRetries = 3
-	// recorderFlush bounds how long the queue is drained at shutdown.
+	// recorderFlush bounds how long the queues are drained at shutdown.
 	recorderFlush = 5 * time.Second
 )
 
 // NewRecorder returns a recorder writing through client; it writes once started.
 func NewRecorder(client eventsv1client.EventsGetter, scheme *runtime.Scheme, controller, instance string) *Recorder {
 	return &Recorder{
-		client: client, scheme: scheme, controller: controller, instance: instance,
-		queue: make(chan *eventsv1.Event, recorderQueue), now: time.Now,
+		client: client, scheme: scheme, controller: controller, instance: instance, now: time.Now,
+		warnings:       make(chan *eventsv1.Event, warningQueue),
+		routineArrived: make(chan struct{}, 1),
+		quiet:          routineQuiet, maxWait: routineMaxWait,
 	}
 }
 
@@ -82,31 +104,118 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 			ev.Related = rel
 		}
 	}
-	select {
-	case r.queue <- ev:
-	default:
+	if !r.enqueue(ev, now) {
 		log.Log.Info("event dropped: too many events queued", "reason", reason, "regarding", ref.Namespace+"/"+ref.Name, "note", ev.Note)
 	}
+}
+
+// enqueue queues ev, recorded at now, and reports whether it fit.
+func (r *Recorder) enqueue(ev *eventsv1.Event, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastRecorded = now
+	if ev.Type != corev1.EventTypeNormal {
+		select {
+		case r.warnings <- ev:
+			return true
+		default:
+			return false
+		}
+	}
+	if len(r.routine) >= routineQueue {
+		return false
+	}
+	r.routine = append(r.routine, ev)
+	if len(r.routine) == 1 {
+		select {
+		case r.routineArrived <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// nextRoutine returns the oldest Normal event if it is due; otherwise how long until it
+// may be (0: none is queued).
+func (r *Recorder) nextRoutine() (*eventsv1.Event, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.routine) == 0 {
+		return nil, 0
+	}
+	now := r.now()
+	quietFor := now.Sub(r.lastRecorded)
+	waited := now.Sub(r.routine[0].EventTime.Time)
+	if quietFor < r.quiet && waited < r.maxWait {
+		return nil, min(r.quiet-quietFor, r.maxWait-waited)
+	}
+	ev := r.routine[0]
+	r.routine[0] = nil
+	r.routine = r.routine[1:]
+	if len(r.routine) == 0 {
+		r.routine = nil // let a burst's backing array go
+	}
+	return ev, 0
 }
 
 // Start implements manager.Runnable: it writes queued events until ctx ends, then what
 // is still queued, for recorderFlush at most.
 func (r *Recorder) Start(ctx context.Context) error {
+	due := time.NewTimer(time.Hour)
+	due.Stop()
 	for {
 		select {
-		case ev := <-r.queue:
+		case ev := <-r.warnings:
 			r.write(ctx, ev)
+			continue
 		case <-ctx.Done():
-			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), recorderFlush)
-			defer cancel()
-			for {
-				select {
-				case ev := <-r.queue:
-					r.write(flush, ev)
-				default:
-					return nil
-				}
-			}
+			r.flush(ctx)
+			return nil
+		default:
+		}
+		ev, wait := r.nextRoutine()
+		if ev != nil {
+			r.write(ctx, ev)
+			continue
+		}
+		var dueC <-chan time.Time
+		if wait > 0 {
+			due.Reset(wait)
+			dueC = due.C
+		}
+		select {
+		case ev := <-r.warnings:
+			r.write(ctx, ev)
+		case <-r.routineArrived:
+		case <-dueC:
+		case <-ctx.Done():
+			r.flush(ctx)
+			return nil
+		}
+		due.Stop()
+	}
+}
+
+// flush writes what is still queued, Warnings first, for recorderFlush at most.
+func (r *Recorder) flush(ctx context.Context) {
+	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), recorderFlush)
+	defer cancel()
+	for {
+		select {
+		case ev := <-r.warnings:
+			r.write(flush, ev)
+			continue
+		default:
+		}
+		r.mu.Lock()
+		routine := r.routine
+		r.routine = nil
+		r.mu.Unlock()
+		if len(routine) == 0 {
+			return
+		}
+		for _, ev := range routine {
+			r.write(flush, ev)
 		}
 	}
 }
