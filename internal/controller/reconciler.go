@@ -409,35 +409,59 @@ type observations struct {
 	objects map[types.NamespacedName]observation
 }
 
+// observation is kept for every managed object, so it holds slices rather than maps:
+// at thousands of objects, three small maps each weighed more than the objects' cache.
 type observation struct {
 	// reported are the keys of what the last reconcile reported.
-	reported map[string]bool
+	reported []string
 	// unavailable is set from a failure of the sink until a reconcile gets through.
 	unavailable bool
 	reasons     []string
-	tunnels     map[string]int
-	// phases are the operator's last verdicts, per resource name: "Ready", or "Error: message".
-	phases map[string]string
+	tunnels     []tunnelCount
+	// phases are the operator's last verdicts: "Ready", or "Error: message".
+	phases []resourcePhase
+}
+
+// tunnelCount is how many resources an object has served through a tunnel.
+type tunnelCount struct {
+	tunnel string
+	n      int
+}
+
+type resourcePhase struct{ name, phase string }
+
+func (o observation) phase(name string) string {
+	for _, p := range o.phases {
+		if p.name == name {
+			return p.phase
+		}
+	}
+	return ""
 }
 
 // record stores what this reconcile found, and returns the reports the previous one
 // did not make (by key) and the resources whose operator verdict changed to Ready or
 // Error.
 func (o *observations) record(key types.NamespacedName, reports []report, live []engine.Existing) (map[string]bool, []engine.Existing) {
-	next := observation{reported: map[string]bool{}, tunnels: map[string]int{}, phases: map[string]string{}}
+	var next observation
 	for _, rp := range reports {
-		next.reported[rp.key()] = true
+		next.reported = append(next.reported, rp.key())
 		if rp.eventType == corev1.EventTypeWarning && !slices.Contains(next.reasons, rp.reason) {
 			next.reasons = append(next.reasons, rp.reason)
 		}
 	}
 	for _, e := range live {
-		next.tunnels[e.Tunnel.String()]++
+		tunnel := e.Tunnel.String()
+		if i := slices.IndexFunc(next.tunnels, func(t tunnelCount) bool { return t.tunnel == tunnel }); i >= 0 {
+			next.tunnels[i].n++
+		} else {
+			next.tunnels = append(next.tunnels, tunnelCount{tunnel: tunnel, n: 1})
+		}
 		switch e.Status.Phase {
 		case engine.PhaseReady:
-			next.phases[e.Name] = string(engine.PhaseReady)
+			next.phases = append(next.phases, resourcePhase{e.Name, string(engine.PhaseReady)})
 		case engine.PhaseError:
-			next.phases[e.Name] = string(engine.PhaseError) + ": " + e.Status.Message
+			next.phases = append(next.phases, resourcePhase{e.Name, string(engine.PhaseError) + ": " + e.Status.Message})
 		}
 	}
 	o.mu.Lock()
@@ -447,14 +471,14 @@ func (o *observations) record(key types.NamespacedName, reports []report, live [
 	o.apply(next, +1)
 	o.objects[key] = next
 	fresh := map[string]bool{}
-	for k := range next.reported {
-		if !prev.reported[k] {
+	for _, k := range next.reported {
+		if !slices.Contains(prev.reported, k) {
 			fresh[k] = true
 		}
 	}
 	var transitions []engine.Existing
 	for _, e := range live {
-		if p := next.phases[e.Name]; p != "" && p != prev.phases[e.Name] {
+		if p := next.phase(e.Name); p != "" && p != prev.phase(e.Name) {
 			transitions = append(transitions, e)
 		}
 	}
@@ -489,7 +513,7 @@ func (o *observations) apply(obs observation, sign float64) {
 	for _, reason := range obs.reasons {
 		rejectedObjects.WithLabelValues(o.source, reason).Add(sign)
 	}
-	for t, n := range obs.tunnels {
-		managedResources.WithLabelValues(t).Add(sign * float64(n))
+	for _, t := range obs.tunnels {
+		managedResources.WithLabelValues(t.tunnel).Add(sign * float64(t.n))
 	}
 }
