@@ -90,14 +90,12 @@ func TestRecorderWritesEveryNote(t *testing.T) {
 func TestRecorderDropsWhatDoesNotFit(t *testing.T) {
 	r := NewRecorder(fake.NewClientset().EventsV1(), scheme.Scheme, "pic", "pic-0")
 	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
-	for range routineQueue + 10 {
+	for range recorderQueue + 10 {
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
 	}
-	for range warningQueue + 10 {
-		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
-	}
-	assert.Len(t, r.routine, routineQueue, "a recorder that is not started never blocks its caller")
-	assert.Len(t, r.warnings, warningQueue, "a burst of Normal events leaves the Warnings their own room")
+	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
+	assert.Len(t, r.routine, recorderQueue, "a recorder that is not started never blocks its caller")
+	assert.Len(t, r.warnings, 1, "a burst of Normal events leaves the Warnings their own room")
 }
 
 // writeOrder records the notes of the events written through a fake clientset, in order.
@@ -119,50 +117,38 @@ func writeOrder(clientset *fake.Clientset) func() []string {
 	}
 }
 
-func TestRecorderWritesNormalEventsOnceQuiet(t *testing.T) {
+func TestRecorderWritesWarningsFirst(t *testing.T) {
 	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
-	for _, tc := range []struct {
-		name           string
-		quiet, maxWait time.Duration
-	}{
-		{"no event for the quiet period", 20 * time.Millisecond, time.Hour},
-		{"the oldest waited the longest wait, events still coming", time.Hour, 20 * time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			clientset := fake.NewClientset()
-			written := writeOrder(clientset)
-			r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
-			r.quiet, r.maxWait = tc.quiet, tc.maxWait
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() { _ = r.Start(ctx) }()
-			r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
-			assert.Eventually(t, func() bool { return len(written()) == 1 }, 10*time.Second, 5*time.Millisecond)
-		})
+	record := func(r *Recorder) {
+		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 1")
+		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 2")
+		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
+		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 3")
+		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port 2")
 	}
-}
+	want := []string{"no port", "no port 2", "created 1", "created 2", "created 3"}
 
-func TestRecorderWritesWarningsWhileNormalEventsWait(t *testing.T) {
-	clientset := fake.NewClientset()
-	written := writeOrder(clientset)
-	r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
-	r.quiet, r.maxWait = time.Hour, time.Hour // Normal events wait until shutdown
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- r.Start(ctx) }()
-
-	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
-	r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 1")
-	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
-	r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 2")
-	require.Eventually(t, func() bool { return len(written()) == 1 }, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, []string{"no port"}, written(), "the Warning is written while the Normal events wait")
-
-	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port 2")
-	cancel()
-	require.NoError(t, <-done)
-	assert.Equal(t, []string{"no port", "no port 2", "created 1", "created 2"}, written(),
-		"shutdown writes what waits: Warnings first, then Normal events in order")
+	t.Run("while running", func(t *testing.T) {
+		clientset := fake.NewClientset()
+		written := writeOrder(clientset)
+		r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+		record(r)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _ = r.Start(ctx) }()
+		require.Eventually(t, func() bool { return len(written()) == len(want) }, 10*time.Second, 5*time.Millisecond)
+		assert.Equal(t, want, written())
+	})
+	t.Run("at shutdown", func(t *testing.T) {
+		clientset := fake.NewClientset()
+		written := writeOrder(clientset)
+		r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
+		record(r)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r.flush(ctx)
+		assert.Equal(t, want, written())
+	})
 }
 
 func TestRecorderNamesEventsOfLongNamedObjects(t *testing.T) {

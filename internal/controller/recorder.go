@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,39 +26,24 @@ import (
 // no repetition for a series to absorb: each event is written as it is, once.
 //
 // Writes are asynchronous, so that a reconcile never waits on the API server for an
-// event, and Warnings go first. Normal events report routine work (a resource created,
-// a host exposed): they wait while events keep coming, and are written once none has
-// come for routineQuiet, or when the oldest has waited routineMaxWait. Converging
-// thousands of Ingresses records one Normal event per write; writing each beside its
-// write doubled the API server's work while PIC published (docs/performance.md).
-// Both queues are bounded, and what does not fit is dropped with a log line.
+// event. Warnings have a queue of their own and are written first: converging thousands
+// of Ingresses records a Normal event per write, and that burst must not delay or crowd
+// out the Warning that tells a user why their Ingress is not published. Each queue is
+// bounded, and what does not fit is dropped with a log line.
 type Recorder struct {
 	client     eventsv1client.EventsGetter
 	scheme     *runtime.Scheme
 	controller string // reportingController: what users filter PIC's events by
 	instance   string // reportingInstance: which replica wrote it
+	warnings   chan *eventsv1.Event
+	routine    chan *eventsv1.Event // Normal events
 	now        func() time.Time
-
-	warnings chan *eventsv1.Event
-	// routineArrived wakes the writer when a Normal event finds the routine queue empty.
-	routineArrived chan struct{}
-	quiet, maxWait time.Duration // routineQuiet, routineMaxWait; tests shorten them
-
-	mu           sync.Mutex
-	routine      []*eventsv1.Event // Normal events, oldest first
-	lastRecorded time.Time         // when the last event of either type was recorded
 }
 
 var _ events.EventRecorder = (*Recorder)(nil)
 
 const (
-	warningQueue = 1000
-	// routineQueue holds the Normal events of a burst of this many writes (about
-	// 1 KiB each) before they are dropped.
-	routineQueue   = 10000
-	routineQuiet   = 250 * time.Millisecond
-	routineMaxWait = 30 * time.Second
-
+	recorderQueue   = 1000 // per queue, as client-go's recorders keep
 	recorderRetries = 3
 	// recorderFlush bounds how long the queues are drained at shutdown.
 	recorderFlush = 5 * time.Second
@@ -69,9 +53,8 @@ const (
 func NewRecorder(client eventsv1client.EventsGetter, scheme *runtime.Scheme, controller, instance string) *Recorder {
 	return &Recorder{
 		client: client, scheme: scheme, controller: controller, instance: instance, now: time.Now,
-		warnings:       make(chan *eventsv1.Event, warningQueue),
-		routineArrived: make(chan struct{}, 1),
-		quiet:          routineQuiet, maxWait: routineMaxWait,
+		warnings: make(chan *eventsv1.Event, recorderQueue),
+		routine:  make(chan *eventsv1.Event, recorderQueue),
 	}
 }
 
@@ -104,95 +87,36 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 			ev.Related = rel
 		}
 	}
-	if !r.enqueue(ev, now) {
+	queue := r.routine
+	if eventtype != corev1.EventTypeNormal {
+		queue = r.warnings
+	}
+	select {
+	case queue <- ev:
+	default:
 		log.Log.Info("event dropped: too many events queued", "reason", reason, "regarding", ref.Namespace+"/"+ref.Name, "note", ev.Note)
 	}
 }
 
-// enqueue queues ev, recorded at now, and reports whether it fit.
-func (r *Recorder) enqueue(ev *eventsv1.Event, now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lastRecorded = now
-	if ev.Type != corev1.EventTypeNormal {
-		select {
-		case r.warnings <- ev:
-			return true
-		default:
-			return false
-		}
-	}
-	if len(r.routine) >= routineQueue {
-		return false
-	}
-	r.routine = append(r.routine, ev)
-	if len(r.routine) == 1 {
-		select {
-		case r.routineArrived <- struct{}{}:
-		default:
-		}
-	}
-	return true
-}
-
-// nextRoutine returns the oldest Normal event if it is due; otherwise how long until it
-// may be (0: none is queued).
-func (r *Recorder) nextRoutine() (*eventsv1.Event, time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.routine) == 0 {
-		return nil, 0
-	}
-	now := r.now()
-	quietFor := now.Sub(r.lastRecorded)
-	waited := now.Sub(r.routine[0].EventTime.Time)
-	if quietFor < r.quiet && waited < r.maxWait {
-		return nil, min(r.quiet-quietFor, r.maxWait-waited)
-	}
-	ev := r.routine[0]
-	r.routine[0] = nil
-	r.routine = r.routine[1:]
-	if len(r.routine) == 0 {
-		r.routine = nil // let a burst's backing array go
-	}
-	return ev, 0
-}
-
-// Start implements manager.Runnable: it writes queued events until ctx ends, then what
-// is still queued, for recorderFlush at most.
+// Start implements manager.Runnable: it writes queued events, Warnings first, until ctx
+// ends, then what is still queued, for recorderFlush at most.
 func (r *Recorder) Start(ctx context.Context) error {
-	due := time.NewTimer(time.Hour)
-	due.Stop()
 	for {
 		select {
 		case ev := <-r.warnings:
 			r.write(ctx, ev)
 			continue
-		case <-ctx.Done():
-			r.flush(ctx)
-			return nil
 		default:
-		}
-		ev, wait := r.nextRoutine()
-		if ev != nil {
-			r.write(ctx, ev)
-			continue
-		}
-		var dueC <-chan time.Time
-		if wait > 0 {
-			due.Reset(wait)
-			dueC = due.C
 		}
 		select {
 		case ev := <-r.warnings:
 			r.write(ctx, ev)
-		case <-r.routineArrived:
-		case <-dueC:
+		case ev := <-r.routine:
+			r.write(ctx, ev)
 		case <-ctx.Done():
 			r.flush(ctx)
 			return nil
 		}
-		due.Stop()
 	}
 }
 
@@ -200,22 +124,9 @@ func (r *Recorder) Start(ctx context.Context) error {
 func (r *Recorder) flush(ctx context.Context) {
 	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), recorderFlush)
 	defer cancel()
-	for {
-		select {
-		case ev := <-r.warnings:
-			r.write(flush, ev)
-			continue
-		default:
-		}
-		r.mu.Lock()
-		routine := r.routine
-		r.routine = nil
-		r.mu.Unlock()
-		if len(routine) == 0 {
-			return
-		}
-		for _, ev := range routine {
-			r.write(flush, ev)
+	for _, queue := range []chan *eventsv1.Event{r.warnings, r.routine} {
+		for len(queue) > 0 { // this goroutine is the queues' only reader
+			r.write(flush, <-queue)
 		}
 	}
 }
