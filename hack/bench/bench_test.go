@@ -129,3 +129,11 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
 	assert.Equal(t, 1.0, median([]float64{4, 1}), "the lower middle for an even count")
 }
+
+func TestPairedRatio(t *testing.T) {
+	// The third pair ran under twice the load: its ratio is like the others, while the
+	// ratio of the medians (4.0 / 2.0) would be 2.
+	assert.InDelta(t, 1.5, pairedRatio([]float64{3, 4, 9}, []float64{2, 2, 6}), 1e-9)
+	assert.Zero(t, pairedRatio(nil, nil))
+	assert.InDelta(t, 2.0, pairedRatio([]float64{4, 5}, []float64{2}), 1e-9, "an unpaired run is left out")
+}

@@ -25,7 +25,8 @@
 //	BENCH_UPDATES       change-latency updates (default 200)
 //	BENCH_RESYNC        resync period of the steady-state runs (default 30s)
 //	BENCH_REPEAT        runs of the floor and of PIC unthrottled per shape, for
-//	                    their medians (default 3)
+//	                    their medians and the median of their pairs' ratios
+//	                    (default 5)
 //	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
@@ -116,7 +117,7 @@ func optionsFromEnv() (options, error) {
 		Sizes:        []int{100, 1000, 5000},
 		Updates:      200,
 		DirectN:      1000,
-		Repeat:       3,
+		Repeat:       5,
 		ResyncPeriod: 30 * time.Second,
 		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
 		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
