@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -90,12 +91,15 @@ func TestRecorderWritesEveryNote(t *testing.T) {
 func TestRecorderDropsWhatDoesNotFit(t *testing.T) {
 	r := NewRecorder(fake.NewClientset().EventsV1(), scheme.Scheme, "pic", "pic-0")
 	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
+	dropped := eventsDropped.WithLabelValues(corev1.EventTypeNormal, "queue_full")
+	before := testutil.ToFloat64(dropped)
 	for range recorderQueue + 10 {
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created")
 	}
 	r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
 	assert.Len(t, r.routine, recorderQueue, "a recorder that is not started never blocks its caller")
 	assert.Len(t, r.warnings, 1, "a burst of Normal events leaves the Warnings their own room")
+	assert.Equal(t, 10.0, testutil.ToFloat64(dropped)-before, "each dropped event is counted")
 }
 
 // writeOrder records the notes of the events written through a fake clientset, in order.

@@ -23,8 +23,12 @@ var (
 		Name: "pic_rejected_objects",
 		Help: "Source objects with at least one current Warning, by source and reason.",
 	}, []string{"source", "reason"})
+	eventsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pic_events_dropped_total",
+		Help: "Events PIC recorded but did not write, by type (Normal, Warning) and cause (queue_full, write_failed).",
+	}, []string{"type", "cause"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects)
+	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects, eventsDropped)
 }

@@ -94,6 +94,7 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	select {
 	case queue <- ev:
 	default:
+		eventsDropped.WithLabelValues(eventtype, "queue_full").Inc()
 		log.Log.Info("event dropped: too many events queued", "reason", reason, "regarding", ref.Namespace+"/"+ref.Name, "note", ev.Note)
 	}
 }
@@ -148,6 +149,7 @@ func (r *Recorder) write(ctx context.Context, ev *eventsv1.Event) {
 		case attempt >= recorderRetries || apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || ctx.Err() != nil:
 			// Forbidden: the namespace is being deleted, or RBAC lacks events; Invalid
 			// will not heal. Either way, retrying cannot help.
+			eventsDropped.WithLabelValues(ev.Type, "write_failed").Inc()
 			log.Log.Error(err, "cannot record event", "reason", ev.Reason, "regarding", ev.Regarding.Namespace+"/"+ev.Regarding.Name, "note", ev.Note)
 			return
 		default:
