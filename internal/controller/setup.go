@@ -91,6 +91,9 @@ func (r *Reconciler) woken(ctx context.Context, kind string, wu wakeup, q queue)
 			continue
 		}
 		for _, c := range claimants {
+			if wu.except != nil && c.Origin.Kind == wu.except.Kind && c.Origin.NamespacedName() == wu.except.NamespacedName() {
+				continue
+			}
 			q.Add(reconcile.Request{NamespacedName: c.Origin.NamespacedName()})
 		}
 	}

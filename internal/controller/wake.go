@@ -25,8 +25,10 @@ var _ plugin.Wake = (*Wakeups)(nil)
 
 // wakeup is one Wake call.
 type wakeup struct {
-	owners  []route.Origin
-	hosts   []string
+	owners []route.Origin
+	hosts  []string
+	// except is the claimant of hosts that made the change itself (HostsChangedBy).
+	except  *route.Origin
 	tunnels []route.TunnelRef
 }
 
@@ -68,6 +70,13 @@ func (w *Wakeups) Owners(ctx context.Context, owners ...route.Origin) {
 func (w *Wakeups) Hosts(ctx context.Context, hosts ...string) {
 	if len(hosts) > 0 {
 		w.send(ctx, wakeup{hosts: hosts})
+	}
+}
+
+// HostsChangedBy implements plugin.Wake.
+func (w *Wakeups) HostsChangedBy(ctx context.Context, by route.Origin, hosts ...string) {
+	if len(hosts) > 0 {
+		w.send(ctx, wakeup{hosts: hosts, except: &by})
 	}
 }
 

@@ -149,6 +149,10 @@ type Wake interface {
 	Owners(ctx context.Context, owners ...route.Origin)
 	// Hosts: who serves these hosts may change; their claimants look again.
 	Hosts(ctx context.Context, hosts ...string)
+	// HostsChangedBy: by's own reconcile changed who serves these hosts, and knows what
+	// it did; their other claimants look again. A sink calls it for the echo of its own
+	// write, so that the writer is not reconciled once more for nothing.
+	HostsChangedBy(ctx context.Context, by route.Origin, hosts ...string)
 	// Tunnels: these tunnels appeared, changed or went; the objects waiting for them
 	// look again.
 	Tunnels(ctx context.Context, tunnels ...route.TunnelRef)

@@ -23,7 +23,9 @@ import (
 // resync.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	a := &applying{sink: s, owner: owner}
-	// A host created, adopted or deleted changes who holds it: its claimants look again.
+	// A host created, adopted or deleted changes who holds it: its claimants look again,
+	// the owner among them: what Pangolin now serves (the status it reports) is read by
+	// that reconcile, not this one.
 	defer func() {
 		if s.wake != nil && len(a.hosts) > 0 {
 			s.wake.Hosts(ctx, a.hosts...)

@@ -157,6 +157,10 @@ func (k *wakes) Hosts(_ context.Context, hosts ...string) {
 	k.hosts = append(k.hosts, hosts...)
 }
 
+func (k *wakes) HostsChangedBy(ctx context.Context, _ route.Origin, hosts ...string) {
+	k.Hosts(ctx, hosts...)
+}
+
 func (k *wakes) Tunnels(_ context.Context, tunnels ...route.TunnelRef) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

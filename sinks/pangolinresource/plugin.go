@@ -115,7 +115,7 @@ func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake)
 	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("pangolinresource").
-		Watches(&tunnelv1alpha1.PangolinResource{}, resourceChanges(wake)).
+		Watches(&tunnelv1alpha1.PangolinResource{}, s.resourceChanges(wake)).
 		Watches(&tunnelv1alpha1.PangolinTunnel{}, tunnelChanges(wake)).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
@@ -129,23 +129,47 @@ func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake)
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-func resourceChanges(wake plugin.Wake) handler.EventHandler {
+// resourceChanges wakes a PangolinResource's owner when it changed, and the claimants of
+// its host when it came or went, but not for the echo of the owner's own write: the
+// reconcile that wrote it knows what it did, and ran in full.
+func (s *Sink) resourceChanges(wake plugin.Wake) handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ queue) {
+			if owner, ok := s.echo(e.Object, false); ok {
+				wake.HostsChangedBy(ctx, owner, resourceHost(e.Object)...)
+				return
+			}
 			wake.Owners(ctx, ownerOf(e.Object)...)
 			wake.Hosts(ctx, resourceHost(e.Object)...)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ queue) {
 			// A resync is not news: the owner's own resync covers it.
-			if e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() {
+			if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+				return
+			}
+			if _, ok := s.echo(e.ObjectNew, false); !ok {
 				wake.Owners(ctx, ownerOf(e.ObjectNew)...)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ queue) {
+			if owner, ok := s.echo(e.Object, true); ok {
+				wake.HostsChangedBy(ctx, owner, resourceHost(e.Object)...)
+				return
+			}
 			wake.Owners(ctx, ownerOf(e.Object)...)
 			wake.Hosts(ctx, resourceHost(e.Object)...)
 		},
 	}
+}
+
+// echo reports whether an event for obj (deleted: its deletion) is the echo of a write
+// Apply made for obj's owner, and that owner.
+func (s *Sink) echo(obj client.Object, deleted bool) (route.Origin, bool) {
+	owners := ownerOf(obj)
+	if len(owners) != 1 {
+		return route.Origin{}, false
+	}
+	return owners[0], s.pending.echo(owners[0].UID, obj, deleted)
 }
 
 func tunnelChanges(wake plugin.Wake) handler.EventHandler {

@@ -124,15 +124,11 @@ func unreachable(err error) bool {
 }
 
 func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
-	var (
-		res     plugin.Applied
-		written []write
-	)
+	var res plugin.Applied
 	conflict := func(d engine.Resource) {
 		res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: d.Host, Reason: pic.ReasonNameConflict,
 			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, owner.Kind, d.Host)})
 	}
-	defer func() { s.pending.add(owner.UID, written) }()
 	for _, d := range plan.Create {
 		key := d.Namespace + "/" + d.Name
 		if _, known := s.conflicts.Load(key); known {
@@ -151,12 +147,13 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 				continue // ours, not in the cache yet: its watch event brings us back
 			}
 		}
-		err := s.client.Create(ctx, render(d, s.caps))
+		obj := render(d, s.caps)
+		err := s.client.Create(ctx, obj)
 		countWrite("create", err)
 		switch {
 		case err == nil:
 			res.Created = append(res.Created, d)
-			written = append(written, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}})
+			s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, rv: obj.ResourceVersion})
 		case apierrors.IsAlreadyExists(err):
 			exists, mine, getErr := s.inspect(ctx, d)
 			if getErr != nil {
@@ -171,12 +168,14 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 		}
 	}
 	for _, d := range plan.Update {
-		before, err := s.update(ctx, d)
+		before, after, err := s.update(ctx, d)
 		if err != nil {
 			return res, err
 		}
 		res.Updated = append(res.Updated, d)
-		written = append(written, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, before: before})
+		if after != before {
+			s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, before: before, rv: after})
+		}
 	}
 	for _, e := range plan.Delete {
 		obj := &tunnelv1alpha1.PangolinResource{}
@@ -189,19 +188,20 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 			return res, fmt.Errorf("delete PangolinResource %s/%s: %w", e.Namespace, e.Name, err)
 		}
 		res.Deleted = append(res.Deleted, e.Resource)
-		written = append(written, write{key: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}, deleted: true, uid: e.UID})
+		s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}, deleted: true, uid: e.UID})
 	}
 	return res, nil
 }
 
-// update writes d over the cached object and returns the resourceVersion it replaced.
-func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
+// update writes d over the cached object and returns the resourceVersion it replaced
+// and the one it wrote: the same when the API server found nothing to change.
+func (s *Sink) update(ctx context.Context, d engine.Resource) (before, after string, err error) {
 	var current tunnelv1alpha1.PangolinResource
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, &current); err != nil {
-		return "", fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		return "", "", fmt.Errorf("get PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	if uid, ok := owner(&current); !ok || uid != d.Origin.UID {
-		return "", fmt.Errorf("PangolinResource %s/%s changed owner since it was read", d.Namespace, d.Name)
+		return "", "", fmt.Errorf("PangolinResource %s/%s changed owner since it was read", d.Namespace, d.Name)
 	}
 	want := render(d, s.caps)
 	updated := current.DeepCopy()
@@ -220,16 +220,12 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
 	}
 	// resourceVersion from the cache makes this an optimistic update: if someone wrote
 	// in between, the API server refuses it and the reconcile is retried on fresh data.
-	err := s.client.Update(ctx, updated)
+	err = s.client.Update(ctx, updated)
 	countWrite("update", err)
 	if err != nil {
-		return "", fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
+		return "", "", fmt.Errorf("update PangolinResource %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	if updated.ResourceVersion == current.ResourceVersion {
-		// The API server found nothing to change: no new version for the cache to show.
-		return "", nil
-	}
-	return current.ResourceVersion, nil
+	return current.ResourceVersion, updated.ResourceVersion, nil
 }
 
 // cacheCatchUp bounds how long Current waits for the cache to show Apply's writes. The
@@ -237,15 +233,28 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) (string, error) {
 // (AlreadyExists is read, a conflict is retried).
 const cacheCatchUp = 5 * time.Second
 
-// write is one successful write of Apply, as the cache will show it.
+// write is one successful write of Apply, as the cache and the watch will show it.
 type write struct {
 	key types.NamespacedName
 	// before is the resourceVersion an update replaced: the cache shows the update once
 	// it holds another version. Empty for a create: the cache shows it once it has it.
 	before string
+	// rv is the resourceVersion a create or an update wrote: its watch event has it.
+	rv string
 	// deleted: the cache shows a delete once the object with uid is gone from it.
 	deleted bool
 	uid     types.UID
+}
+
+// shows reports whether a watch event for obj (deleted: its deletion) is this write's.
+func (w write) shows(obj client.Object, deleted bool) bool {
+	if w.key.Name != obj.GetName() || w.key.Namespace != obj.GetNamespace() || w.deleted != deleted {
+		return false
+	}
+	if deleted {
+		return w.uid == obj.GetUID()
+	}
+	return w.rv == obj.GetResourceVersion()
 }
 
 // awaitCache waits until the cache shows every write, cacheCatchUp at most, and
@@ -268,6 +277,8 @@ func (s *Sink) awaitCache(ctx context.Context, written []write) bool {
 }
 
 // pendingWrites are Apply's writes that the cache may not show yet, by owner UID.
+// A write leaves when the owner's next Current sees it in the cache, or when its own
+// watch event arrives (echo).
 type pendingWrites struct {
 	mu      sync.Mutex
 	byOwner map[types.UID]pending
@@ -279,11 +290,8 @@ type pending struct {
 	at     time.Time
 }
 
-// add records an owner's writes, after those it already has.
-func (p *pendingWrites) add(owner types.UID, w []write) {
-	if len(w) == 0 {
-		return
-	}
+// add records one of an owner's writes, after those it already has.
+func (p *pendingWrites) add(owner types.UID, w write) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
@@ -301,7 +309,7 @@ func (p *pendingWrites) add(owner types.UID, w []write) {
 		p.swept = now
 	}
 	e := p.byOwner[owner]
-	p.byOwner[owner] = pending{writes: append(e.writes, w...), at: now}
+	p.byOwner[owner] = pending{writes: append(e.writes, w), at: now}
 }
 
 // of returns an owner's pending writes, none once they are older than cacheCatchUp.
@@ -319,14 +327,38 @@ func (p *pendingWrites) of(owner types.UID) []write {
 	return slices.Clone(e.writes)
 }
 
-// done forgets the owner's writes that the cache has been seen to show (seen), unless
-// more were added since.
+// done forgets the owner's writes that the cache has been seen to show.
 func (p *pendingWrites) done(owner types.UID, seen []write) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e, ok := p.byOwner[owner]; ok && len(e.writes) == len(seen) {
-		delete(p.byOwner, owner)
+	p.removeLocked(owner, func(w write) bool { return slices.Contains(seen, w) })
+}
+
+// echo reports whether a watch event for obj (deleted: its deletion) shows a pending
+// write of owner's, and forgets that write: the cache shows it, since informers update
+// their store before they call handlers.
+func (p *pendingWrites) echo(owner types.UID, obj client.Object, deleted bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.removeLocked(owner, func(w write) bool { return w.shows(obj, deleted) })
+}
+
+func (p *pendingWrites) removeLocked(owner types.UID, match func(write) bool) bool {
+	e, ok := p.byOwner[owner]
+	if !ok {
+		return false
 	}
+	n := len(e.writes)
+	kept := slices.DeleteFunc(e.writes, match)
+	if len(kept) == n {
+		return false
+	}
+	if len(kept) == 0 {
+		delete(p.byOwner, owner)
+	} else {
+		p.byOwner[owner] = pending{writes: kept, at: e.at}
+	}
+	return true
 }
 
 // cached reports whether the cache shows w.
