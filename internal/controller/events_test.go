@@ -123,20 +123,23 @@ func writeOrder(clientset *fake.Clientset) func() []string {
 
 func TestRecorderWritesWarningsFirst(t *testing.T) {
 	ing := &corev1.ObjectReference{Kind: "Ingress", Namespace: "shop", Name: "web"}
-	record := func(r *Recorder) {
+	// recorded is a recorder, not started, holding events of both types, and what it
+	// has written so far.
+	recorded := func() (*Recorder, func() []string) {
+		clientset := fake.NewClientset()
+		written := writeOrder(clientset)
+		r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 1")
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 2")
 		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port")
 		r.Eventf(ing, nil, corev1.EventTypeNormal, "Created", "Create", "created 3")
 		r.Eventf(ing, nil, corev1.EventTypeWarning, "ServicePortNotFound", "Validate", "no port 2")
+		return r, written
 	}
 	want := []string{"no port", "no port 2", "created 1", "created 2", "created 3"}
 
 	t.Run("while running", func(t *testing.T) {
-		clientset := fake.NewClientset()
-		written := writeOrder(clientset)
-		r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
-		record(r)
+		r, written := recorded()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() { _ = r.Start(ctx) }()
@@ -144,10 +147,7 @@ func TestRecorderWritesWarningsFirst(t *testing.T) {
 		assert.Equal(t, want, written())
 	})
 	t.Run("at shutdown", func(t *testing.T) {
-		clientset := fake.NewClientset()
-		written := writeOrder(clientset)
-		r := NewRecorder(clientset.EventsV1(), scheme.Scheme, "pic", "pic-0")
-		record(r)
+		r, written := recorded()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		r.flush(ctx)
