@@ -14,13 +14,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
@@ -131,10 +131,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(*domains) > 0 && cfg.Sink != pangolin.Name {
 		return bad("--domain is for sink %s (direct mode); the sink is %s", pangolin.Name, cfg.Sink)
 	}
+	var orgDomains []string
 	for _, d := range *domains {
-		if problems := validation.IsDNS1123Subdomain(strings.ToLower(d)); len(problems) > 0 {
-			return bad("--domain %q: %s", d, strings.Join(problems, "; "))
+		domain, problem := hostname.Normalize(d, "")
+		if problem != nil {
+			return bad("--domain %q: %s", d, problem.Message)
 		}
+		orgDomains = append(orgDomains, domain)
 	}
 
 	objects, tunnels, err := read(*files, stdin)
@@ -143,10 +146,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitInput
 	}
 	ctx := log.IntoContext(context.Background(), logr.Discard())
-	opts := Options{Config: cfg, Capabilities: caps, AssumeTunnels: !tunnels}
-	for _, d := range *domains {
-		opts.Domains = append(opts.Domains, strings.ToLower(d))
-	}
+	opts := Options{Config: cfg, Capabilities: caps, AssumeTunnels: !tunnels, Domains: orgDomains}
 	res, err := Run(ctx, objects, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "render: %v\n", err)

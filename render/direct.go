@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/net/publicsuffix"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
@@ -61,9 +61,8 @@ type simulatedPangolin struct {
 	domains map[string]string // base domain by domainId
 }
 
-// simulatePangolin starts the simulation with the org's domains; wrote is called once
-// per write the sink sends.
-func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string, wrote func()) (*simulatedPangolin, error) {
+// simulatePangolin starts the simulation with the org's domains.
+func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string) (*simulatedPangolin, error) {
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
 	opts := pangolintest.Options{Org: org, Sites: []pangolintest.Site{}, AnySite: true, Domains: []pangolintest.Domain{}}
 	byID := map[string]string{}
@@ -74,15 +73,11 @@ func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string,
 	}
 	server := pangolintest.NewHandler(opts)
 	transport := roundTripper(func(r *http.Request) (*http.Response, error) {
-		if r.Method != http.MethodGet {
-			wrote()
-		}
-		// What a server would see: a body, even empty, and the request line's URI.
+		// What a server would see: a body, even empty.
 		in := r.Clone(r.Context())
 		if in.Body == nil {
 			in.Body = http.NoBody
 		}
-		in.RequestURI = r.URL.RequestURI()
 		rec := httptest.NewRecorder()
 		server.ServeHTTP(rec, in)
 		return rec.Result(), nil
@@ -146,7 +141,7 @@ func (p *simulatedPangolin) resources() []PangolinAPIResource {
 func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.OfflineSource) []string {
 	var out []string
 	add := func(d string) {
-		if d = strings.ToLower(strings.TrimSpace(d)); d != "" && !slices.Contains(out, d) {
+		if d != "" && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
@@ -156,11 +151,15 @@ func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.
 				continue
 			}
 			for _, h := range src.Hosts(ctx, o) {
-				if domain, err := publicsuffix.EffectiveTLDPlusOne(strings.TrimPrefix(h, "*.")); err == nil {
-					add(domain)
+				_, domain, _ := hostname.Split(strings.TrimPrefix(h, "*."))
+				add(domain)
+			}
+			// As the sources read it; an invalid one is their Warning, not a domain.
+			if v, ok := o.GetAnnotations()[pic.AnnotationDomainName]; ok {
+				if d, problem := hostname.Normalize(v, ""); problem == nil {
+					add(d)
 				}
 			}
-			add(o.GetAnnotations()[pic.AnnotationDomainName])
 		}
 	}
 	slices.Sort(out)

@@ -68,8 +68,26 @@ spec:
     - host: blog.example.org
       http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
 `
+	const annotated = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: shop
+  namespace: prod
+  annotations: {pangolin.ingress.k8s.io/domain-name: "Apps.Example.com."}
+spec:
+  ingressClassName: pangolin
+  rules:
+    - host: shop.apps.example.com
+      http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`
 	for _, c := range []struct {
 		name    string
+		input   string // apps unless set
 		domains []string
 		want    []string // "fullDomain domain subdomain" of each resource
 		warning string
@@ -78,6 +96,10 @@ spec:
 			want: []string{"blog.example.org example.org blog", "example.com example.com -", "shop.apps.example.com example.com shop.apps"}},
 		{name: "the longest of the org's domains wins", domains: []string{"example.com", "apps.example.com", "example.org"},
 			want: []string{"blog.example.org example.org blog", "example.com example.com -", "shop.apps.example.com apps.example.com shop"}},
+		{name: "the org's domains as users write them", domains: []string{"Example.COM.", "APPS.example.com", "example.org"},
+			want: []string{"blog.example.org example.org blog", "example.com example.com -", "shop.apps.example.com apps.example.com shop"}},
+		{name: "derived: the domain-name annotation as the source reads it", input: annotated,
+			want: []string{"shop.apps.example.com apps.example.com shop"}},
 		{name: "a host under none of the org's domains is DomainNotFound", domains: []string{"apps.example.com"},
 			want:    []string{"shop.apps.example.com apps.example.com shop"},
 			warning: `Warning Ingress prod/shop DomainNotFound: `},
@@ -87,7 +109,11 @@ spec:
 			for _, d := range c.domains {
 				args = append(args, "--domain", d)
 			}
-			got := run(apps, args...)
+			input := apps
+			if c.input != "" {
+				input = c.input
+			}
+			got := run(input, args...)
 			require.Equal(t, render.ExitOK, got.code, got.stderr)
 			var resources []string
 			for _, doc := range strings.Split(got.stdout, "---\n") {

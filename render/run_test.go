@@ -64,6 +64,13 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, render.Pass{Writes: 1}, res.Passes[0], "the PangolinResource; no address until Pangolin serves it")
 	assert.Equal(t, render.Pass{}, res.Passes[1])
 	require.Len(t, res.Resources, 1)
+
+	direct := *cfg
+	direct.Sink = "pangolin"
+	directRes, err := render.Run(context.Background(), objects(t, scenario), render.Options{Config: &direct, AssumeTunnels: true})
+	require.NoError(t, err)
+	assert.Equal(t, []render.Pass{{Writes: 3}, {StatusWrites: 1}, {}}, directRes.Passes,
+		"direct mode: the resource, its update (owner, SSO) and its target; then the address Pangolin serves it at; then nothing")
 	var lines []string
 	for _, e := range res.Events {
 		lines = append(lines, e.String())

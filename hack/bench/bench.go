@@ -101,13 +101,17 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
 	// The floor, then PIC unthrottled, the same fixture, each run's resources deleted
 	// before the next; repeated, for the medians: on shared cores one run can be off by
-	// half. The first unthrottled run gives the counters, CPU and memory.
+	// half. The first pair gives the counters, CPU and memory.
 	var un picRun
 	for r := range max(1, b.opts.Repeat) {
-		if err := b.baseline(ctx, w, watch, &conv); err != nil {
+		floor, cpu, err := b.baseline(ctx, w, watch)
+		if err != nil {
 			return err
 		}
-		conv.BaselineRuns = append(conv.BaselineRuns, conv.BaselineSeconds)
+		conv.BaselineRuns = append(conv.BaselineRuns, floor)
+		if r == 0 {
+			conv.BaselineCPU = cpu
+		}
 		run, err := b.converge(ctx, w, watch, dir, fmt.Sprintf("unthrottled-%d", r+1), unthrottled)
 		if run.p != nil {
 			run.p.Stop()
@@ -144,8 +148,8 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	return b.restart(ctx, w, dir, peak)
 }
 
-// timeout for waiting on n writes: the time PIC's client rate limit needs (at most 50
-// a second when it has none), five times over, and at least two minutes.
+// timeout for waiting on n writes: n at 50 a second, or at PIC's client rate limit if
+// it sets a lower one, five times over, and at least two minutes.
 func (b *bench) timeout(n int) time.Duration {
 	qps := float64(b.picDefaults.KubeAPIQPS)
 	if qps <= 0 || qps > 50 {
@@ -157,15 +161,16 @@ func (b *bench) timeout(n int) time.Duration {
 
 // baseline is the floor: a plain client without client-side rate limiting creates the
 // objects PIC would create, with PIC's concurrency; it is timed through the watch, and
-// the objects are deleted again.
-func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *convergence) error {
+// the objects are deleted again. It returns the floor's seconds and the CPU the control
+// plane spent meanwhile.
+func (b *bench) baseline(ctx context.Context, w *world, watch *watcher) (float64, cpuTimes, error) {
 	objs := w.baselineObjects()
 	watch.expect(w.expectations())
 	cfg := rest.CopyConfig(w.env.Config)
 	cfg.QPS, cfg.Burst = -1, -1
 	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	all := watch.allMatched(len(objs))
 	cpu := sampleCPU(0)
@@ -173,18 +178,17 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, conv *co
 	if err := parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
 		return c.Create(ctx, objs[i])
 	}); err != nil {
-		return fmt.Errorf("baseline create: %w", err)
+		return 0, nil, fmt.Errorf("baseline create: %w", err)
 	}
 	done, err := await(ctx, all, b.timeout(len(objs)), "the baseline's objects", b.progress(watch, len(objs)))
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	conv.BaselineSeconds = seconds(done.Sub(start))
-	conv.BaselineCPU = sampleCPU(0).since(cpu)
-	b.lastBaseline = conv.BaselineSeconds
+	floor, used := seconds(done.Sub(start)), sampleCPU(0).since(cpu)
+	b.lastBaseline = floor
 	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
-		len(objs), conv.BaselineSeconds, b.picDefaults.MaxConcurrentReconciles, conv.BaselineCPU)
-	return b.deleteAll(ctx, w, watch, len(objs))
+		len(objs), floor, b.picDefaults.MaxConcurrentReconciles, used)
+	return floor, used, b.deleteAll(ctx, w, watch, len(objs))
 }
 
 // deleteAll deletes every PangolinResource of the namespace and waits until the watch
@@ -380,7 +384,8 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		return err
 	}
 	b.prof.heap(ctx, fmt.Sprintf("%s-%d-restart", w.shape.Name, w.shape.resources()), p.pprof)
-	anon, file := rssSplit(p.Pid())
+	rss := testenv.ProcStatus(p.Pid(), "RssAnon", "RssFile")
+	anon, file := rss["RssAnon"], rss["RssFile"]
 	st := &startup{
 		N: n, ReadySeconds: seconds(ready), SettledSeconds: round(since(p.Started())-1, 3),
 		Writes: int(settled.writes), Reconciles: int(settled.reconciles), Requests: int(settled.requests),

@@ -187,28 +187,3 @@ func fetch(ctx context.Context, c *http.Client, url, path string) error {
 	}
 	return f.Close()
 }
-
-// rssSplit reads RssAnon and RssFile of a process, in bytes; zero off Linux.
-func rssSplit(pid int) (anon, file int64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch f[0] {
-		case "RssAnon:":
-			anon = kb << 10
-		case "RssFile:":
-			file = kb << 10
-		}
-	}
-	return anon, file
-}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,9 +73,43 @@ func (p *picProcess) counters(ctx context.Context) (counters, error) {
 // objects (counted from zero in this process), its queue is empty and no reconcile
 // happened for quiet; it returns the counters then.
 func (p *picProcess) settle(ctx context.Context, minReconciles float64, quiet, timeout time.Duration) (counters, error) {
+	last, lastChange := -1.0, time.Now()
+	c, err := p.poll(ctx, timeout, 250*time.Millisecond, func(c counters) bool {
+		if c.reconciles != last {
+			last, lastChange = c.reconciles, time.Now()
+		}
+		return c.reconciles >= minReconciles && c.depth == 0 && time.Since(lastChange) >= quiet
+	})
+	if errors.Is(err, errPollTimeout) {
+		return c, fmt.Errorf("PIC did not settle within %s: %v reconciles (want %v), queue depth %v", timeout, c.reconciles, minReconciles, c.depth)
+	}
+	return c, err
+}
+
+// quiet waits until PIC has sent no API request for quiet: after a convergence its
+// event writer may still be draining a backlog, which a latency measurement would
+// otherwise share the API server with.
+func (p *picProcess) quiet(ctx context.Context, quiet, timeout time.Duration) error {
+	last, lastChange := -1.0, time.Now()
+	_, err := p.poll(ctx, timeout, 100*time.Millisecond, func(c counters) bool {
+		if c.requests != last {
+			last, lastChange = c.requests, time.Now()
+		}
+		return time.Since(lastChange) >= quiet
+	})
+	if errors.Is(err, errPollTimeout) {
+		return fmt.Errorf("PIC's API requests did not stop within %s", timeout)
+	}
+	return err
+}
+
+var errPollTimeout = errors.New("timed out")
+
+// poll reads PIC's counters every interval until done says so, and returns them then;
+// it fails at once if PIC exits, and with errPollTimeout (and the last counters) after
+// timeout.
+func (p *picProcess) poll(ctx context.Context, timeout, interval time.Duration, done func(counters) bool) (counters, error) {
 	deadline := time.Now().Add(timeout)
-	var last counters
-	lastChange := time.Now()
 	for {
 		if err := p.Alive(); err != nil {
 			return counters{}, err
@@ -83,48 +118,16 @@ func (p *picProcess) settle(ctx context.Context, minReconciles float64, quiet, t
 		if err != nil {
 			return counters{}, err
 		}
-		if c.reconciles != last.reconciles {
-			lastChange = time.Now()
-		}
-		last = c
-		if c.reconciles >= minReconciles && c.depth == 0 && time.Since(lastChange) >= quiet {
+		if done(c) {
 			return c, nil
 		}
 		if time.Now().After(deadline) {
-			return c, fmt.Errorf("PIC did not settle within %s: %v reconciles (want %v), queue depth %v", timeout, c.reconciles, minReconciles, c.depth)
+			return c, errPollTimeout
 		}
 		select {
 		case <-ctx.Done():
 			return counters{}, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// quiet waits until PIC has sent no API request for quiet: after a convergence its
-// event writer may still be draining a backlog, which a latency measurement would
-// otherwise share the API server with.
-func (p *picProcess) quiet(ctx context.Context, quiet, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	last, lastChange := -1.0, time.Now()
-	for {
-		c, err := p.counters(ctx)
-		if err != nil {
-			return err
-		}
-		if c.requests != last {
-			last, lastChange = c.requests, time.Now()
-		}
-		if time.Since(lastChange) >= quiet {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("PIC's API requests did not stop within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }

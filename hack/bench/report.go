@@ -47,7 +47,7 @@ type settings struct {
 	// Repeat is how many floor and unthrottled PIC runs each convergence figure is the
 	// median of.
 	Repeat int `json:"repeat"`
-	// PIC's defaults, which the baseline client copies.
+	// PIC's defaults; the floor copies their concurrency.
 	MaxConcurrentReconciles int     `json:"maxConcurrentReconciles"`
 	KubeAPIQPS              float32 `json:"kubeAPIQPS"`
 	KubeAPIBurst            int     `json:"kubeAPIBurst"`
@@ -84,8 +84,8 @@ type convergence struct {
 	PICReconciles   int   `json:"picReconciles"`
 	PICRequests     int   `json:"picRequests"`
 	PICPeakRSSBytes int64 `json:"picPeakRSSBytes"`
-	// CPU seconds by process (kube-apiserver, etcd, manager) from the start of the
-	// baseline's or PIC's unthrottled run to its last resource seen.
+	// CPU seconds by process (kube-apiserver, etcd, pic) from the start of the first
+	// pair's floor run, or PIC run, to its last resource seen.
 	BaselineCPU cpuTimes `json:"baselineCPUSeconds"`
 	PICCPU      cpuTimes `json:"picCPUSeconds"`
 }

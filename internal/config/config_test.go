@@ -1143,14 +1143,9 @@ func TestOriginText(t *testing.T) {
 // its CA bundle is mounted, and without Pangolin's address; everything else is checked
 // as Load checks it.
 func TestLoadOffline(t *testing.T) {
-	for _, k := range os.Environ() {
-		if name, _, _ := strings.Cut(k, "="); strings.HasPrefix(name, "PIC_") {
-			t.Setenv(name, "")
-			require.NoError(t, os.Unsetenv(name))
-		}
-	}
 	args := []string{"--sink=pangolin", "--pangolin-api-key-file=/nonexistent/api-key", "--pangolin-ca-file=/nonexistent/ca.crt", "--pangolin-owner-id=prod"}
-	_, _, err := load(args, testPlugins, io.Discard, false)
+	// loadWith clears PIC_* and PANGOLIN_* for the rest of the test.
+	_, _, err := loadWith(t, args, nil, io.Discard)
 	require.Error(t, err, "Load needs what reaching Pangolin needs")
 
 	cfg, _, err := LoadOffline(args, testPlugins)

@@ -62,7 +62,6 @@ type loader struct {
 	plugins Plugins
 	origins Origins
 	probs   problems
-	offline bool // LoadOffline's
 }
 
 func newLoader(p Plugins) *loader {
@@ -75,7 +74,6 @@ func newLoader(p Plugins) *loader {
 
 func load(args []string, p Plugins, out io.Writer, offline bool) (*Config, Origins, error) {
 	l := newLoader(p)
-	l.offline = offline
 	l.fs = newFlagSet(out, p)
 	if err := l.fs.Parse(args); err != nil {
 		return nil, nil, commandLineError(l.fs, err)
@@ -102,7 +100,7 @@ func load(args []string, p Plugins, out io.Writer, offline bool) (*Config, Origi
 	}
 	c := l.decode()
 	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
-	if !l.offline {
+	if !offline {
 		l.pangolin(c)
 	}
 	vals := values(c)

@@ -340,11 +340,11 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 }
 
 // sinkFailed returns err, which fails the reconcile: the controller retries it with
-// backoff. When the sink says it is out of reach (plugin.IsUnavailable) and PIC manages
+// backoff. When the sink says it is out of reach (plugin.IsUnreachable) and PIC manages
 // the object, the object is told once while it lasts, whatever the messages of the
 // retries; nothing was removed: the engine only deletes what Current read.
 func (r *Reconciler) sinkFailed(ctx context.Context, res plugin.Result, err error) error {
-	if ctx.Err() != nil || !res.Managed || !plugin.IsUnavailable(err) {
+	if ctx.Err() != nil || !res.Managed || !plugin.IsUnreachable(err) {
 		return err
 	}
 	if r.seen.failed(res.Origin.NamespacedName()) {
@@ -414,8 +414,8 @@ type observations struct {
 type observation struct {
 	// reported are the keys of what the last reconcile reported.
 	reported []string
-	// unavailable is set from a failure of the sink until a reconcile gets through.
-	unavailable bool
+	// unreachable is set from a failure of the sink until a reconcile gets through.
+	unreachable bool
 	reasons     []string
 	tunnels     []tunnelCount
 	// phases are the operator's last verdicts: "Ready", or "Error: message".
@@ -492,10 +492,10 @@ func (o *observations) failed(key types.NamespacedName) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	obs := o.objects[key]
-	if obs.unavailable {
+	if obs.unreachable {
 		return false
 	}
-	obs.unavailable = true
+	obs.unreachable = true
 	o.objects[key] = obs
 	return true
 }

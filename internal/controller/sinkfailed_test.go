@@ -30,7 +30,7 @@ func TestSinkFailedTellsOncePerOutage(t *testing.T) {
 	managed := plugin.Result{Origin: &origin, Managed: true}
 	unmanaged := plugin.Result{Origin: &origin}
 	down := func(port int) error {
-		return plugin.Unavailable(fmt.Errorf("read tcp 10.0.0.1:%d->10.0.0.2:443: connection reset by peer", port))
+		return plugin.Unreachable(fmt.Errorf("read tcp 10.0.0.1:%d->10.0.0.2:443: connection reset by peer", port))
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -51,7 +51,7 @@ func TestSinkFailedTellsOncePerOutage(t *testing.T) {
 			r.seen.record(types.NamespacedName{Namespace: "shop", Name: "web"}, nil, nil)
 			_ = r.sinkFailed(ctx, managed, down(2))
 		}, 2},
-		{"an error the sink does not call unavailable is not told", func(r *Reconciler) {
+		{"an error the sink does not call unreachable is not told", func(r *Reconciler) {
 			_ = r.sinkFailed(ctx, managed, errors.New("409 conflict"))
 		}, 0},
 		{"an object PIC does not manage is not told", func(r *Reconciler) {

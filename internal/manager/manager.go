@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -231,12 +232,8 @@ func trimCached(obj any) (any, error) {
 		return obj, err
 	}
 	switch o := obj.(type) {
-	case *corev1.Service, *networkingv1.IngressClass, *corev1.Namespace, *tunnelv1alpha1.PangolinTunnel:
-		m := o.(metav1.Object)
-		if a := m.GetAnnotations(); a[lastApplied] != "" {
-			delete(a, lastApplied)
-			m.SetAnnotations(a)
-		}
+	case *corev1.Service, *networkingv1.IngressClass, *corev1.Namespace, *tunnelv1alpha1.PangolinTunnel, *gatewayv1.ReferenceGrant:
+		delete(o.(metav1.Object).GetAnnotations(), lastApplied) // the map itself: no copy
 	}
 	return obj, nil
 }

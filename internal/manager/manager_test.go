@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
@@ -24,7 +25,9 @@ func TestTrimCached(t *testing.T) {
 	for _, obj := range []metav1.Object{
 		&corev1.Service{ObjectMeta: meta()},
 		&networkingv1.IngressClass{ObjectMeta: meta()},
+		&corev1.Namespace{ObjectMeta: meta()},
 		&tunnelv1alpha1.PangolinTunnel{ObjectMeta: meta()},
+		&gatewayv1.ReferenceGrant{ObjectMeta: meta()},
 	} {
 		out, err := trimCached(obj)
 		require.NoError(t, err)

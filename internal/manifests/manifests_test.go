@@ -585,13 +585,20 @@ func ruleSet(rules []rbacv1.PolicyRule) map[string][]string {
 	return out
 }
 
-// allRules is every rule of every Role and ClusterRole.
-func allRules(t *testing.T, objs []*unstructured.Unstructured) []rbacv1.PolicyRule {
+// clusterRoleRules are the rules of every rendered ClusterRole.
+func clusterRoleRules(t *testing.T, objs []*unstructured.Unstructured) []rbacv1.PolicyRule {
 	t.Helper()
 	var rules []rbacv1.PolicyRule
 	for _, o := range ofKind(objs, "ClusterRole") {
 		rules = append(rules, decodeStrict[rbacv1.ClusterRole](t, o).Rules...)
 	}
+	return rules
+}
+
+// allRules is every rule of every Role and ClusterRole.
+func allRules(t *testing.T, objs []*unstructured.Unstructured) []rbacv1.PolicyRule {
+	t.Helper()
+	rules := clusterRoleRules(t, objs)
 	for _, o := range ofKind(objs, "Role") {
 		rules = append(rules, decodeStrict[rbacv1.Role](t, o).Rules...)
 	}

@@ -38,16 +38,6 @@ func pangolinResourceGrants(rules []rbacv1.PolicyRule) []string {
 	return out
 }
 
-// clusterRoleRules are the rules of every rendered ClusterRole.
-func clusterRoleRules(t *testing.T, objs []*unstructured.Unstructured) []rbacv1.PolicyRule {
-	t.Helper()
-	var rules []rbacv1.PolicyRule
-	for _, o := range ofKind(objs, "ClusterRole") {
-		rules = append(rules, decodeStrict[rbacv1.ClusterRole](t, o).Rules...)
-	}
-	return rules
-}
-
 // withRule is a copy of objs in which the ClusterRole name grants rule too.
 func withRule(t *testing.T, objs []*unstructured.Unstructured, name string, rule rbacv1.PolicyRule) []*unstructured.Unstructured {
 	t.Helper()

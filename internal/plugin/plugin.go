@@ -207,28 +207,29 @@ type Registry struct {
 // installed): PIC goes on with the others and says so.
 var ErrUnavailable = errors.New("unavailable")
 
-// Unavailable marks err, from a sink, as the sink being out of reach for now: what it
+// Unreachable marks err, from a sink, as the sink being out of reach for now: what it
 // publishes into is unreachable, overloaded or too slow (a 5xx, a 429, a timeout, a
 // refused connection). The core retries the reconcile with backoff, as for any error,
 // and tells the object's owner (a SinkUnavailable Warning). Each sink decides which of
 // its errors these are: it alone knows its API.
-func Unavailable(err error) error {
+func Unreachable(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &unavailableError{err}
+	return &unreachableError{err}
 }
 
-// IsUnavailable reports whether err, or an error it wraps, came through Unavailable.
-func IsUnavailable(err error) bool {
-	var u *unavailableError
+// IsUnreachable reports whether err, or an error it wraps, came through Unreachable.
+// Not to be confused with ErrUnavailable, a source that cannot run at all.
+func IsUnreachable(err error) bool {
+	var u *unreachableError
 	return errors.As(err, &u)
 }
 
-type unavailableError struct{ err error }
+type unreachableError struct{ err error }
 
-func (e *unavailableError) Error() string { return e.err.Error() }
-func (e *unavailableError) Unwrap() error { return e.err }
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // Index is a cache index an adapter reads through.
 type Index struct {

@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +50,16 @@ func TestMetrics(t *testing.T) {
 	}
 	_, err = ParseMetrics("not a metric line {")
 	assert.Error(t, err)
+}
+
+func TestProcStatus(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/<pid>/status is Linux's")
+	}
+	got := ProcStatus(os.Getpid(), "VmRSS", "VmHWM", "NoSuchField")
+	assert.Greater(t, got["VmRSS"], int64(1<<20), "this test's own resident set, in bytes")
+	assert.GreaterOrEqual(t, got["VmHWM"], got["VmRSS"], "the peak is at least what is resident now")
+	assert.NotContains(t, got, "NoSuchField")
+	assert.NotContains(t, got, "VmSize", "only the names asked for")
+	assert.Empty(t, ProcStatus(-1, "VmRSS"), "no such process")
 }

@@ -1,13 +1,13 @@
 package testenv
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,35 +220,32 @@ func (p *Process) Pid() int {
 // Memory reads the current run's resident set from /proc: VmHWM (peak) and VmRSS
 // (now), in bytes; zero where /proc is not available.
 func (p *Process) Memory() (peak, current int64) {
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd == nil {
+	pid := p.Pid()
+	if pid == 0 {
 		return 0, 0
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	m := ProcStatus(pid, "VmHWM", "VmRSS")
+	return m["VmHWM"], m["VmRSS"]
+}
+
+// ProcStatus reads the named sizes of /proc/<pid>/status (VmHWM, RssAnon, ...), in
+// bytes; none where /proc is not available.
+func ProcStatus(pid int, names ...string) map[string]int64 {
+	out := map[string]int64{}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0
+		return out
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 2 {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !slices.Contains(names, strings.TrimSuffix(fields[0], ":")) {
 			continue
 		}
-		kb, err := strconv.ParseInt(fields[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch fields[0] {
-		case "VmHWM:":
-			peak = kb * 1024
-		case "VmRSS:":
-			current = kb * 1024
+		if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+			out[strings.TrimSuffix(fields[0], ":")] = kb << 10
 		}
 	}
-	return peak, current
+	return out
 }
 
 // FreeAddr is a loopback address with a port free at the time of the call.

@@ -33,17 +33,17 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	}()
 	for _, d := range plan.Create {
 		if err := a.create(ctx, d); err != nil {
-			return a.res, unavailable(err)
+			return a.res, unreachable(err)
 		}
 	}
 	for _, d := range plan.Update {
 		if err := a.update(ctx, d); err != nil {
-			return a.res, unavailable(err)
+			return a.res, unreachable(err)
 		}
 	}
 	for _, e := range plan.Delete {
 		if err := a.delete(ctx, e); err != nil {
-			return a.res, unavailable(err)
+			return a.res, unreachable(err)
 		}
 	}
 	return a.res, nil

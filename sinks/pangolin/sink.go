@@ -146,7 +146,7 @@ func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCh
 	s.mu.Unlock()
 	check, err := s.checkSite(ctx, ref.Name)
 	if err != nil {
-		return plugin.TunnelCheck{}, unavailable(err)
+		return plugin.TunnelCheck{}, unreachable(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,7 +193,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil, unavailable(fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err))
+		return nil, unreachable(fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err))
 	}
 	var out []engine.Existing
 	for _, e := range s.entries {
@@ -296,11 +296,11 @@ func (s *Sink) Register(_ context.Context, mgr ctrl.Manager, wake plugin.Wake) e
 
 func ptrTo[T any](v T) *T { return &v }
 
-// unavailable marks the errors that mean Pangolin is out of reach for now: Pangolin
+// unreachable marks the errors that mean Pangolin is out of reach for now: Pangolin
 // itself says what a refusal is (pangolinapi.IsTransient).
-func unavailable(err error) error {
+func unreachable(err error) error {
 	if pangolinapi.IsTransient(err) {
-		return plugin.Unavailable(err)
+		return plugin.Unreachable(err)
 	}
 	return err
 }

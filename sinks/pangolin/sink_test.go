@@ -308,7 +308,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 	assert.Error(t, w.sink.Refresh(w.ctx))
 	_, err := w.sink.Current(w.ctx, shop)
 	assert.ErrorContains(t, err, "503", "a failed read is an error, never an empty list")
-	assert.True(t, plugin.IsUnavailable(err), "the core tells the object Pangolin is out of reach")
+	assert.True(t, plugin.IsUnreachable(err), "the core tells the object Pangolin is out of reach")
 	o := w.reconcile(shop) // the object was deleted meanwhile
 	assert.Error(t, o.err)
 	assert.Empty(t, o.applied.Deleted)
@@ -321,7 +321,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 		w.fault(pangolintest.When(pangolintest.IsWrite, pangolintest.Outage(http.StatusBadGateway)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080), web(shop, "new.example.com", 8080))
 		assert.ErrorContains(t, o.err, "502")
-		assert.True(t, plugin.IsUnavailable(o.err))
+		assert.True(t, plugin.IsUnreachable(o.err))
 		assert.Empty(t, o.rejections)
 		w.fault(nil)
 		w.converge(shop, web(shop, "app.example.com", 8080), web(shop, "new.example.com", 8080))

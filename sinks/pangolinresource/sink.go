@@ -108,7 +108,7 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	applied, err := s.apply(ctx, owner, plan)
 	if unreachable(err) {
-		err = plugin.Unavailable(err)
+		err = plugin.Unreachable(err)
 	}
 	return applied, err
 }

@@ -262,14 +262,14 @@ func TestApplyStopsAtAnError(t *testing.T) {
 	assert.NotNil(t, w.get(t, gone.Name), "the delete after it was not sent")
 }
 
-// TestApplyTellsUnavailableFromRefused: an API server out of reach is the sink being
-// unavailable, which the core reports on the object; a refused write is not.
-func TestApplyTellsUnavailableFromRefused(t *testing.T) {
+// TestApplyTellsUnreachableFromRefused: an API server out of reach is the sink being
+// unreachable, which the core reports on the object; a refused write is not.
+func TestApplyTellsUnreachableFromRefused(t *testing.T) {
 	gr := schema.GroupResource{Group: "tunnel.pangolin.io", Resource: "pangolinresources"}
 	for _, c := range []struct {
 		name        string
 		err         error
-		unavailable bool
+		unreachable bool
 	}{
 		{"503", apierrors.NewServiceUnavailable("down"), true},
 		{"a server timeout", apierrors.NewServerTimeout(gr, "create", 1), true},
@@ -286,7 +286,7 @@ func TestApplyTellsUnavailableFromRefused(t *testing.T) {
 			w.failCreate = c.err
 			_, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{resource(caps)}})
 			require.Error(t, err)
-			assert.Equal(t, c.unavailable, plugin.IsUnavailable(err))
+			assert.Equal(t, c.unreachable, plugin.IsUnreachable(err))
 		})
 	}
 }
