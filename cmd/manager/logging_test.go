@@ -2,12 +2,26 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	uzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
+
+func TestLoggerTimestampsInMilliseconds(t *testing.T) {
+	var out bytes.Buffer
+	zap.New(append(loggerOptions("json", "info"), zap.WriteTo(&out))...).Info("started")
+	var line struct{ TS string }
+	require.NoError(t, json.Unmarshal(out.Bytes(), &line), out.String())
+	ts, err := time.Parse("2006-01-02T15:04:05.000Z0700", line.TS)
+	require.NoError(t, err, "ts %q", line.TS)
+	assert.WithinDuration(t, time.Now(), ts, time.Minute)
+}
 
 // countingEncoder counts the fields encoded when a logger is derived (With).
 type countingEncoder struct {
