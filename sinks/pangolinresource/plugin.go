@@ -113,6 +113,9 @@ func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake)
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &tunnelv1alpha1.PangolinResource{}, OwnerIndex, IndexOwner); err != nil {
 		return fmt.Errorf("index PangolinResources by owner: %w", err)
 	}
+	if err := plugin.StartWithCache(ctx, mgr, &tunnelv1alpha1.PangolinTunnel{}); err != nil {
+		return err
+	}
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("pangolinresource").
 		Watches(&tunnelv1alpha1.PangolinResource{}, s.resourceChanges(wake)).

@@ -51,6 +51,9 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
 		return err
 	}
+	if err := plugin.StartWithCache(ctx, mgr, &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{}, &corev1.Service{}, &corev1.Namespace{}); err != nil {
+		return err
+	}
 	// PIC writes the status of Gateways and GatewayClasses: a status write changes
 	// nothing for their routes, and would bring every one of them back.
 	specChanged := builder.WithPredicates(plugin.SpecOrMetadataChanged())
