@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -68,6 +69,9 @@ type Sink struct {
 	siteIDs map[string]int       // niceId -> siteId
 	sites   map[int]string       // siteId -> niceId
 	tunnels map[string]*siteSeen // by niceId: the last Tunnel answers
+	// siteChecks keeps one question per site in flight: the workers that need a site
+	// at once (all of them, at start) share its answer.
+	siteChecks singleflight.Group
 }
 
 // entry is one resource of this owner id's, with its targets, as Pangolin last answered.
@@ -144,10 +148,11 @@ func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCh
 		return check, nil
 	}
 	s.mu.Unlock()
-	check, err := s.checkSite(ctx, ref.Name)
+	answer, err, _ := s.siteChecks.Do(ref.Name, func() (any, error) { return s.checkSite(ctx, ref.Name) })
 	if err != nil {
 		return plugin.TunnelCheck{}, unreachable(err)
 	}
+	check := answer.(plugin.TunnelCheck)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := s.tunnels[ref.Name]

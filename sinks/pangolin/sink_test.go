@@ -3,7 +3,9 @@ package pangolin
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -507,6 +509,20 @@ func TestTunnelIsSite(t *testing.T) {
 		check, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "far-away-site"})
 		require.NoError(t, err)
 		assert.Equal(t, "Ready", string(check.State))
+	})
+	t.Run("the workers asking at once about a site send one request", func(t *testing.T) {
+		w.fault(pangolintest.Latency(50 * time.Millisecond))
+		before := w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"]
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				check, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "never-asked-before"})
+				assert.NoError(t, err)
+				assert.Equal(t, "NotFound", string(check.State))
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, before+1, w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"])
 	})
 	t.Run("an outage is an error", func(t *testing.T) {
 		w.fault(pangolintest.Outage(http.StatusInternalServerError))
