@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -33,8 +34,9 @@ type direct struct {
 	// Steady state: PIC restarted on the converged Pangolin, then one full resync.
 	RestartRequests int `json:"restartRequests"`
 	RestartWrites   int `json:"restartWrites"`
-	// Resyncs is how many full resyncs the window held (Pangolin refreshes, counted by
-	// their resource lists); the requests and reconciles are per resync.
+	// Resyncs is how many Pangolin refreshes the window held (counted by their resource
+	// lists); the requests are per refresh, the reconciles per informer resync (each
+	// reconciles every Ingress once), which have timers of their own.
 	Resyncs          int `json:"resyncs"`
 	ResyncRequests   int `json:"resyncRequests"`
 	ResyncWrites     int `json:"resyncWrites"`
@@ -163,8 +165,9 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	d.Resyncs = max(1, srv.Counts()["GET /v1/org/:orgId/resources"]/pages)
 	d.ResyncRequests = (srv.Reads() + srv.Writes()) / d.Resyncs
 	d.ResyncWrites = srv.Writes()
-	d.ResyncReconciles = int(resynced.reconciles-settled.reconciles) / d.Resyncs
-	logf("direct mode: restart: %d requests, %d writes; %d resync(s): %d requests and %d reconciles each, %d writes in all",
+	reconciles := int(resynced.reconciles - settled.reconciles)
+	d.ResyncReconciles = reconciles / max(1, int(math.Round(float64(reconciles)/float64(n))))
+	logf("direct mode: restart: %d requests, %d writes; %d refresh(es): %d requests each; %d reconciles per informer resync; %d writes in all",
 		d.RestartRequests, d.RestartWrites, d.Resyncs, d.ResyncRequests, d.ResyncReconciles, d.ResyncWrites)
 	return nil
 }
