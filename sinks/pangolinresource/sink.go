@@ -83,8 +83,9 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 			s.pending.done(origin.UID, w)
 		}
 	}
+	// parse copies what it reads: the cache's objects are not copied for it.
 	var list tunnelv1alpha1.PangolinResourceList
-	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}); err != nil {
+	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list PangolinResources of %s: %w", origin.Key(), err)
 	}
 	out := make([]engine.Existing, 0, len(list.Items))
