@@ -100,11 +100,14 @@ func (r *Reconciler) woken(ctx context.Context, kind string, wu wakeup, q queue)
 }
 
 // claimsChanged wakes the claimants of the hosts an object of src claimed before or
-// claims now, when it is created, deleted, or changed beyond its status.
+// claims now, when it is created, deleted, or changed beyond its status. The initial
+// list wakes no one: every claimant is reconciled at start, from its own.
 func claimsChanged(src plugin.Source, wake plugin.Wake) handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ queue) {
-			wake.Hosts(ctx, src.Hosts(ctx, e.Object)...)
+			if !e.IsInInitialList {
+				wake.Hosts(ctx, src.Hosts(ctx, e.Object)...)
+			}
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ queue) {
 			if plugin.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {

@@ -5,8 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -53,6 +58,51 @@ func TestWokenSkipsTheClaimantThatChangedTheHost(t *testing.T) {
 				q.Done(req)
 			}
 			assert.ElementsMatch(t, tc.want, got)
+		})
+	}
+}
+
+// hostsByName is a source whose objects each claim <name>.example.com.
+type hostsByName struct{ plugin.Source }
+
+func (hostsByName) Hosts(_ context.Context, o client.Object) []string {
+	return []string{o.GetName() + ".example.com"}
+}
+
+// wokenHosts records the hosts woken.
+type wokenHosts struct {
+	plugin.Wake
+	hosts []string
+}
+
+func (w *wokenHosts) Hosts(_ context.Context, hosts ...string) { w.hosts = append(w.hosts, hosts...) }
+
+func TestClaimsChangedWakesHostClaimants(t *testing.T) {
+	ing := func(name, rv string, labels map[string]string) client.Object {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", ResourceVersion: rv, Labels: labels}}
+	}
+	for _, tc := range []struct {
+		name    string
+		deliver func(h handler.EventHandler)
+		want    []string
+	}{
+		{"a create", func(h handler.EventHandler) {
+			h.Create(context.Background(), event.CreateEvent{Object: ing("a", "1", nil)}, nil)
+		}, []string{"a.example.com"}},
+		{"the initial list, at start: every claimant is reconciled anyway", func(h handler.EventHandler) {
+			h.Create(context.Background(), event.CreateEvent{Object: ing("a", "1", nil), IsInInitialList: true}, nil)
+		}, nil},
+		{"a change beyond status: the hosts before and after", func(h handler.EventHandler) {
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: ing("a", "1", nil), ObjectNew: ing("b", "2", map[string]string{"x": "y"})}, nil)
+		}, []string{"a.example.com", "b.example.com"}},
+		{"a delete", func(h handler.EventHandler) {
+			h.Delete(context.Background(), event.DeleteEvent{Object: ing("a", "1", nil)}, nil)
+		}, []string{"a.example.com"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &wokenHosts{}
+			tc.deliver(claimsChanged(hostsByName{}, w))
+			assert.Equal(t, tc.want, w.hosts)
 		})
 	}
 }

@@ -133,11 +133,14 @@ func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake)
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // resourceChanges wakes a PangolinResource's owner when it changed, and the claimants of
-// its host when it came or went, but not for the echo of the owner's own write: the
-// reconcile that wrote it knows what it did, and ran in full.
+// its host when it came or went, but not for the echo of the owner's own write (the
+// reconcile that wrote it knows what it did, and ran in full), nor for the initial list.
 func (s *Sink) resourceChanges(wake plugin.Wake) handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ queue) {
+			if e.IsInInitialList {
+				return // every owner and claimant is reconciled at start, from its own
+			}
 			if owner, ok := s.echo(e.Object, false); ok {
 				wake.HostsChangedBy(ctx, owner, resourceHost(e.Object)...)
 				return

@@ -70,6 +70,11 @@ func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
 			want:    recordedWakes{owners: []string{"web"}, hosts: []string{host}},
 		},
 		{
+			name: "the initial list, at start: each owner and claimant is reconciled anyway", stored: stored(r, caps, "uid-1"),
+			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.listed(after) },
+			want:    recordedWakes{},
+		},
+		{
 			name: "the same create delivered twice: the second is not an echo", plan: engine.Plan{Create: []engine.Resource{r}},
 			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.create(after); h.create(after) },
 			want:    recordedWakes{owners: []string{"web"}, hosts: []string{host, host}, changedBy: []string{"web"}},
@@ -139,6 +144,10 @@ type eventHandler struct {
 
 func (h eventHandler) create(obj *tunnelv1alpha1.PangolinResource) {
 	h.sink.resourceChanges(h.wake).Create(h.ctx, event.CreateEvent{Object: obj}, nil)
+}
+
+func (h eventHandler) listed(obj *tunnelv1alpha1.PangolinResource) {
+	h.sink.resourceChanges(h.wake).Create(h.ctx, event.CreateEvent{Object: obj, IsInInitialList: true}, nil)
 }
 
 func (h eventHandler) update(old, obj *tunnelv1alpha1.PangolinResource) {
