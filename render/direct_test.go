@@ -50,12 +50,13 @@ targets:
 // TestMainDirectDomains: the org's domains decide the split and DomainNotFound; without
 // --domain each host's registrable domain is assumed.
 func TestMainDirectDomains(t *testing.T) {
-	const apps = `apiVersion: v1
+	const web = `apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: prod}
 spec: {ports: [{port: 80}]}
 ---
-apiVersion: networking.k8s.io/v1
+`
+	const apps = web + `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: shop, namespace: prod}
 spec:
@@ -68,12 +69,7 @@ spec:
     - host: blog.example.org
       http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
 `
-	const annotated = `apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: prod}
-spec: {ports: [{port: 80}]}
----
-apiVersion: networking.k8s.io/v1
+	const annotated = web + `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
   name: shop

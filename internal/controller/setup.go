@@ -91,7 +91,7 @@ func (r *Reconciler) woken(ctx context.Context, kind string, wu wakeup, q queue)
 			continue
 		}
 		for _, c := range claimants {
-			if wu.except != nil && c.Origin.Kind == wu.except.Kind && c.Origin.NamespacedName() == wu.except.NamespacedName() {
+			if wu.except != "" && c.Origin.UID == wu.except {
 				continue
 			}
 			q.Add(reconcile.Request{NamespacedName: c.Origin.NamespacedName()})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -27,8 +28,9 @@ var _ plugin.Wake = (*Wakeups)(nil)
 type wakeup struct {
 	owners []route.Origin
 	hosts  []string
-	// except is the claimant of hosts that made the change itself (HostsChangedBy).
-	except  *route.Origin
+	// except is the UID of the claimant of hosts that made the change itself
+	// (HostsChangedBy), which is not woken.
+	except  types.UID
 	tunnels []route.TunnelRef
 }
 
@@ -76,7 +78,7 @@ func (w *Wakeups) Hosts(ctx context.Context, hosts ...string) {
 // HostsChangedBy implements plugin.Wake.
 func (w *Wakeups) HostsChangedBy(ctx context.Context, by route.Origin, hosts ...string) {
 	if len(hosts) > 0 {
-		w.send(ctx, wakeup{hosts: hosts, except: &by})
+		w.send(ctx, wakeup{hosts: hosts, except: by.UID})
 	}
 }
 

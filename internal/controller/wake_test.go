@@ -34,18 +34,20 @@ func TestWokenSkipsTheClaimantThatChangedTheHost(t *testing.T) {
 	a := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "a", UID: "uid-a"}
 	b := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "b", UID: "uid-b"}
 	routeA := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "a", UID: "uid-route-a"}
+	aBefore := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "a", UID: "uid-a-deleted"}
 	r := &Reconciler{
 		source:  claimantsOnly{claims: map[string][]engine.Claim{host: {{Origin: a}, {Origin: b}}}},
 		waiting: &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 	}
 	for _, tc := range []struct {
 		name   string
-		except *route.Origin
+		except types.UID
 		want   []string
 	}{
-		{"every claimant", nil, []string{"a", "b"}},
-		{"all but the one that changed it", &a, []string{"b"}},
-		{"another kind's object of the same name changed it", &routeA, []string{"a", "b"}},
+		{"every claimant", "", []string{"a", "b"}},
+		{"all but the one that changed it", a.UID, []string{"b"}},
+		{"another kind's object of the same name changed it", routeA.UID, []string{"a", "b"}},
+		{"a same-named predecessor changed it", aBefore.UID, []string{"a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
