@@ -110,8 +110,8 @@ func (s *Sink) Describe(r engine.Resource) (string, *corev1.ObjectReference) {
 // class, a Gateway's verdict), so the host's claimants look again; a PangolinTunnel's
 // change wakes the objects waiting for it.
 func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &tunnelv1alpha1.PangolinResource{}, OwnerIndex, IndexOwner); err != nil {
-		return fmt.Errorf("index PangolinResources by owner: %w", err)
+	if err := plugin.AddIndexes(ctx, mgr.GetCache(), []plugin.Index{{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner}}); err != nil {
+		return err
 	}
 	if err := plugin.StartWithCache(ctx, mgr, &tunnelv1alpha1.PangolinTunnel{}); err != nil {
 		return err

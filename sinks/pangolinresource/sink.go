@@ -85,12 +85,16 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 	}
 	// parse copies what it reads: the cache's objects are not copied for it.
 	var list tunnelv1alpha1.PangolinResourceList
-	if err := s.client.List(ctx, &list, client.InNamespace(origin.Namespace), client.MatchingFields{OwnerIndex: string(origin.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.client.List(ctx, &list, client.MatchingFields{OwnerIndex: string(origin.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list PangolinResources of %s: %w", origin.Key(), err)
 	}
 	out := make([]engine.Existing, 0, len(list.Items))
 	for i := range list.Items {
-		out = append(out, parse(&list.Items[i], origin, s.caps))
+		// An owner's resources are in its namespace (an owner reference cannot cross
+		// one): a copy elsewhere that names it is not PIC's.
+		if list.Items[i].Namespace == origin.Namespace {
+			out = append(out, parse(&list.Items[i], origin, s.caps))
+		}
 	}
 	return out, nil
 }

@@ -48,7 +48,7 @@ func (s *Source) Indexes() []plugin.Index {
 // Gateway whose listener hostnames move wakes the claimants of those hosts, of every
 // kind; and PIC writes the status of its GatewayClasses and Gateways.
 func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake plugin.Wake, tunnels plugin.Tunnels) error {
-	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
+	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
 		return err
 	}
 	if err := plugin.StartWithCache(ctx, mgr, &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{}, &corev1.Service{}, &corev1.Namespace{}); err != nil {

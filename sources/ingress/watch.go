@@ -40,7 +40,7 @@ func (s *Source) Indexes() []plugin.Index {
 // Register implements plugin.Source: Services and IngressClasses bring their
 // Ingresses back, found through cache indexes rather than by listing every Ingress.
 func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, _ plugin.Wake, _ plugin.Tunnels) error {
-	if err := plugin.AddIndexes(ctx, mgr, s.Indexes()); err != nil {
+	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
 		return err
 	}
 	if err := plugin.StartWithCache(ctx, mgr, &corev1.Service{}, &networkingv1.IngressClass{}); err != nil {
@@ -53,7 +53,7 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 
 // Claimants implements plugin.Source.
 func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, error) {
-	list, err := s.byIndex(ctx, hostIndex, host, "")
+	list, err := s.byIndex(ctx, hostIndex, host)
 	if err != nil {
 		return nil, err
 	}
@@ -116,18 +116,18 @@ func (s *Source) indexHosts(obj client.Object) []string {
 }
 
 func (s *Source) ingressesOfService(ctx context.Context, obj client.Object) []reconcile.Request {
-	return s.requests(ctx, serviceIndex, obj.GetNamespace()+"/"+obj.GetName(), obj.GetNamespace())
+	return s.requests(ctx, serviceIndex, obj.GetNamespace()+"/"+obj.GetName())
 }
 
 // ingressesOfClass requeues the Ingresses of a class that changed; a class that is or
 // was the default also concerns every Ingress without a class.
 func (s *Source) ingressesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	requests := s.requests(ctx, classIndex, obj.GetName(), "")
-	return append(requests, s.requests(ctx, classIndex, "", "")...)
+	requests := s.requests(ctx, classIndex, obj.GetName())
+	return append(requests, s.requests(ctx, classIndex, "")...)
 }
 
-func (s *Source) requests(ctx context.Context, index, value, namespace string) []reconcile.Request {
-	list, err := s.byIndex(ctx, index, value, namespace)
+func (s *Source) requests(ctx context.Context, index, value string) []reconcile.Request {
+	list, err := s.byIndex(ctx, index, value)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "cannot map a related object to its Ingresses", "index", index, "value", value)
 		return nil
@@ -139,15 +139,11 @@ func (s *Source) requests(ctx context.Context, index, value, namespace string) [
 	return requests
 }
 
-func (s *Source) byIndex(ctx context.Context, index, value, namespace string) ([]networkingv1.Ingress, error) {
+func (s *Source) byIndex(ctx context.Context, index, value string) ([]networkingv1.Ingress, error) {
 	var list networkingv1.IngressList
 	// The callers only read names, UIDs and deletion stamps: the cache's objects are not
 	// copied for them.
-	opts := []client.ListOption{client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy}
-	if namespace != "" {
-		opts = append(opts, client.InNamespace(namespace))
-	}
-	if err := s.client.List(ctx, &list, opts...); err != nil {
+	if err := s.client.List(ctx, &list, client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list Ingresses by %s=%s: %w", index, value, err)
 	}
 	return list.Items, nil
