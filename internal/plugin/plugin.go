@@ -260,7 +260,7 @@ func StartWithCache(ctx context.Context, mgr ctrl.Manager, kinds ...client.Objec
 // value, the key a List across namespaces looks up. controller-runtime's IndexField keeps
 // a second key per value, for Lists in one namespace, which PIC does not make: client-go
 // keeps a set per key, and on 5000 Ingresses and their PangolinResources that second
-// copy of PIC's four indexes was about 5 MB of live heap.
+// copy of PIC's four indexes is 5-6 MB of live heap.
 func AddIndexes(ctx context.Context, informers cache.Informers, indexes []Index) error {
 	for _, idx := range indexes {
 		informer, err := informers.GetInformer(ctx, idx.Object, cache.BlockUntilSynced(false))
