@@ -108,10 +108,11 @@ type decoy struct {
 	obj  *tunnelv1alpha1.PangolinResource
 }
 
-// TestDecoysUntouched creates 100 PangolinResources that look like PIC's but are not
+// TestDecoysUntouched creates 105 PangolinResources that look like PIC's but are not
 // (PIC's labels with a real Ingress's uid but no owner reference; the very names PIC
-// would give its resources; a controller reference to the Ingress but no uid label),
-// then lets PIC reconcile Ingresses whose hosts and names collide with all of them.
+// would give its resources; a controller reference to the Ingress but no uid label;
+// both, on a copy in another namespace), then lets PIC reconcile Ingresses whose hosts
+// and names collide with all of them.
 // Every decoy keeps its resourceVersion; PIC publishes the hosts whose names are free,
 // and reports NameConflict for the others.
 func TestDecoysUntouched(t *testing.T) {
@@ -200,7 +201,16 @@ func TestDecoysUntouched(t *testing.T) {
 			d.OwnerReferences = controllerRef(i)
 			decoys = append(decoys, decoy{"owner without label", d})
 		}
-		require.Len(t, decoys, 100)
+		// An owner's resources are in its namespace: these copies elsewhere name it in
+		// both ways, under the names PIC gives its own.
+		elsewhere := testenv.NewNamespace(t, env.Client)
+		for k := range 5 {
+			i := ings[k%ingresses]
+			d := newDecoy(engine.ResourceName(origin(i), i.hosts[k%hostsEach]), i.hosts[k%hostsEach])
+			d.Namespace, d.Labels, d.OwnerReferences = elsewhere, labels(i), controllerRef(i)
+			decoys = append(decoys, decoy{"copy in another namespace", d})
+		}
+		require.Len(t, decoys, 105)
 		for _, d := range decoys {
 			require.NoError(t, w.c.Create(w.ctx, d.obj))
 		}
@@ -228,14 +238,14 @@ func TestDecoysUntouched(t *testing.T) {
 			}
 			return out
 		}
-		isDecoy := map[string]bool{}
+		isDecoy := map[client.ObjectKey]bool{}
 		for _, d := range decoys {
-			isDecoy[d.obj.Name] = true
+			isDecoy[client.ObjectKeyFromObject(d.obj)] = true
 		}
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var mine []string
 			for _, name := range owned(c) {
-				if !isDecoy[name] {
+				if !isDecoy[client.ObjectKey{Namespace: w.ns, Name: name}] {
 					mine = append(mine, name)
 				}
 			}
@@ -270,7 +280,7 @@ func TestDecoysUntouched(t *testing.T) {
 				t.Errorf("decoy %s (%s) was modified: resourceVersion %s → %s", d.obj.Name, d.kind, d.obj.ResourceVersion, now.ResourceVersion)
 			}
 		}
-		t.Logf("%d decoys (%d name collisions, 35 labels without owner, 30 owner without label), %d modified; %d hosts published beside them",
+		t.Logf("%d decoys (%d name collisions, 35 labels without owner, 30 owner without label, 5 in another namespace), %d modified; %d hosts published beside them",
 			len(decoys), len(squatted), changed, len(free))
 	})
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
-// TestIndexesReadAcrossNamespaces holds plugin.AddIndexes, which keys its indexes as
-// controller-runtime's own IndexField does, to controller-runtime's cache reader: a List
-// by an indexed field, with no namespace, finds the objects of every namespace, whether
-// the cache watches all of them or a few (watchNamespaces).
+// TestIndexesReadAcrossNamespaces holds plugin.AddIndexes, which stores each value under
+// the cross-namespace key of controller-runtime's IndexField only, to controller-runtime's
+// cache reader: a List by an indexed field, with no namespace, finds the objects of every
+// namespace, whether the cache watches all of them or a few (watchNamespaces); in one
+// namespace, it finds nothing.
 func TestIndexesReadAcrossNamespaces(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
 		ctx := context.Background()
@@ -55,6 +56,9 @@ func TestIndexesReadAcrossNamespaces(t *testing.T) {
 
 				require.NoError(t, c.List(ctx, &list, client.MatchingFields{byValue.Field: "unknown"}))
 				assert.Empty(t, list.Items)
+
+				require.NoError(t, c.List(ctx, &list, client.InNamespace(first), client.MatchingFields{byValue.Field: "shared"}))
+				assert.Empty(t, list.Items, "no per-namespace keys")
 			})
 		}
 	})

@@ -235,7 +235,8 @@ func (e *unreachableError) Unwrap() error { return e.err }
 // Index is a cache index an adapter reads through: a List of Object with
 // client.MatchingFields{Field: value} and no namespace, which finds the objects of every
 // watched namespace. A value that names a namespaced object carries its namespace
-// ("namespace/name").
+// ("namespace/name"). The same List in one namespace finds nothing, with no error: the
+// index has no per-namespace keys (AddIndexes).
 type Index struct {
 	Object client.Object
 	Field  string
@@ -260,12 +261,12 @@ func StartWithCache(ctx context.Context, mgr ctrl.Manager, kinds ...client.Objec
 // value, the key a List across namespaces looks up. controller-runtime's IndexField keeps
 // a second key per value, for Lists in one namespace, which PIC does not make: client-go
 // keeps a set per key, and on 5000 Ingresses and their PangolinResources that second
-// copy of PIC's four indexes is 5-6 MB of live heap.
+// copy of the four indexes over them is 5-6 MB of live heap.
 func AddIndexes(ctx context.Context, informers cache.Informers, indexes []Index) error {
 	for _, idx := range indexes {
 		informer, err := informers.GetInformer(ctx, idx.Object, cache.BlockUntilSynced(false))
 		if err == nil {
-			err = informer.AddIndexers(toolscache.Indexers{fieldIndexName(idx.Field): acrossNamespaces(idx.Func)})
+			err = informer.AddIndexers(toolscache.Indexers{fieldIndexName(idx.Field): crossNamespaceIndexFunc(idx.Func)})
 		}
 		if err != nil {
 			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
@@ -274,14 +275,17 @@ func AddIndexes(ctx context.Context, informers cache.Informers, indexes []Index)
 	return nil
 }
 
-// fieldIndexName and acrossNamespacesKey are the names controller-runtime's cache reader
-// looks up for client.MatchingFields in a List with no namespace (its pkg/cache/internal,
-// which cannot be imported). TestIndexesReadAcrossNamespaces holds them to that reader.
+// fieldIndexName and crossNamespaceKey are the index name and the key controller-runtime's
+// cache reader looks up for client.MatchingFields in a List with no namespace (its
+// pkg/cache/internal, which cannot be imported). TestIndexesReadAcrossNamespaces holds
+// them to that reader.
 func fieldIndexName(field string) string { return "field:" + field }
 
-func acrossNamespacesKey(value string) string { return "__all_namespaces/" + value }
+func crossNamespaceKey(value string) string { return "__all_namespaces/" + value }
 
-func acrossNamespaces(values client.IndexerFunc) toolscache.IndexFunc {
+// crossNamespaceIndexFunc is values as a client-go index function that stores each value
+// under its cross-namespace key only.
+func crossNamespaceIndexFunc(values client.IndexerFunc) toolscache.IndexFunc {
 	return func(obj any) ([]string, error) {
 		o, ok := obj.(client.Object)
 		if !ok {
@@ -290,7 +294,7 @@ func acrossNamespaces(values client.IndexerFunc) toolscache.IndexFunc {
 		vals := values(o)
 		keys := make([]string, len(vals))
 		for i, v := range vals {
-			keys[i] = acrossNamespacesKey(v)
+			keys[i] = crossNamespaceKey(v)
 		}
 		return keys, nil
 	}

@@ -24,7 +24,8 @@ import (
 )
 
 // OwnerIndex indexes PangolinResources by the UID of the source object that owns them,
-// so that finding one object's resources costs the same with 10 or 10,000 in the cluster.
+// so that finding one object's resources costs the same with 10 or 10,000 in the cluster
+// (one index read per watched namespace when watchNamespaces is set).
 const OwnerIndex = "pic.owner-uid"
 
 // IndexOwner is the index function for OwnerIndex.
@@ -90,8 +91,8 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 	}
 	out := make([]engine.Existing, 0, len(list.Items))
 	for i := range list.Items {
-		// An owner's resources are in its namespace (an owner reference cannot cross
-		// one): a copy elsewhere that names it is not PIC's.
+		// An owner's resources are in its namespace (an owner reference is resolved in
+		// the dependent's own): a copy elsewhere that names it is not PIC's.
 		if list.Items[i].Namespace == origin.Namespace {
 			out = append(out, parse(&list.Items[i], origin, s.caps))
 		}
