@@ -243,14 +243,14 @@ type Index struct {
 	Func   client.IndexerFunc
 }
 
-// StartWithCache makes the manager's cache start the informers of kinds an adapter
-// watches, before the manager starts, as it does for the kinds it indexes. An informer
-// first asked for by a controller's watch starts only once the cache has synced, and
-// controller-runtime polls for its sync every 100 ms: one more poll, a tenth of a
-// second, before PIC's first reconcile.
-func StartWithCache(ctx context.Context, mgr ctrl.Manager, kinds ...client.Object) error {
+// StartWithCache makes the cache start the informers of kinds an adapter watches, before
+// the manager starts, as it does for the kinds it indexes. An informer first asked for by
+// a controller's watch starts only once the cache has synced, and controller-runtime
+// polls for its sync every 100 ms: one more poll, a tenth of a second, before PIC's first
+// reconcile.
+func StartWithCache(ctx context.Context, informers cache.Informers, kinds ...client.Object) error {
 	for _, kind := range kinds {
-		if _, err := mgr.GetCache().GetInformer(ctx, kind); err != nil {
+		if _, err := informers.GetInformer(ctx, kind, cache.BlockUntilSynced(false)); err != nil {
 			return fmt.Errorf("watch %T: %w", kind, err)
 		}
 	}

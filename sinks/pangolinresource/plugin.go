@@ -113,7 +113,7 @@ func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake)
 	if err := plugin.AddIndexes(ctx, mgr.GetCache(), []plugin.Index{{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner}}); err != nil {
 		return err
 	}
-	if err := plugin.StartWithCache(ctx, mgr, &tunnelv1alpha1.PangolinTunnel{}); err != nil {
+	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &tunnelv1alpha1.PangolinTunnel{}); err != nil {
 		return err
 	}
 	err := ctrl.NewControllerManagedBy(mgr).

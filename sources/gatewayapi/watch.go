@@ -51,7 +51,7 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
 		return err
 	}
-	if err := plugin.StartWithCache(ctx, mgr, &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{}, &corev1.Service{}, &corev1.Namespace{}); err != nil {
+	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{}, &corev1.Service{}, &corev1.Namespace{}); err != nil {
 		return err
 	}
 	// PIC writes the status of Gateways and GatewayClasses: a status write changes

@@ -43,7 +43,7 @@ func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Buil
 	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
 		return err
 	}
-	if err := plugin.StartWithCache(ctx, mgr, &corev1.Service{}, &networkingv1.IngressClass{}); err != nil {
+	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &corev1.Service{}, &networkingv1.IngressClass{}); err != nil {
 		return err
 	}
 	b.Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfService)).
