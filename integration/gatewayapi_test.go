@@ -232,7 +232,13 @@ func TestHTTPRouteAllowedRoutes(t *testing.T) {
 			require.NoError(t, w.c.Get(w.ctx, client.ObjectKey{Name: other}, &ns))
 			ns.Labels = map[string]string{"pangolin-test": w.ns}
 			require.NoError(t, w.c.Update(w.ctx, &ns))
-			w.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionTrue, gatewayv1.RouteReasonAccepted)
+			if env.Variant.Name == testenv.VariantFork {
+				w.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionTrue, gatewayv1.RouteReasonAccepted)
+				return
+			}
+			// Admitted by the listener, then refused by the engine: the original CRD
+			// cannot reach a tunnel beside the Gateway, in another namespace.
+			w.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionFalse, gatewayv1.RouteConditionReason(pic.ReasonTunnelNamespaceUnsupported))
 		})
 		t.Run("a listener for other kinds refuses it", func(t *testing.T) {
 			w.updateGateway(func(gw *gatewayv1.Gateway) {
@@ -581,5 +587,28 @@ func TestGatewayProgrammedFollowsTunnel(t *testing.T) {
 		programmed(metav1.ConditionFalse)
 		w.tunnel("default")
 		programmed(metav1.ConditionTrue)
+	})
+}
+
+// TestHTTPRouteRefusalInStatus: a route the engine refuses after attaching it (an older
+// Ingress publishes its host) says so in its parent status, with the reason of the
+// Warning event; once the Ingress goes, the route is published and Accepted again.
+func TestHTTPRouteRefusalInStatus(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		shop := w.host("shop")
+		w.service("api", 9090)
+		legacy := ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090))
+		w.create(legacy)
+		w.eventuallyOwners(shop, w.ns+"/legacy")
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+
+		hr := w.httpRoute("site", "", shop)
+		w.create(hr)
+		w.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionFalse, gatewayv1.RouteConditionReason(pic.ReasonHostConflict))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+w.ns+"/legacy")
+
+		require.NoError(t, w.c.Delete(w.ctx, legacy))
+		w.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionTrue, gatewayv1.RouteReasonAccepted)
 	})
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -79,7 +80,7 @@ func (f *faultyClient) failing(ctx context.Context, verb string, obj runtime.Obj
 	return f.fault
 }
 
-func newFaultyClient(src *ingress.Source, objects ...client.Object) *faultyClient {
+func newFaultyClient(clusterDomain string, objects ...client.Object) *faultyClient {
 	f := &faultyClient{writes: map[string]int{}}
 	write := func(op string) {
 		f.mu.Lock()
@@ -118,7 +119,7 @@ func newFaultyClient(src *ingress.Source, objects ...client.Object) *faultyClien
 				return c.Delete(ctx, obj, opts...)
 			},
 		})
-	for _, idx := range src.Indexes() {
+	for _, idx := range ingress.Factory.Indexes(&config.Config{ClusterDomain: clusterDomain}) {
 		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 	}
 	f.WithWatch = builder.Build()
@@ -191,7 +192,7 @@ func testReadFault(t *testing.T, caps tunnelv1alpha1.Capabilities, fault readFau
 	svc := func(name string, port int32) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: port}}}}
 	}
-	c := newFaultyClient(ingress.New(nil, cfg), ing, svc("web", 8080), svc("api", 9090),
+	c := newFaultyClient(cfg.ClusterDomain, ing, svc("web", 8080), svc("api", 9090),
 		&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "team"}})
 	src := ingress.New(c, cfg)
 	r := controller.NewReconciler(src, controller.Deps{

@@ -138,7 +138,7 @@ func (p *simulatedPangolin) resources() []PangolinAPIResource {
 // derivedDomains are the domains render assumes the org has when it is not told: the
 // registrable domain (public suffix plus one label) of every host the objects claim,
 // and every domain the domain-name annotation names.
-func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.OfflineSource) []string {
+func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.Source) []string {
 	var out []string
 	add := func(d string) {
 		if d != "" && !slices.Contains(out, d) {
@@ -150,7 +150,7 @@ func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.
 			if !sameKind(o, src.Object()) {
 				continue
 			}
-			for _, h := range src.Hosts(ctx, o) {
+			for _, h := range src.Declare().Claims.Hosts(ctx, o) {
 				_, domain, _ := hostname.Split(strings.TrimPrefix(h, "*."))
 				add(domain)
 			}

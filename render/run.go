@@ -117,8 +117,8 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	var factories []plugin.SourceFactory
 	for _, name := range cfg.Sources {
 		f, ok := plugins.Registry.Sources[name]
-		if !ok || f.Offline == nil {
-			return nil, fmt.Errorf("the %s source cannot run without a cluster", name)
+		if !ok {
+			return nil, fmt.Errorf("no source named %q in this build", name)
 		}
 		factories = append(factories, f)
 	}
@@ -165,7 +165,10 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 			},
 		})
 	for _, f := range factories {
-		for _, idx := range f.Offline(nil, cfg, nil).Indexes() {
+		if f.Indexes == nil {
+			continue
+		}
+		for _, idx := range f.Indexes(cfg) {
 			builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 		}
 	}
@@ -177,9 +180,10 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	if cfg.Sink == pangolin.Name {
 		domains := opts.Domains
 		if domains == nil {
-			var srcs []plugin.OfflineSource
-			for _, f := range factories {
-				srcs = append(srcs, f.Offline(c, cfg, nil))
+			// The sources' claims only: they ask nothing of the sink.
+			srcs, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Config: cfg})
+			if err != nil {
+				return nil, err
 			}
 			domains = derivedDomains(ctx, objects, srcs)
 		}
@@ -189,11 +193,9 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 		}
 		sink = direct.sink
 	}
-	var srcs []plugin.OfflineSource
-	var all []plugin.Source
-	for _, f := range factories {
-		src := f.Offline(c, cfg, sink)
-		srcs, all = append(srcs, src), append(all, src)
+	all, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Tunnels: sink, Config: cfg})
+	if err != nil {
+		return nil, err
 	}
 	recorder := &eventLog{}
 	deps := controller.Deps{
@@ -202,7 +204,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
 	}
-	jobs := plan(objects, srcs, deps)
+	jobs := plan(objects, all, deps)
 	for pass := 1; ; pass++ {
 		for _, j := range jobs {
 			if _, err := j.reconciler.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(j.object)}); err != nil {
@@ -238,6 +240,20 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	return res, nil
 }
 
+// buildSources builds the sources of factories as the manager does, over render's fake
+// cluster: no source is unavailable there.
+func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps plugin.SourceDeps) ([]plugin.Source, error) {
+	srcs := make([]plugin.Source, 0, len(factories))
+	for _, f := range factories {
+		src, err := f.New(ctx, deps)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, src)
+	}
+	return srcs, nil
+}
+
 // job is one reconcile of a pass.
 type job struct {
 	reconciler reconcile.Reconciler
@@ -246,7 +262,7 @@ type job struct {
 
 // plan lists a pass: each object of a source's kind, in the order of objects, then
 // each source's other controllers, each over the objects of its kind.
-func plan(objects []client.Object, srcs []plugin.OfflineSource, deps controller.Deps) []job {
+func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) []job {
 	var jobs []job
 	reconcilers := make([]reconcile.Reconciler, len(srcs))
 	for i, src := range srcs {
@@ -260,7 +276,7 @@ func plan(objects []client.Object, srcs []plugin.OfflineSource, deps controller.
 		}
 	}
 	for _, src := range srcs {
-		for _, ctl := range src.Controllers() {
+		for _, ctl := range src.Declare().Controllers {
 			for _, o := range objects {
 				if sameKind(o, ctl.Object) {
 					jobs = append(jobs, job{ctl.Reconciler, o})

@@ -14,8 +14,18 @@ import (
 // No claimant is translated again, so a reconcile costs the number of objects naming
 // the same host, not the number of objects in the cluster.
 type hostClaims struct {
-	sources []plugin.Source
-	sink    plugin.Sink
+	// sources are every running source, each with its claimants.
+	sources   []plugin.Source
+	claimants []func(ctx context.Context, host string) ([]engine.Claim, error)
+	sink      plugin.Sink
+}
+
+func newHostClaims(sources []plugin.Source, sink plugin.Sink) hostClaims {
+	h := hostClaims{sources: sources, sink: sink}
+	for _, src := range sources {
+		h.claimants = append(h.claimants, src.Declare().Claims.Claimants)
+	}
+	return h
 }
 
 // owners returns the owner of each of hosts, as self sees it.
@@ -23,8 +33,8 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 	owners := make(map[string]route.Origin, len(hosts))
 	for _, host := range hosts {
 		var others []engine.Claim
-		for _, src := range h.sources {
-			claims, err := src.Claimants(ctx, host)
+		for _, claimants := range h.claimants {
+			claims, err := claimants(ctx, host)
 			if err != nil {
 				return nil, err
 			}

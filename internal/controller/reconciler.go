@@ -36,6 +36,7 @@ type Deps struct {
 // Reconciler reconciles the objects of one source.
 type Reconciler struct {
 	source   plugin.Source
+	declared plugin.Declaration
 	kind     string // the source's kind, set up with the manager
 	sink     plugin.Sink
 	recorder events.EventRecorder
@@ -57,10 +58,11 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 	}
 	return &Reconciler{
 		source:   source,
+		declared: source.Declare(),
 		sink:     deps.Sink,
 		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
-		claims:   hostClaims{sources: all, sink: deps.Sink},
+		claims:   newHostClaims(all, deps.Sink),
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
@@ -126,11 +128,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
 	rejections = append(rejections, tunnelRejections...)
+	// refused are what the core and the sink refuse, after the source has spoken: the
+	// object's status must say so too (decideStatus).
+	refused := slices.Clone(tunnelRejections)
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
 	})
 	rejections = append(rejections, engineRejections...)
+	refused = append(refused, notPublished(engineRejections, desired)...)
 	plan := engine.Calculate(origin, desired, existing, rejections, owners)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
@@ -138,6 +144,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.sinkFailed(ctx, res, applyErr)
 	}
 	rejections = append(rejections, applied.Rejections...)
+	refused = append(refused, applied.Rejections...)
 
 	live := served(existing, applied)
 	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)
@@ -145,7 +152,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		logger.V(1).Info("up to date", "resources", len(desired))
 	}
 	if res.OwnsStatus {
-		if err := r.source.WriteStatus(ctx, res, publishedHostnames(live)); err != nil {
+		if err := r.source.WriteStatus(ctx, req.NamespacedName, decideStatus(res, refused, publishedHostnames(live))); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -206,6 +213,19 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 		}
 	}
 	return kept, rejections, notReady, nil
+}
+
+// notPublished are the rejections of hosts that have no desired resource: a rejection
+// of a host that is published all the same (degraded: PathRoutingUnsupported) refuses
+// nothing.
+func notPublished(rejections []route.Rejection, desired []engine.Resource) []route.Rejection {
+	var out []route.Rejection
+	for _, rj := range rejections {
+		if rj.Host == "" || !slices.ContainsFunc(desired, func(d engine.Resource) bool { return d.Host == rj.Host }) {
+			out = append(out, rj)
+		}
+	}
+	return out
 }
 
 // hostsOf are the hosts whose owner matters to an object: those it would publish, and
@@ -391,7 +411,7 @@ func (w *tunnelWaiters) forget(key types.NamespacedName) {
 	}
 }
 
-func (w *tunnelWaiters) of(t route.TunnelRef) []reconcile.Request {
+func (w *tunnelWaiters) of(_ context.Context, t route.TunnelRef) []reconcile.Request {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []reconcile.Request

@@ -11,13 +11,10 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
@@ -31,26 +28,39 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	)
 }
 
-type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+// Setup registers with mgr a reconciler for each of deps.Sources and the controllers
+// each declares, every one with the watches wake.go derives from the declarations.
+func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
+	var watched []client.Object
+	for _, src := range deps.Sources {
+		r := NewReconciler(src, deps)
+		kinds, err := r.setupWithManager(mgr, maxConcurrent)
+		if err != nil {
+			return fmt.Errorf("set up the %s controller: %w", src.Name(), err)
+		}
+		watched = append(watched, kinds...)
+		for _, c := range src.Declare().Controllers {
+			kinds, err := setupController(mgr, c, deps.Sink.Declare())
+			if err != nil {
+				return fmt.Errorf("set up the %s controller: %w", c.Name, err)
+			}
+			watched = append(watched, kinds...)
+		}
+	}
+	return plugin.StartWithCache(ctx, mgr.GetCache(), distinctKinds(mgr.GetScheme(), watched)...)
+}
 
-// SetupWithManager registers the reconciler: its source's objects, the wake-ups that
-// every part of PIC sends, and the source's own watches.
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, maxConcurrent int, wakeups *Wakeups) error {
+// setupWithManager registers the reconciler of a source, and returns the kinds it
+// watches besides its own.
+func (r *Reconciler) setupWithManager(mgr ctrl.Manager, maxConcurrent int) ([]client.Object, error) {
 	kind, err := kindOf(r.source, mgr.GetScheme())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.kind = kind
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.source.Name()).
 		For(r.source.Object(), builder.WithPredicates(plugin.SpecOrMetadataChanged())).
-		// A host an object takes or releases (created, renamed, deleted, no longer
-		// managed) concerns its claimants of every kind: the next one takes it at once,
-		// and the owner of a host several HTTPRoutes share merges a sibling's change.
-		Watches(r.source.Object(), claimsChanged(r.source, wakeups)).
-		WatchesRawSource(source.TypedChannel(wakeups.subscribe(), handler.TypedFuncs[wakeup, reconcile.Request]{
-			GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[wakeup], q queue) { r.woken(ctx, kind, e.Object, q) },
-		})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
 			RateLimiter:             RateLimiter(),
@@ -58,10 +68,21 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, max
 			// several managers in one process, which the global check would refuse.
 			SkipNameValidation: ptr.To(true),
 		})
-	if err := r.source.Register(ctx, mgr, b, wakeups, sinkTunnels{TunnelChecker: r.sink, wakeups: wakeups}); err != nil {
-		return fmt.Errorf("register the %s source: %w", r.source.Name(), err)
+	kinds := r.watch(b)
+	return kinds, b.Complete(r)
+}
+
+// setupController registers a source's other controller.
+func setupController(mgr ctrl.Manager, c plugin.Controller, sink plugin.SinkDeclaration) ([]client.Object, error) {
+	var forOpts []builder.ForOption
+	if c.IgnoreStatus {
+		forOpts = append(forOpts, builder.WithPredicates(plugin.SpecOrMetadataChanged()))
 	}
-	return b.Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).Named(c.Name).
+		For(c.Object, forOpts...).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
+	kinds := watchController(b, c, sink)
+	return kinds, b.Complete(c.Reconciler)
 }
 
 func kindOf(src plugin.Source, scheme *runtime.Scheme) (string, error) {
@@ -72,50 +93,17 @@ func kindOf(src plugin.Source, scheme *runtime.Scheme) (string, error) {
 	return gvk.Kind, nil
 }
 
-// woken enqueues this source's objects that a wake-up concerns.
-func (r *Reconciler) woken(ctx context.Context, kind string, wu wakeup, q queue) {
-	for _, o := range wu.owners {
-		if o.Kind == kind {
-			q.Add(reconcile.Request{NamespacedName: o.NamespacedName()})
-		}
-	}
-	for _, t := range wu.tunnels {
-		for _, req := range r.waiting.of(t) {
-			q.Add(req)
-		}
-	}
-	for _, host := range wu.hosts {
-		claimants, err := r.source.Claimants(ctx, host)
-		if err != nil {
-			log.FromContext(ctx).Error(err, "cannot find the claimants of a host", "host", host)
+// distinctKinds is kinds with each kind once.
+func distinctKinds(scheme *runtime.Scheme, kinds []client.Object) []client.Object {
+	seen := map[string]bool{}
+	var out []client.Object
+	for _, k := range kinds {
+		gvk, err := apiutil.GVKForObject(k, scheme)
+		if err != nil || seen[gvk.String()] {
 			continue
 		}
-		for _, c := range claimants {
-			if wu.except != "" && c.Origin.UID == wu.except {
-				continue
-			}
-			q.Add(reconcile.Request{NamespacedName: c.Origin.NamespacedName()})
-		}
+		seen[gvk.String()] = true
+		out = append(out, k)
 	}
-}
-
-// claimsChanged wakes the claimants of the hosts an object of src claimed before or
-// claims now, when it is created, deleted, or changed beyond its status. The initial
-// list wakes no one: every claimant is reconciled at start, from its own.
-func claimsChanged(src plugin.Source, wake plugin.Wake) handler.EventHandler {
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ queue) {
-			if !e.IsInInitialList {
-				wake.Hosts(ctx, src.Hosts(ctx, e.Object)...)
-			}
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ queue) {
-			if plugin.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {
-				wake.Hosts(ctx, append(src.Hosts(ctx, e.ObjectOld), src.Hosts(ctx, e.ObjectNew)...)...)
-			}
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ queue) {
-			wake.Hosts(ctx, src.Hosts(ctx, e.Object)...)
-		},
-	}
+	return out
 }

@@ -99,17 +99,21 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache())); err != nil {
 		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
-	sink, err := sinkFactory.New(ctx, mgr, cfg)
+	sink, err := sinkFactory.New(ctx, plugin.SinkDeps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg})
 	if err != nil {
 		return nil, err
 	}
-	wakeups := &controller.Wakeups{}
-	if err := sink.Register(ctx, mgr, wakeups); err != nil {
-		return nil, err
-	}
-	all, err := enabledSources(ctx, cfg, mgr, registry)
+	all, err := enabledSources(ctx, cfg, mgr, registry, sink)
 	if err != nil {
 		return nil, err
+	}
+	if err := addIndexes(ctx, mgr, cfg, sinkFactory, registry, all); err != nil {
+		return nil, err
+	}
+	for _, r := range sink.Declare().Runnables {
+		if err := mgr.Add(r); err != nil {
+			return nil, fmt.Errorf("add the %s sink's %T: %w", cfg.Sink, r, err)
+		}
 	}
 	recorder, err := newRecorder(mgr)
 	if err != nil {
@@ -121,13 +125,24 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
 	}
-	for _, src := range all {
-		r := controller.NewReconciler(src, deps)
-		if err := r.SetupWithManager(ctx, mgr, cfg.MaxConcurrentReconciles, wakeups); err != nil {
-			return nil, fmt.Errorf("set up %s controller: %w", src.Name(), err)
-		}
+	if err := controller.Setup(ctx, mgr, deps, cfg.MaxConcurrentReconciles); err != nil {
+		return nil, err
 	}
 	return mgr, nil
+}
+
+// addIndexes registers the cache indexes of the sink and of the running sources.
+func addIndexes(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Source) error {
+	var indexes []plugin.Index
+	if sink.Indexes != nil {
+		indexes = append(indexes, sink.Indexes(cfg)...)
+	}
+	for _, src := range running {
+		if f := registry.Sources[src.Name()]; f.Indexes != nil {
+			indexes = append(indexes, f.Indexes(cfg)...)
+		}
+	}
+	return plugin.AddIndexes(ctx, mgr.GetFieldIndexer(), indexes)
 }
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
@@ -149,14 +164,15 @@ func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
 
 // enabledSources builds the configured sources; one whose API is not installed is left
 // out with a log line, so that PIC goes on serving the others.
-func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry) ([]plugin.Source, error) {
+func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry, sink plugin.Sink) ([]plugin.Source, error) {
+	deps := plugin.SourceDeps{Client: mgr.GetClient(), Mapper: mgr.GetRESTMapper(), Tunnels: sink, Config: cfg}
 	var out []plugin.Source
 	for _, name := range cfg.Sources {
 		factory, ok := registry.Sources[name]
 		if !ok {
 			return nil, fmt.Errorf("no source named %q in this build", name)
 		}
-		src, err := factory.New(ctx, mgr, cfg)
+		src, err := factory.New(ctx, deps)
 		switch {
 		case errors.Is(err, plugin.ErrUnavailable):
 			log.FromContext(ctx).Info("the "+name+" source is disabled", "reason", err.Error())

@@ -89,3 +89,12 @@ const (
 	ReasonAccessControlUnsupported   = "AccessControlUnsupported"
 	ReasonTunnelNotAllowed           = "TunnelNotAllowed"
 )
+
+// Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's
+// status.parents[].conditions). They are Gateway API's: the core decides them for every
+// source that reports parents.
+const (
+	ConditionAccepted         = "Accepted"
+	ConditionResolvedRefs     = "ResolvedRefs"
+	ConditionPartiallyInvalid = "PartiallyInvalid"
+)

@@ -1,8 +1,10 @@
-// Package plugin holds the contracts between PIC's core and its adapters: a Source
-// turns one kind of Kubernetes object into routes, a Sink makes the desired state
-// real somewhere (PangolinResource objects, Pangolin's API). The adapters live under
-// sources/ and sinks/ and import this package; nothing here knows any of them. The
-// composition root fills a Registry with them, by name.
+// Package plugin holds the contracts between PIC's core and its adapters. A Source turns
+// one kind of Kubernetes object into routes; a Sink makes the desired state real
+// somewhere (PangolinResource objects, Pangolin's API). Adapters keep what only they
+// know and declare the rest as data (Declaration, SinkDeclaration): what they index,
+// watch and run. The core wires those declarations with controller-runtime's own
+// handlers. The adapters live under sources/ and sinks/ and import this package;
+// nothing here knows any of them. The composition root fills a Registry, by name.
 package plugin
 
 import (
@@ -11,13 +13,13 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -35,34 +37,97 @@ type Source interface {
 	// Routes reads the object with key. The error is for infrastructure failures only
 	// (the cache, the API server): a user's mistake is a Rejection.
 	Routes(ctx context.Context, key types.NamespacedName) (Result, error)
-	// Hosts returns the hosts an object of the source's kind claims, normalized, whether
-	// or not they are valid to publish.
-	Hosts(ctx context.Context, obj client.Object) []string
-	// Claimants returns the objects of the source's kind that claim host, from an index:
-	// each claim's origin, and whether its deletion has begun.
-	Claimants(ctx context.Context, host string) ([]engine.Claim, error)
-	// WriteStatus records on the object what Pangolin serves for it and res.Status, if
-	// they differ from what it records. Only called when res.OwnsStatus.
-	WriteStatus(ctx context.Context, res Result, hostnames Hostnames) error
-	// Register adds what the source reads besides its own objects, before the manager
-	// starts: cache indexes, watches on related objects (to b, the builder of its own
-	// controller), controllers of its own (status of the objects it is attached to).
-	// tunnels is the sink's word on tunnels, for what the source reports about them
+	// WriteStatus records status on the object with key, if it differs from what the
+	// object records. The core calls it only when Result.OwnsStatus, once the engine
+	// and the sink have spoken.
+	WriteStatus(ctx context.Context, key types.NamespacedName, status Status) error
+	// Declare is what the core wires for the source: who claims which host, what else
+	// brings its objects back, and its other controllers.
+	Declare() Declaration
+}
+
+// Declaration is what a source asks of the core, as data.
+type Declaration struct {
+	Claims Claims
+	// Watches are the related kinds whose changes concern the source's objects.
+	Watches []Watch
+	// Controllers are the source's other reconcilers (the status of the objects its
+	// objects attach to, such as Gateways), in the order `render` runs them after the
+	// source's own objects.
+	Controllers []Controller
+}
+
+// Claims are how the core learns who claims a host, to settle its ownership and to
+// wake the claimants when it moves.
+type Claims struct {
+	// Hosts returns the hosts an object of the source's kind claims, normalized,
+	// whether or not they are valid to publish.
+	Hosts func(ctx context.Context, obj client.Object) []string
+	// Claimants returns the source's objects that claim host, from an index: each
+	// claim's origin, and whether its deletion has begun.
+	Claimants func(ctx context.Context, host string) ([]engine.Claim, error)
+	// Movers are related kinds whose objects decide which hosts claimants claim (a
+	// Gateway's listener hostnames): a change to one concerns the claimants, of every
+	// kind, of the hosts it named before and names now.
+	Movers []HostMover
+}
+
+// HostMover is a kind whose objects move hosts between claimants.
+type HostMover struct {
+	Object client.Object
+	Hosts  func(obj client.Object) []string
+}
+
+// Watch is a related kind, and which objects a change to one of its objects concerns.
+type Watch struct {
+	Object client.Object
+	// Requests maps a changed object to the objects it concerns.
+	Requests handler.MapFunc
+	// IgnoreStatus drops status-only updates: PIC writes the status of this kind, and
+	// its own writes concern no one.
+	IgnoreStatus bool
+}
+
+// Controller is a reconciler of the objects of one kind, with what brings them back.
+type Controller struct {
+	// Name names the controller in logs and metrics.
+	Name       string
+	Object     client.Object
+	Reconciler reconcile.Reconciler
+	// IgnoreStatus drops status-only updates of Object (PIC writes its status).
+	IgnoreStatus bool
+	Watches      []Watch
+	// Tunnels, when set, maps a tunnel the sink reports changed to the objects it
+	// concerns (a Gateway's Programmed condition follows its tunnel).
+	Tunnels func(ctx context.Context, tunnel route.TunnelRef) []reconcile.Request
+}
+
+// SourceDeps are what a source is built with, in a cluster and in `render` alike.
+type SourceDeps struct {
+	// Client reads from the manager's cache, or from render's fake cluster.
+	Client client.Client
+	// Mapper says which APIs the cluster serves; nil in `render`, where every API a
+	// source reads counts as installed.
+	Mapper meta.RESTMapper
+	// Tunnels is the sink's word on tunnels, for what the source reports about them
 	// itself (a Gateway's Programmed condition): a source never reads a sink's objects.
-	Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake Wake, tunnels Tunnels) error
+	Tunnels TunnelChecker
+	Config  *config.Config
+}
+
+// SourceFactory builds a source.
+type SourceFactory struct {
+	// Indexes are the cache indexes the source reads through. They are known from the
+	// configuration alone, before any client exists: their functions read nothing.
+	Indexes func(cfg *config.Config) []Index
+	// New builds the source. It returns an error wrapping ErrUnavailable when the
+	// source's API is not installed.
+	New func(ctx context.Context, deps SourceDeps) (Source, error)
 }
 
 // TunnelChecker says whether routes can go through a tunnel: a Sink's Tunnel.
 type TunnelChecker interface {
 	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
-}
-
-// Tunnels is the sink's word on tunnels, as the core hands it to sources.
-type Tunnels interface {
-	TunnelChecker
-	// Changes returns a new channel that hears every tunnel the sink reports changed
-	// (Wake.Tunnels), for one watcher; called before the manager starts.
-	Changes() <-chan event.TypedGenericEvent[route.TunnelRef]
 }
 
 // Result is what a source makes of one of its objects.
@@ -85,9 +150,33 @@ type Result struct {
 	// Notices are facts users should know that stop nothing (spec.tls is not used):
 	// Normal events, once per change.
 	Notices []route.Notice
-	// Status is what the source wants to write on the object besides the hostnames
-	// (an HTTPRoute's parent conditions), in its own terms.
-	Status any
+	// Parents are the source's verdicts on each parent the object attaches to (an
+	// HTTPRoute's Gateways), before the engine and the sink have spoken. The core folds
+	// their refusals in (Status).
+	Parents []ParentStatus
+}
+
+// Status is what PIC writes on an object whose status it owns.
+type Status struct {
+	// Generation is the object's generation the status describes.
+	Generation int64
+	Hostnames  Hostnames
+	Parents    []ParentStatus
+}
+
+// ParentStatus is the conditions of one parent an object attaches to.
+type ParentStatus struct {
+	// Parent is the source's own key for the parent (its parentRef).
+	Parent     string
+	Conditions []Condition
+}
+
+// Condition is one condition, in Kubernetes' terms (metav1.Condition without times).
+type Condition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
 }
 
 // Hostnames are the public hostnames of what an object publishes.
@@ -115,9 +204,72 @@ type Sink interface {
 	// Describe names a resource in events and logs: its kind in the sink's world, and
 	// the Kubernetes object that holds it, if one does.
 	Describe(r engine.Resource) (kind string, object *corev1.ObjectReference)
-	// Register adds what the sink reads or watches, before the manager starts; changes
-	// in its world wake the source objects they concern through wake.
-	Register(ctx context.Context, mgr ctrl.Manager, wake Wake) error
+	// Declare is what the core wires for the sink: which changes in its world concern
+	// which source objects.
+	Declare() SinkDeclaration
+}
+
+// SinkDeclaration is what a sink asks of the core, as data.
+type SinkDeclaration struct {
+	// Resources are the Kubernetes kinds the sink keeps for source objects.
+	Resources []ResourceWatch
+	// Tunnels are the Kubernetes kinds that are tunnels.
+	Tunnels []TunnelWatch
+	// Changes, when set, returns a new channel that hears the changes the sink sees
+	// outside Kubernetes (Pangolin's API); the core asks one per controller, before
+	// the manager starts.
+	Changes func() <-chan event.TypedGenericEvent[Change]
+	// Runnables run with the manager (a refresh of what the sink keeps).
+	Runnables []manager.Runnable
+}
+
+// ResourceWatch is a kind of object the sink keeps for source objects (owners).
+type ResourceWatch struct {
+	Object client.Object
+	// Owners are the source objects an object is kept for.
+	Owners func(obj client.Object) []route.Origin
+	// Hosts are the source hosts an object serves: its coming or going changes who
+	// serves them.
+	Hosts func(obj client.Object) []string
+	// WrittenBy reports whether an event for obj (deleted: its deletion) shows the
+	// sink's own write for an owner, and which: that owner's reconcile knows what it
+	// did, and is not brought back for it. Nil when the sink cannot tell.
+	WrittenBy func(obj client.Object, deleted bool) (types.UID, bool)
+}
+
+// TunnelWatch is a kind of object that is a tunnel.
+type TunnelWatch struct {
+	Object client.Object
+	Tunnel func(obj client.Object) route.TunnelRef
+}
+
+// Change is what a sink saw change outside Kubernetes.
+type Change struct {
+	// Owners: what the sink keeps for these objects changed.
+	Owners []route.Origin
+	// Hosts: who serves these hosts may have changed; their claimants look again.
+	Hosts []string
+	// Tunnels: these tunnels appeared, changed or went.
+	Tunnels []route.TunnelRef
+}
+
+// SinkDeps are what a sink is built with.
+type SinkDeps struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server, past the cache.
+	APIReader client.Reader
+	Config    *config.Config
+}
+
+// SinkFactory builds a sink.
+type SinkFactory struct {
+	// Indexes are the cache indexes the sink reads through; nil for none.
+	Indexes func(cfg *config.Config) []Index
+	// Cache says how the manager's cache holds the objects the sink reads, before the
+	// manager exists; nil when the defaults do.
+	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
+	New   func(ctx context.Context, deps SinkDeps) (Sink, error)
 }
 
 // TunnelState is whether a tunnel can carry routes.
@@ -141,61 +293,6 @@ type Applied struct {
 	// Rejections are desired resources the sink refused to write (their name or host is
 	// taken by something PIC does not own), with why.
 	Rejections []route.Rejection
-}
-
-// Wake brings source objects back to reconciliation when something they depend on
-// changes. Every source's controller hears it; a call never blocks for long.
-type Wake interface {
-	// Owners: what the sink keeps for these objects changed.
-	Owners(ctx context.Context, owners ...route.Origin)
-	// Hosts: who serves these hosts may change; their claimants look again.
-	Hosts(ctx context.Context, hosts ...string)
-	// HostsChangedBy: by's own reconcile changed who serves these hosts, and knows what
-	// it did; their other claimants look again. A sink calls it for the echo of its own
-	// write, so that the writer is not reconciled once more for nothing.
-	HostsChangedBy(ctx context.Context, by route.Origin, hosts ...string)
-	// Tunnels: these tunnels appeared, changed or went; the objects waiting for them
-	// look again.
-	Tunnels(ctx context.Context, tunnels ...route.TunnelRef)
-}
-
-// SourceFactory builds a source.
-type SourceFactory struct {
-	// New builds the source for a manager that has not started.
-	New func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Source, error)
-	// Offline builds it reading through c, without a manager: `manager render` and the
-	// golden tests run the same code over a fake client that holds manifests. tunnels
-	// is the sink's word on tunnels, as Register gets it. Nil for a source that cannot
-	// run that way.
-	Offline func(c client.Client, cfg *config.Config, tunnels TunnelChecker) OfflineSource
-}
-
-// OfflineSource is a source run without a manager, its controllers called in turn by
-// whoever drives it rather than by watches.
-type OfflineSource interface {
-	Source
-	// Indexes are the indexes its reads use, which the client must serve. Their
-	// functions must not read through the source's client: the client is built after
-	// them.
-	Indexes() []Index
-	// Controllers are the source's other reconcilers (the status of the objects it is
-	// attached to, such as Gateways), in the order they are to run after the source's
-	// own objects.
-	Controllers() []Controller
-}
-
-// Controller is a reconciler of the objects of one kind.
-type Controller struct {
-	Object     client.Object
-	Reconciler reconcile.Reconciler
-}
-
-// SinkFactory builds a sink.
-type SinkFactory struct {
-	// Cache says how the manager's cache holds the objects the sink reads, before the
-	// manager exists; nil when the defaults do.
-	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
-	New   func(ctx context.Context, mgr ctrl.Manager, cfg *config.Config) (Sink, error)
 }
 
 // Registry is every source and sink PIC can run, by configuration name.
@@ -233,17 +330,25 @@ func (e *unreachableError) Error() string { return e.err.Error() }
 func (e *unreachableError) Unwrap() error { return e.err }
 
 // Index is a cache index an adapter reads through: a List of Object with
-// client.MatchingFields{Field: value} and no namespace, which finds the objects of every
-// watched namespace. A value that names a namespaced object carries its namespace
-// ("namespace/name"). The same List in one namespace finds nothing, with no error: the
-// index has no per-namespace keys (AddIndexes).
+// client.MatchingFields{Field: value}. A value that names a namespaced object carries
+// its namespace ("namespace/name"), so that a List across namespaces finds it.
 type Index struct {
 	Object client.Object
 	Field  string
 	Func   client.IndexerFunc
 }
 
-// StartWithCache makes the cache start the informers of kinds an adapter watches, before
+// AddIndexes registers indexes with the manager's field indexer, before it starts.
+func AddIndexes(ctx context.Context, indexer client.FieldIndexer, indexes []Index) error {
+	for _, idx := range indexes {
+		if err := indexer.IndexField(ctx, idx.Object, idx.Field, idx.Func); err != nil {
+			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
+		}
+	}
+	return nil
+}
+
+// StartWithCache makes the cache start the informers of kinds the core watches, before
 // the manager starts, as it does for the kinds it indexes. An informer first asked for by
 // a controller's watch starts only once the cache has synced, and controller-runtime
 // polls for its sync every 100 ms: one more poll, a tenth of a second, before PIC's first
@@ -255,47 +360,4 @@ func StartWithCache(ctx context.Context, informers cache.Informers, kinds ...cli
 		}
 	}
 	return nil
-}
-
-// AddIndexes registers indexes with the cache, before it starts, each with one key per
-// value, the key a List across namespaces looks up. controller-runtime's IndexField keeps
-// a second key per value, for Lists in one namespace, which PIC does not make: client-go
-// keeps a set per key, and on 5000 Ingresses and their PangolinResources that second
-// copy of the four indexes over them is 5-6 MB of live heap.
-func AddIndexes(ctx context.Context, informers cache.Informers, indexes []Index) error {
-	for _, idx := range indexes {
-		informer, err := informers.GetInformer(ctx, idx.Object, cache.BlockUntilSynced(false))
-		if err == nil {
-			err = informer.AddIndexers(toolscache.Indexers{fieldIndexName(idx.Field): crossNamespaceIndexFunc(idx.Func)})
-		}
-		if err != nil {
-			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
-		}
-	}
-	return nil
-}
-
-// fieldIndexName and crossNamespaceKey are the index name and the key controller-runtime's
-// cache reader looks up for client.MatchingFields in a List with no namespace (its
-// pkg/cache/internal, which cannot be imported). TestIndexesReadAcrossNamespaces holds
-// them to that reader.
-func fieldIndexName(field string) string { return "field:" + field }
-
-func crossNamespaceKey(value string) string { return "__all_namespaces/" + value }
-
-// crossNamespaceIndexFunc is values as a client-go index function that stores each value
-// under its cross-namespace key only.
-func crossNamespaceIndexFunc(values client.IndexerFunc) toolscache.IndexFunc {
-	return func(obj any) ([]string, error) {
-		o, ok := obj.(client.Object)
-		if !ok {
-			return nil, fmt.Errorf("cannot index a %T: not an object", obj)
-		}
-		vals := values(o)
-		keys := make([]string, len(vals))
-		for i, v := range vals {
-			keys[i] = crossNamespaceKey(v)
-		}
-		return keys, nil
-	}
 }

@@ -26,11 +26,7 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	// A host created, adopted or deleted changes who holds it: its claimants look again,
 	// the owner among them: what Pangolin now serves (the status it reports) is read by
 	// that reconcile, not this one.
-	defer func() {
-		if s.wake != nil && len(a.hosts) > 0 {
-			s.wake.Hosts(ctx, a.hosts...)
-		}
-	}()
+	defer func() { s.changes.publish(ctx, plugin.Change{Hosts: a.hosts}) }()
 	for _, d := range plan.Create {
 		if err := a.create(ctx, d); err != nil {
 			return a.res, unreachable(err)

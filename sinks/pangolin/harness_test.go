@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -56,9 +57,8 @@ func newWorld(t *testing.T, opts ...func(*pangolintest.Options)) *world {
 // restart replaces the sink by a new one with ownerID, as a restarted PIC, and loads it.
 func (w *world) restart(ownerID string) {
 	w.t.Helper()
-	w.wake = &wakes{}
 	w.sink = New(w.api, Options{OwnerID: ownerID})
-	w.sink.wake = w.wake
+	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.NoError(w.t, w.sink.Refresh(w.ctx))
 }
 
@@ -137,37 +137,28 @@ func (w *world) hosts() []string {
 	return out
 }
 
-// wakes records what the sink wakes.
+// wakes records the changes the sink tells the controllers of (plugin.Change).
 type wakes struct {
-	mu      sync.Mutex
+	changes <-chan event.TypedGenericEvent[plugin.Change]
 	owners  []route.Origin
 	hosts   []string
 	tunnels []route.TunnelRef
 }
 
-func (k *wakes) Owners(_ context.Context, owners ...route.Origin) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.owners = append(k.owners, owners...)
+// heard adds the changes told since the last call, and returns the record: the sink
+// tells them before the call that makes them returns.
+func (k *wakes) heard() *wakes {
+	for {
+		select {
+		case e := <-k.changes:
+			k.owners = append(k.owners, e.Object.Owners...)
+			k.hosts = append(k.hosts, e.Object.Hosts...)
+			k.tunnels = append(k.tunnels, e.Object.Tunnels...)
+		default:
+			return k
+		}
+	}
 }
-
-func (k *wakes) Hosts(_ context.Context, hosts ...string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.hosts = append(k.hosts, hosts...)
-}
-
-func (k *wakes) HostsChangedBy(ctx context.Context, _ route.Origin, hosts ...string) {
-	k.Hosts(ctx, hosts...)
-}
-
-func (k *wakes) Tunnels(_ context.Context, tunnels ...route.TunnelRef) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.tunnels = append(k.tunnels, tunnels...)
-}
-
-var _ plugin.Wake = (*wakes)(nil)
 
 func ingress(namespace, name string) route.Origin {
 	return route.Origin{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Namespace: namespace, Name: name,

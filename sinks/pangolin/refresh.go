@@ -100,10 +100,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	s.mu.Unlock()
 	up.Set(1)
 
-	if s.wake != nil {
-		s.wake.Owners(ctx, changed...)
-		s.wake.Tunnels(ctx, wakeTunnels...)
-	}
+	s.changes.publish(ctx, plugin.Change{Owners: changed, Tunnels: wakeTunnels})
 	if len(changed) > 0 {
 		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources changed outside PIC, or were found at start", "owners", len(changed), "first", first)
 	}

@@ -10,9 +10,8 @@ import (
 
 	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -28,8 +27,8 @@ var Factory = plugin.SinkFactory{New: build}
 
 // build takes the options from the configuration, which has validated them (a URL, an
 // org, a key, a readable CA bundle) before anything starts.
-func build(_ context.Context, _ ctrl.Manager, cfg *config.Config) (plugin.Sink, error) {
-	opts, err := optionsFrom(cfg)
+func build(_ context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
+	opts, err := optionsFrom(deps.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ type Sink struct {
 	ownerID string
 	resync  time.Duration
 	now     func() time.Time
-	wake    plugin.Wake // set by Register; nil in tests that do not wake
+	changes changes
 
 	// refreshing serializes refreshes.
 	refreshing sync.Mutex
@@ -289,14 +288,14 @@ func (s *Sink) Describe(engine.Resource) (string, *corev1.ObjectReference) {
 	return "Pangolin resource", nil
 }
 
-// Register implements plugin.Sink: the refresh, on the leader only (it wakes the
-// controllers, which run there). The sink watches nothing in Kubernetes.
-func (s *Sink) Register(_ context.Context, mgr ctrl.Manager, wake plugin.Wake) error {
-	s.wake = wake
-	if err := mgr.Add(&refresher{sink: s}); err != nil {
-		return fmt.Errorf("add the Pangolin refresh: %w", err)
+// Declare implements plugin.Sink: the sink watches nothing in Kubernetes. What it sees
+// change in Pangolin (a refresh, its own writes) reaches the controllers as Changes,
+// and the refresh runs on the leader only, where the controllers it tells run.
+func (s *Sink) Declare() plugin.SinkDeclaration {
+	return plugin.SinkDeclaration{
+		Changes:   s.changes.subscribe,
+		Runnables: []manager.Runnable{&refresher{sink: s}},
 	}
-	return nil
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -63,7 +63,7 @@ func TestCreatePublishesMarkedResourceWithTargets(t *testing.T) {
 	assert.Equal(t, engine.ResourceName(shop, "app.example.com"), existing[0].Name)
 	assert.Equal(t, engine.PhaseReady, existing[0].Status.Phase)
 	assert.Equal(t, "https://app.example.com", existing[0].Status.URL)
-	assert.Contains(t, w.wake.hosts, "app.example.com", "the host's claimants look again")
+	assert.Contains(t, w.wake.heard().hosts, "app.example.com", "the host's claimants look again")
 }
 
 func TestSteadyStateWritesNothing(t *testing.T) {
@@ -88,9 +88,9 @@ func TestSteadyStateWritesNothing(t *testing.T) {
 		assert.True(t, o.plan.Empty(), "the tunnel's namespace is known after the first reconcile: %+v", o.plan)
 	})
 	t.Run("a resync that finds nothing changed wakes no one", func(t *testing.T) {
-		w.wake.owners = nil
+		w.wake.heard().owners = nil
 		require.NoError(t, w.sink.Refresh(w.ctx))
-		assert.Empty(t, w.wake.owners)
+		assert.Empty(t, w.wake.heard().owners)
 		assert.Equal(t, writes, w.fake.Writes())
 	})
 }
@@ -229,9 +229,9 @@ func TestDriftIsRestored(t *testing.T) {
 			want := w.fake.Routers()
 			c.edit(t, w, w.fake.Resources()[0])
 
-			w.wake.owners = nil
+			w.wake.heard().owners = nil
 			require.NoError(t, w.sink.Refresh(w.ctx))
-			assert.Equal(t, []route.Origin{{Kind: "Ingress", Namespace: "shop", Name: "web"}}, w.wake.owners, "the owner is woken")
+			assert.Equal(t, []route.Origin{{Kind: "Ingress", Namespace: "shop", Name: "web"}}, w.wake.heard().owners, "the owner is woken")
 			w.converge(shop, rt)
 			got := w.fake.Routers()
 			for i := range got {
@@ -459,14 +459,14 @@ func TestOwnersAreWoken(t *testing.T) {
 		assert.ElementsMatch(t, []route.Origin{
 			{Kind: "Ingress", Namespace: "shop", Name: "web"},
 			{Kind: "Ingress", Namespace: "blog", Name: "web"},
-		}, w.wake.owners)
+		}, w.wake.heard().owners)
 		o := w.converge(route.Origin{Kind: "Ingress", Namespace: "blog", Name: "web"}) // gone while PIC was down
 		assert.Len(t, o.applied.Deleted, 1)
 		assert.Equal(t, []string{"app.example.com"}, w.hosts())
 	})
 	t.Run("another owner id's PIC wakes no one for them", func(t *testing.T) {
 		w.restart("cluster-b")
-		assert.Empty(t, w.wake.owners)
+		assert.Empty(t, w.wake.heard().owners)
 	})
 }
 
@@ -505,7 +505,7 @@ func TestTunnelIsSite(t *testing.T) {
 		assert.Equal(t, reads, w.fake.Reads())
 		w.fake.SetSiteOnline("far-away-site", true)
 		require.NoError(t, w.sink.Refresh(w.ctx))
-		assert.Equal(t, []route.TunnelRef{{Namespace: "shop", Name: "far-away-site"}}, w.wake.tunnels)
+		assert.Equal(t, []route.TunnelRef{{Namespace: "shop", Name: "far-away-site"}}, w.wake.heard().tunnels)
 		check, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "far-away-site"})
 		require.NoError(t, err)
 		assert.Equal(t, "Ready", string(check.State))

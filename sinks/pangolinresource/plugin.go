@@ -9,16 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -30,16 +23,16 @@ import (
 
 // Factory is the sink's registration: the operator's CRD variant is detected when the
 // sink is built, and the cache holds only PIC's PangolinResources.
-var Factory = plugin.SinkFactory{Cache: cacheOptions, New: build}
+var Factory = plugin.SinkFactory{Indexes: indexes, Cache: cacheOptions, New: build}
 
-func build(ctx context.Context, mgr ctrl.Manager, _ *config.Config) (plugin.Sink, error) {
-	caps, err := DetectCapabilities(ctx, mgr.GetAPIReader())
+func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
+	caps, err := DetectCapabilities(ctx, deps.APIReader)
 	if err != nil {
 		return nil, err
 	}
 	log.FromContext(ctx).Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
 	recordCRDVariant(caps.Variant())
-	return New(mgr.GetClient(), mgr.GetAPIReader(), caps), nil
+	return New(deps.Client, deps.APIReader, caps), nil
 }
 
 // DetectCapabilities reads the installed PangolinResource CRD.
@@ -104,90 +97,37 @@ func (s *Sink) Describe(r engine.Resource) (string, *corev1.ObjectReference) {
 	return "PangolinResource", &corev1.ObjectReference{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource", Namespace: r.Namespace, Name: r.Name}
 }
 
-// Register implements plugin.Sink: the owner index, and a controller that only
-// watches. A PangolinResource's change wakes its owner; its creation or deletion changes
-// who serves its host, whatever made the owner start or stop publishing (a Service, a
-// class, a Gateway's verdict), so the host's claimants look again; a PangolinTunnel's
-// change wakes the objects waiting for it.
-func (s *Sink) Register(ctx context.Context, mgr ctrl.Manager, wake plugin.Wake) error {
-	if err := plugin.AddIndexes(ctx, mgr.GetCache(), []plugin.Index{{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner}}); err != nil {
-		return err
-	}
-	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &tunnelv1alpha1.PangolinTunnel{}); err != nil {
-		return err
-	}
-	err := ctrl.NewControllerManagedBy(mgr).
-		Named("pangolinresource").
-		Watches(&tunnelv1alpha1.PangolinResource{}, s.resourceChanges(wake)).
-		Watches(&tunnelv1alpha1.PangolinTunnel{}, tunnelChanges(wake)).
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
-		Complete(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-			return reconcile.Result{}, nil // nothing is enqueued: the handlers only wake
-		}))
-	if err != nil {
-		return fmt.Errorf("set up PangolinResource watch: %w", err)
-	}
-	return nil
+// indexes are the sink's cache indexes: PangolinResources by owner, for Current.
+func indexes(*config.Config) []plugin.Index {
+	return []plugin.Index{{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner}}
 }
 
-type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-
-// resourceChanges wakes a PangolinResource's owner when it changed, and the claimants of
-// its host when it came or went, but not for the echo of the owner's own write (the
-// reconcile that wrote it knows what it did, and ran in full), nor for the initial list.
-func (s *Sink) resourceChanges(wake plugin.Wake) handler.EventHandler {
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ queue) {
-			if e.IsInInitialList {
-				return // every owner and claimant is reconciled at start, from its own
-			}
-			if owner, ok := s.echo(e.Object, false); ok {
-				wake.HostsChangedBy(ctx, owner, resourceHost(e.Object)...)
-				return
-			}
-			wake.Owners(ctx, ownerOf(e.Object)...)
-			wake.Hosts(ctx, resourceHost(e.Object)...)
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ queue) {
-			// A resync is not news: the owner's own resync covers it.
-			if e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
-				return
-			}
-			if _, ok := s.echo(e.ObjectNew, false); !ok {
-				wake.Owners(ctx, ownerOf(e.ObjectNew)...)
-			}
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ queue) {
-			if owner, ok := s.echo(e.Object, true); ok {
-				wake.HostsChangedBy(ctx, owner, resourceHost(e.Object)...)
-				return
-			}
-			wake.Owners(ctx, ownerOf(e.Object)...)
-			wake.Hosts(ctx, resourceHost(e.Object)...)
-		},
+// Declare implements plugin.Sink. A PangolinResource's change concerns its owner; its
+// creation or deletion changes who serves its host, whatever made the owner start or
+// stop publishing (a Service, a class, a Gateway's verdict), so it concerns the host's
+// claimants too. A PangolinTunnel's change concerns the objects waiting for it.
+func (s *Sink) Declare() plugin.SinkDeclaration {
+	return plugin.SinkDeclaration{
+		Resources: []plugin.ResourceWatch{{
+			Object: &tunnelv1alpha1.PangolinResource{}, Owners: ownerOf, Hosts: resourceHost, WrittenBy: s.writtenBy,
+		}},
+		Tunnels: []plugin.TunnelWatch{{
+			Object: &tunnelv1alpha1.PangolinTunnel{},
+			Tunnel: func(o client.Object) route.TunnelRef {
+				return route.TunnelRef{Namespace: o.GetNamespace(), Name: o.GetName()}
+			},
+		}},
 	}
 }
 
-// echo reports whether an event for obj (deleted: its deletion) is the echo of a write
-// Apply made for obj's owner, and that owner.
-func (s *Sink) echo(obj client.Object, deleted bool) (route.Origin, bool) {
+// writtenBy reports whether an event for obj (deleted: its deletion) is the echo of a
+// write Apply made for obj's owner, and that owner's UID.
+func (s *Sink) writtenBy(obj client.Object, deleted bool) (types.UID, bool) {
 	owners := ownerOf(obj)
 	if len(owners) != 1 {
-		return route.Origin{}, false
+		return "", false
 	}
-	return owners[0], s.pending.echo(owners[0].UID, obj, deleted)
-}
-
-func tunnelChanges(wake plugin.Wake) handler.EventHandler {
-	tunnel := func(ctx context.Context, o client.Object) {
-		wake.Tunnels(ctx, route.TunnelRef{Namespace: o.GetNamespace(), Name: o.GetName()})
-	}
-	return handler.Funcs{
-		CreateFunc:  func(ctx context.Context, e event.CreateEvent, _ queue) { tunnel(ctx, e.Object) },
-		UpdateFunc:  func(ctx context.Context, e event.UpdateEvent, _ queue) { tunnel(ctx, e.ObjectNew) },
-		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, _ queue) { tunnel(ctx, e.Object) },
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, _ queue) { tunnel(ctx, e.Object) },
-	}
+	return owners[0].UID, s.pending.shows(owners[0].UID, obj, deleted)
 }
 
 // ownerOf is the source object a PangolinResource's controller reference names.

@@ -7,47 +7,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
-	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// recordedWakes is what the watch handlers asked to wake.
-type recordedWakes struct {
-	owners    []string // owner names
-	hosts     []string
-	changedBy []string // owner names given to HostsChangedBy
-}
-
-func (r *recordedWakes) Owners(_ context.Context, owners ...route.Origin) {
-	for _, o := range owners {
-		r.owners = append(r.owners, o.Name)
-	}
-}
-
-func (r *recordedWakes) Hosts(_ context.Context, hosts ...string) {
-	r.hosts = append(r.hosts, hosts...)
-}
-
-func (r *recordedWakes) HostsChangedBy(_ context.Context, by route.Origin, hosts ...string) {
-	r.changedBy = append(r.changedBy, by.Name)
-	r.hosts = append(r.hosts, hosts...)
-}
-
-func (r *recordedWakes) Tunnels(context.Context, ...route.TunnelRef) {}
-
-// TestWatchEventsWakeButNotForEchoes: a PangolinResource's change wakes its owner, and
-// its coming or going wakes its host's claimants, unless the event is the echo of the
-// owner's own write; then only the other claimants look again.
-func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
+// TestWatchEventsTellTheSinksOwnWrites: the sink declares PangolinResources as kept for
+// their owner, serving their host, and tells an event that is the echo of the owner's
+// own write (the core then brings back neither the owner nor, for that host, itself)
+// from one that is not.
+func TestWatchEventsTellTheSinksOwnWrites(t *testing.T) {
 	ctx := context.Background()
 	caps := tunnelv1alpha1.ForkCapabilities
 	r := resource(caps)
 	updated := resource(caps)
 	updated.Targets[1].Backend.Port = 9090
-	const host = "app.example.com"
 
 	for _, tc := range []struct {
 		name string
@@ -57,33 +31,34 @@ func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
 		// deliver sends the watch event, given the object as the API server has it
 		// after the plan (nil: deleted) and before it.
 		deliver func(h eventHandler, after, before *tunnelv1alpha1.PangolinResource)
-		want    recordedWakes
+		// want is, for each event delivered, whether it is PIC's own write.
+		want []bool
 	}{
 		{
 			name: "PIC's own create", plan: engine.Plan{Create: []engine.Resource{r}},
 			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.create(after) },
-			want:    recordedWakes{hosts: []string{host}, changedBy: []string{"web"}},
+			want:    []bool{true},
 		},
 		{
 			name: "a create PIC did not make", stored: stored(r, caps, "uid-1"),
 			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.create(after) },
-			want:    recordedWakes{owners: []string{"web"}, hosts: []string{host}},
+			want:    []bool{false},
 		},
 		{
 			name: "the initial list, at start: each owner and claimant is reconciled anyway", stored: stored(r, caps, "uid-1"),
 			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.listed(after) },
-			want:    recordedWakes{},
+			want:    []bool{false},
 		},
 		{
-			name: "the same create delivered twice: the second is not an echo", plan: engine.Plan{Create: []engine.Resource{r}},
+			name: "the same create delivered to the controller of each source: each sees the echo", plan: engine.Plan{Create: []engine.Resource{r}},
 			deliver: func(h eventHandler, after, _ *tunnelv1alpha1.PangolinResource) { h.create(after); h.create(after) },
-			want:    recordedWakes{owners: []string{"web"}, hosts: []string{host, host}, changedBy: []string{"web"}},
+			want:    []bool{true, true},
 		},
 		{
 			name: "PIC's own update", stored: stored(r, caps, "uid-1"),
 			plan:    engine.Plan{Update: []engine.Resource{updated}},
 			deliver: func(h eventHandler, after, before *tunnelv1alpha1.PangolinResource) { h.update(before, after) },
-			want:    recordedWakes{},
+			want:    []bool{true},
 		},
 		{
 			name: "a later write by someone else (the operator's status)", stored: stored(r, caps, "uid-1"),
@@ -93,18 +68,18 @@ func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
 				status.ResourceVersion += "1"
 				h.update(before, status)
 			},
-			want: recordedWakes{owners: []string{"web"}},
+			want: []bool{false},
 		},
 		{
 			name: "a resync", stored: stored(r, caps, "uid-1"),
 			deliver: func(h eventHandler, _, before *tunnelv1alpha1.PangolinResource) { h.update(before, before) },
-			want:    recordedWakes{},
+			want:    []bool{false},
 		},
 		{
 			name: "PIC's own delete", stored: stored(r, caps, "uid-1"),
 			plan:    engine.Plan{Delete: []engine.Existing{{Resource: r, UID: "uid-1"}}},
 			deliver: func(h eventHandler, _, before *tunnelv1alpha1.PangolinResource) { h.delete(before) },
-			want:    recordedWakes{hosts: []string{host}, changedBy: []string{"web"}},
+			want:    []bool{true},
 		},
 		{
 			name: "the delete of a same-named successor", stored: stored(r, caps, "uid-1"),
@@ -114,7 +89,7 @@ func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
 				successor.UID = "uid-2"
 				h.delete(successor)
 			},
-			want: recordedWakes{owners: []string{"web"}, hosts: []string{host}},
+			want: []bool{false},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,32 +103,33 @@ func TestWatchEventsWakeButNotForEchoes(t *testing.T) {
 			_, err := s.Apply(ctx, ingressOrigin, tc.plan)
 			require.NoError(t, err)
 
-			var got recordedWakes
-			tc.deliver(eventHandler{ctx: ctx, sink: s, wake: &got}, w.get(t, r.Name), before)
+			var got []bool
+			tc.deliver(eventHandler{sink: s, echoes: &got}, w.get(t, r.Name), before)
 			assert.Equal(t, tc.want, got)
 		})
 	}
 }
 
-// eventHandler delivers watch events to the sink's handler, as an informer would.
+// eventHandler delivers watch events to what the sink declares, as the core's handler
+// would, and records whether each is the sink's own write.
 type eventHandler struct {
-	ctx  context.Context
-	sink *Sink
-	wake *recordedWakes
+	sink   *Sink
+	echoes *[]bool
 }
 
-func (h eventHandler) create(obj *tunnelv1alpha1.PangolinResource) {
-	h.sink.resourceChanges(h.wake).Create(h.ctx, event.CreateEvent{Object: obj}, nil)
+func (h eventHandler) written(obj *tunnelv1alpha1.PangolinResource, deleted bool) {
+	watch := h.sink.Declare().Resources[0]
+	uid, echo := watch.WrittenBy(obj, deleted)
+	if echo && uid != ingressOrigin.UID {
+		panic("an echo of another owner's write")
+	}
+	*h.echoes = append(*h.echoes, echo)
 }
 
-func (h eventHandler) listed(obj *tunnelv1alpha1.PangolinResource) {
-	h.sink.resourceChanges(h.wake).Create(h.ctx, event.CreateEvent{Object: obj, IsInInitialList: true}, nil)
-}
+func (h eventHandler) create(obj *tunnelv1alpha1.PangolinResource) { h.written(obj, false) }
 
-func (h eventHandler) update(old, obj *tunnelv1alpha1.PangolinResource) {
-	h.sink.resourceChanges(h.wake).Update(h.ctx, event.UpdateEvent{ObjectOld: old, ObjectNew: obj}, nil)
-}
+func (h eventHandler) listed(obj *tunnelv1alpha1.PangolinResource) { h.written(obj, false) }
 
-func (h eventHandler) delete(obj *tunnelv1alpha1.PangolinResource) {
-	h.sink.resourceChanges(h.wake).Delete(h.ctx, event.DeleteEvent{Object: obj}, nil)
-}
+func (h eventHandler) update(_, obj *tunnelv1alpha1.PangolinResource) { h.written(obj, false) }
+
+func (h eventHandler) delete(obj *tunnelv1alpha1.PangolinResource) { h.written(obj, true) }

@@ -340,13 +340,14 @@ func (p *pendingWrites) done(owner types.UID, seen []write) {
 	p.removeLocked(owner, func(w write) bool { return slices.Contains(seen, w) })
 }
 
-// echo reports whether a watch event for obj (deleted: its deletion) shows a pending
-// write of owner's, and forgets that write: the cache shows it, since informers update
-// their store before they call handlers.
-func (p *pendingWrites) echo(owner types.UID, obj client.Object, deleted bool) bool {
+// shows reports whether a watch event for obj (deleted: its deletion) shows a pending
+// write of owner's. It forgets nothing: each source's controller asks about the same
+// event, and Current forgets the writes the cache shows (done).
+func (p *pendingWrites) shows(owner types.UID, obj client.Object, deleted bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.removeLocked(owner, func(w write) bool { return w.shows(obj, deleted) })
+	e, ok := p.byOwner[owner]
+	return ok && slices.ContainsFunc(e.writes, func(w write) bool { return w.shows(obj, deleted) })
 }
 
 func (p *pendingWrites) removeLocked(owner types.UID, match func(write) bool) bool {

@@ -11,13 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -25,45 +20,35 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// registerStatusControllers registers the controllers that make PIC the implementation
-// of its GatewayClass: GatewayClasses get Accepted, Gateways get Accepted, Programmed
-// (the tunnel they stand for exists, as the sink says) and listener status with
-// attachedRoutes.
-func (s *Source) registerStatusControllers(mgr ctrl.Manager, tunnels plugin.Tunnels) error {
-	opts := controller.Options{SkipNameValidation: ptr.To(true)}
-	// Status writes (PIC's own: route parents, Gateway listeners, class conditions)
-	// change no Gateway's status: counting attached routes reads their specs.
-	specChanged := builder.WithPredicates(plugin.SpecOrMetadataChanged())
-	if err := ctrl.NewControllerManagedBy(mgr).Named("gatewayclass").WithOptions(opts).
-		For(&gatewayv1.GatewayClass{}).
-		Complete(reconcile.Func(s.ReconcileGatewayClass)); err != nil {
-		return fmt.Errorf("set up GatewayClass controller: %w", err)
-	}
-	return ctrl.NewControllerManagedBy(mgr).Named("gateway").WithOptions(opts).
-		For(&gatewayv1.Gateway{}, specChanged).
-		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			var out []reconcile.Request
-			for _, key := range indexParents(o) {
-				ns, name, _ := strings.Cut(key, "/")
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-			}
-			return out
-		}), specChanged).
-		// Which Gateway stands for which tunnel depends on its annotations and the
-		// configuration: a tunnel's change looks at every Gateway, which are few.
-		WatchesRawSource(source.TypedChannel(tunnels.Changes(), handler.TypedEnqueueRequestsFromMapFunc(
-			func(ctx context.Context, _ route.TunnelRef) []reconcile.Request { return s.allGateways(ctx, nil) }))).
-		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.allGateways), specChanged).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.allGateways)).
-		Complete(reconcile.Func(s.ReconcileGateway))
-}
-
-// Controllers implements plugin.OfflineSource: the status of GatewayClasses, then of
-// Gateways, which counts the routes attached to them.
-func (s *Source) Controllers() []plugin.Controller {
+// statusControllers make PIC the implementation of its GatewayClass: GatewayClasses get
+// Accepted, Gateways get Accepted, Programmed (the tunnel they stand for exists, as the
+// sink says) and listener status with attachedRoutes. `render` runs them in this order,
+// after the routes: a Gateway counts the routes attached to it.
+func (s *Source) statusControllers() []plugin.Controller {
 	return []plugin.Controller{
-		{Object: &gatewayv1.GatewayClass{}, Reconciler: reconcile.Func(s.ReconcileGatewayClass)},
-		{Object: &gatewayv1.Gateway{}, Reconciler: reconcile.Func(s.ReconcileGateway)},
+		{Name: "gatewayclass", Object: &gatewayv1.GatewayClass{}, Reconciler: reconcile.Func(s.ReconcileGatewayClass)},
+		{
+			Name: "gateway", Object: &gatewayv1.Gateway{}, Reconciler: reconcile.Func(s.ReconcileGateway),
+			// Status writes (PIC's own: route parents, Gateway listeners, class
+			// conditions) change no Gateway's status: counting attached routes reads
+			// their specs.
+			IgnoreStatus: true,
+			Watches: []plugin.Watch{
+				{Object: &gatewayv1.HTTPRoute{}, IgnoreStatus: true, Requests: func(_ context.Context, o client.Object) []reconcile.Request {
+					var out []reconcile.Request
+					for _, key := range indexParents(o) {
+						ns, name, _ := strings.Cut(key, "/")
+						out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+					}
+					return out
+				}},
+				{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.allGateways},
+				{Object: &corev1.Namespace{}, Requests: s.allGateways},
+			},
+			// Which Gateway stands for which tunnel depends on its annotations and the
+			// configuration: a tunnel's change looks at every Gateway, which are few.
+			Tunnels: func(ctx context.Context, _ route.TunnelRef) []reconcile.Request { return s.allGateways(ctx, nil) },
+		},
 	}
 }
 

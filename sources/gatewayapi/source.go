@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -27,40 +26,36 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ plugin.OfflineSource = (*Source)(nil)
+var _ plugin.Source = (*Source)(nil)
 
 // Config is what the HTTPRoute source needs from PIC's configuration.
 type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string
 	ClusterDomain string
-	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's, set
-	// by Register. Set it here only to reconcile Gateways without a manager (tests).
+	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's.
 	TunnelCheck plugin.TunnelChecker
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
 // (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
 // serving Ingresses rather than stopping for an optional API.
-var Factory = plugin.SourceFactory{
-	New: build,
-	Offline: func(c client.Client, cfg *config.Config, tunnels plugin.TunnelChecker) plugin.OfflineSource {
-		conf := configOf(cfg)
-		conf.TunnelCheck = tunnels
-		return New(c, conf)
-	},
-}
+var Factory = plugin.SourceFactory{Indexes: indexes, New: build}
 
-func build(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
-	missing, err := missingKinds(mgr.GetRESTMapper())
-	if err != nil {
-		return nil, err
+func build(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+	if deps.Mapper != nil {
+		missing, err := missingKinds(deps.Mapper)
+		if err != nil {
+			return nil, err
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API v1.5+ standard CRDs and restart PIC",
+				plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "))
+		}
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API v1.5+ standard CRDs and restart PIC",
-			plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "))
-	}
-	return New(mgr.GetClient(), configOf(cfg)), nil
+	conf := configOf(deps.Config)
+	conf.TunnelCheck = deps.Tunnels
+	return New(deps.Client, conf), nil
 }
 
 func configOf(cfg *config.Config) Config {
@@ -160,7 +155,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err != nil {
 		return plugin.Result{}, err
 	}
-	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Status: ev.status}
+	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Parents: ev.status.conditions()}
 	if len(ev.status.parents) == 0 {
 		// Not attached to any Gateway of PIC's. If it was (the parentRef was removed or
 		// its Gateway left PIC's class), PIC's stale status.parents entries must go.

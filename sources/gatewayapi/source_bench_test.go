@@ -20,6 +20,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -67,7 +68,7 @@ func benchObjects(n int) []client.Object {
 func benchClients(b *testing.B, n int) map[string]client.Client {
 	b.Helper()
 	objs := benchObjects(n)
-	indexes := gatewayapi.New(nil, benchConfig).Indexes()
+	indexes := gatewayapi.Factory.Indexes(&config.Config{ClusterDomain: benchConfig.ClusterDomain})
 	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
 	for _, idx := range indexes {
 		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)

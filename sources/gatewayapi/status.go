@@ -4,49 +4,101 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
+// conditions are the source's verdicts on each parent, as the core folds in what the
+// engine and the sink refuse (plugin.Result.Parents).
+func (rs routeStatus) conditions() []plugin.ParentStatus {
+	out := make([]plugin.ParentStatus, 0, len(rs.parents))
+	condition := func(t gatewayv1.RouteConditionType, v verdict) plugin.Condition {
+		return plugin.Condition{Type: string(t), Status: v.ok, Reason: string(v.reason), Message: v.message}
+	}
+	for _, p := range rs.parents {
+		out = append(out, plugin.ParentStatus{Parent: parentKey(p.ref), Conditions: []plugin.Condition{
+			condition(gatewayv1.RouteConditionAccepted, p.accepted),
+			condition(gatewayv1.RouteConditionResolvedRefs, p.resolvedRefs),
+		}})
+	}
+	return out
+}
+
+// parentKey names a parentRef in plugin.ParentStatus: every field that tells two
+// parentRefs apart.
+func parentKey(ref gatewayv1.ParentReference) string {
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	port := ""
+	if ref.Port != nil {
+		port = strconv.Itoa(int(*ref.Port))
+	}
+	return strings.Join([]string{
+		deref((*string)(ref.Group)), deref((*string)(ref.Kind)), deref((*string)(ref.Namespace)),
+		string(ref.Name), deref((*string)(ref.SectionName)), port,
+	}, "/")
+}
+
+// conditionTypes are the condition types PIC decides on a route's parents; one it no
+// longer reports (PartiallyInvalid, once every host is published) is removed.
+var conditionTypes = []string{
+	string(gatewayv1.RouteConditionAccepted), string(gatewayv1.RouteConditionResolvedRefs), string(gatewayv1.RouteConditionPartiallyInvalid),
+}
+
 // WriteStatus implements plugin.Source: it writes PIC's entries of status.parents, one
 // per parentRef to a Gateway of PIC's, and leaves other controllers' entries alone. It
 // writes only when something changed, so a converged route is never written to.
-func (s *Source) WriteStatus(ctx context.Context, res plugin.Result, _ plugin.Hostnames) error {
-	want, ok := res.Status.(routeStatus)
-	if !ok || res.Origin == nil {
-		return nil
-	}
+func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, want plugin.Status) error {
 	var hr gatewayv1.HTTPRoute
-	if err := s.client.Get(ctx, res.Origin.NamespacedName(), &hr); err != nil {
+	if err := s.client.Get(ctx, key, &hr); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("get HTTPRoute %s: %w", res.Origin.NamespacedName(), err)
+		return fmt.Errorf("get HTTPRoute %s: %w", key, err)
 	}
-	parents := make([]gatewayv1.RouteParentStatus, 0, len(hr.Status.Parents)+len(want.parents))
+	parents := make([]gatewayv1.RouteParentStatus, 0, len(hr.Status.Parents)+len(want.Parents))
 	for _, p := range hr.Status.Parents {
 		if p.ControllerName != pic.GatewayControllerName {
 			parents = append(parents, p)
 		}
 	}
-	for _, w := range want.parents {
-		entry := gatewayv1.RouteParentStatus{ParentRef: w.ref, ControllerName: pic.GatewayControllerName}
+	for _, w := range want.Parents {
+		i := slices.IndexFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool { return parentKey(ref) == w.Parent })
+		if i < 0 {
+			continue // the route changed since it was read: its next reconcile writes it
+		}
+		ref := hr.Spec.ParentRefs[i]
+		entry := gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: pic.GatewayControllerName}
 		// Start from what was written before, so that unchanged conditions keep their
 		// lastTransitionTime.
 		for _, p := range hr.Status.Parents {
-			if p.ControllerName == pic.GatewayControllerName && reflect.DeepEqual(p.ParentRef, w.ref) {
+			if p.ControllerName == pic.GatewayControllerName && reflect.DeepEqual(p.ParentRef, ref) {
 				entry.Conditions = append(entry.Conditions, p.Conditions...)
 			}
 		}
-		setCondition(&entry.Conditions, gatewayv1.RouteConditionAccepted, w.accepted, want.generation)
-		setCondition(&entry.Conditions, gatewayv1.RouteConditionResolvedRefs, w.resolvedRefs, want.generation)
+		for _, t := range conditionTypes {
+			if !slices.ContainsFunc(w.Conditions, func(c plugin.Condition) bool { return c.Type == t }) {
+				meta.RemoveStatusCondition(&entry.Conditions, t)
+			}
+		}
+		for _, c := range w.Conditions {
+			setCondition(&entry.Conditions, c, want.Generation)
+		}
 		parents = append(parents, entry)
 	}
 	if equality.Semantic.DeepEqual(parents, hr.Status.Parents) {
@@ -54,17 +106,17 @@ func (s *Source) WriteStatus(ctx context.Context, res plugin.Result, _ plugin.Ho
 	}
 	hr.Status.Parents = parents
 	if err := s.client.Status().Update(ctx, &hr); err != nil {
-		return fmt.Errorf("update status of HTTPRoute %s: %w", res.Origin.NamespacedName(), err)
+		return fmt.Errorf("update status of HTTPRoute %s: %w", key, err)
 	}
 	return nil
 }
 
-func setCondition(conditions *[]metav1.Condition, t gatewayv1.RouteConditionType, v verdict, generation int64) {
+func setCondition(conditions *[]metav1.Condition, c plugin.Condition, generation int64) {
 	status := metav1.ConditionFalse
-	if v.ok {
+	if c.Status {
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(conditions, metav1.Condition{
-		Type: string(t), Status: status, Reason: string(v.reason), Message: v.message, ObservedGeneration: generation,
+		Type: c.Type, Status: status, Reason: c.Reason, Message: c.Message, ObservedGeneration: generation,
 	})
 }

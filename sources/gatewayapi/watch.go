@@ -8,16 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -33,66 +29,49 @@ const (
 	noHostnames       = ""                         // the hostIndex key of routes without hostnames
 )
 
-// Indexes are the source's cache indexes; Register adds them to the manager's cache.
-func (s *Source) Indexes() []plugin.Index {
+// indexes are the source's cache indexes.
+func indexes(cfg *config.Config) []plugin.Index {
+	clusterDomain := cfg.ClusterDomain
 	return []plugin.Index{
 		{Object: &gatewayv1.HTTPRoute{}, Field: parentIndex, Func: indexParents},
-		{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: s.indexHosts},
+		{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: func(obj client.Object) []string { return namedHosts(obj, clusterDomain) }},
 		{Object: &gatewayv1.HTTPRoute{}, Field: serviceIndex, Func: indexServices},
 		{Object: &gatewayv1.Gateway{}, Field: listenerHostIndex, Func: indexListenerHosts},
 	}
 }
 
-// Register implements plugin.Source: Gateways, GatewayClasses, ReferenceGrants,
-// Services and Namespaces (for allowedRoutes selectors) bring their routes back; a
-// Gateway whose listener hostnames move wakes the claimants of those hosts, of every
-// kind; and PIC writes the status of its GatewayClasses and Gateways.
-func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, wake plugin.Wake, tunnels plugin.Tunnels) error {
-	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
-		return err
-	}
-	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{}, &corev1.Service{}, &corev1.Namespace{}); err != nil {
-		return err
-	}
-	// PIC writes the status of Gateways and GatewayClasses: a status write changes
-	// nothing for their routes, and would bring every one of them back.
-	specChanged := builder.WithPredicates(plugin.SpecOrMetadataChanged())
-	b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
-	}), specChanged).
-		Watches(&gatewayv1.Gateway{}, listenerHostsMoved(wake)).
-		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(s.routesOfClass), specChanged).
-		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(s.routesOfGrant)).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return s.withSiblings(ctx, s.routesBy(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName()))
-		})).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			return s.inNamespace(ctx, o.GetName())
-		}))
-	s.config.TunnelCheck = tunnels
-	return s.registerStatusControllers(mgr, tunnels)
-}
-
-// listenerHostsMoved wakes the claimants, of every kind, of the hostnames a Gateway's
-// listeners named before or name now: a route without hostnames is served under them,
-// so they change who serves those hosts.
-func listenerHostsMoved(wake plugin.Wake) handler.EventHandler {
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			wake.Hosts(ctx, indexListenerHosts(e.Object)...)
+// Declare implements plugin.Source. A route claims its hostnames, and those it is
+// served under through its Gateways' listeners, so a Gateway whose listener hostnames
+// move concerns the claimants of those hosts, of every kind. Gateways, GatewayClasses,
+// ReferenceGrants, Services and Namespaces (for allowedRoutes selectors) bring their
+// routes back; and PIC writes the status of its GatewayClasses and Gateways.
+func (s *Source) Declare() plugin.Declaration {
+	return plugin.Declaration{
+		Claims: plugin.Claims{
+			Hosts:     s.Hosts,
+			Claimants: s.Claimants,
+			Movers:    []plugin.HostMover{{Object: &gatewayv1.Gateway{}, Hosts: indexListenerHosts}},
 		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if plugin.ChangedBeyondStatus(e.ObjectOld, e.ObjectNew) {
-				wake.Hosts(ctx, append(indexListenerHosts(e.ObjectOld), indexListenerHosts(e.ObjectNew)...)...)
-			}
+		// PIC writes the status of Gateways and GatewayClasses: a status write changes
+		// nothing for their routes, and would bring every one of them back.
+		Watches: []plugin.Watch{
+			{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
+			}},
+			{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.routesOfClass},
+			{Object: &gatewayv1.ReferenceGrant{}, Requests: s.routesOfGrant},
+			{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return s.withSiblings(ctx, s.routesBy(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName()))
+			}},
+			{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return s.inNamespace(ctx, o.GetName())
+			}},
 		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			wake.Hosts(ctx, indexListenerHosts(e.Object)...)
-		},
+		Controllers: s.statusControllers(),
 	}
 }
 
-// Hosts implements plugin.Source: the route's hostnames, and the hostnames it is
+// Hosts are the route's hostnames, and the hostnames it is
 // served under through listeners that name one, when it names none or a wildcard.
 func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 	hr, ok := obj.(*gatewayv1.HTTPRoute)
@@ -107,7 +86,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 			}
 		}
 	}
-	add(s.indexHosts(hr))
+	add(namedHosts(hr, s.config.ClusterDomain))
 	if !takesListenerHosts(hr) {
 		return out // exact names only: what a listener adds is among them
 	}
@@ -125,7 +104,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 	return out
 }
 
-// Claimants implements plugin.Source.
+// Claimants are the routes that claim host (claimantRoutes).
 func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, error) {
 	routes, err := s.claimantRoutes(ctx, host)
 	if err != nil {
@@ -326,7 +305,9 @@ func listenerHosts(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *g
 	return hosts
 }
 
-func (s *Source) indexHosts(obj client.Object) []string {
+// namedHosts are a route's spec.hostnames, normalized; noHostnames for a route that
+// names none.
+func namedHosts(obj client.Object, clusterDomain string) []string {
 	hr, ok := obj.(*gatewayv1.HTTPRoute)
 	if !ok {
 		return nil
@@ -336,7 +317,7 @@ func (s *Source) indexHosts(obj client.Object) []string {
 	}
 	var hosts []string
 	for _, h := range hr.Spec.Hostnames {
-		if n, problem := hostname.Normalize(string(h), s.config.ClusterDomain); problem == nil {
+		if n, problem := hostname.Normalize(string(h), clusterDomain); problem == nil {
 			hosts = append(hosts, n)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -22,7 +21,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
-var _ plugin.OfflineSource = (*Source)(nil)
+var _ plugin.Source = (*Source)(nil)
 
 // Config is what the Ingress source needs from PIC's configuration.
 type Config struct {
@@ -329,17 +328,12 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 
 // Factory builds the Ingress source from PIC's configuration.
 var Factory = plugin.SourceFactory{
-	New: func(_ context.Context, mgr ctrl.Manager, cfg *config.Config) (plugin.Source, error) {
-		return New(mgr.GetClient(), configOf(cfg)), nil
-	},
-	Offline: func(c client.Client, cfg *config.Config, _ plugin.TunnelChecker) plugin.OfflineSource {
-		return New(c, configOf(cfg))
+	Indexes: indexes,
+	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+		return New(deps.Client, configOf(deps.Config)), nil
 	},
 }
 
 func configOf(cfg *config.Config) Config {
 	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
 }
-
-// Controllers implements plugin.OfflineSource: the Ingress source has no other.
-func (s *Source) Controllers() []plugin.Controller { return nil }

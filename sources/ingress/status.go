@@ -7,6 +7,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
@@ -16,11 +17,8 @@ import (
 // reports the application Healthy. A pending hostname keeps the address it already has,
 // so an edit never empties it while Pangolin goes on serving the host. It writes only
 // when the list changes.
-func (s *Source) WriteStatus(ctx context.Context, res plugin.Result, published plugin.Hostnames) error {
-	if res.Origin == nil {
-		return nil
-	}
-	key := res.Origin.NamespacedName()
+func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, status plugin.Status) error {
+	published := status.Hostnames
 	var ing networkingv1.Ingress
 	if err := s.client.Get(ctx, key, &ing); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -7,13 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -28,30 +26,30 @@ const (
 	hostIndex    = "pic.ingress.host"    // every normalized host
 )
 
-// Indexes are the source's cache indexes; Register adds them to the manager's cache.
-func (s *Source) Indexes() []plugin.Index {
+// indexes are the source's cache indexes.
+func indexes(cfg *config.Config) []plugin.Index {
+	clusterDomain := cfg.ClusterDomain
 	return []plugin.Index{
 		{Object: &networkingv1.Ingress{}, Field: serviceIndex, Func: indexServices},
 		{Object: &networkingv1.Ingress{}, Field: classIndex, Func: indexClass},
-		{Object: &networkingv1.Ingress{}, Field: hostIndex, Func: s.indexHosts},
+		{Object: &networkingv1.Ingress{}, Field: hostIndex, Func: func(obj client.Object) []string { return hostsOf(obj, clusterDomain) }},
 	}
 }
 
-// Register implements plugin.Source: Services and IngressClasses bring their
-// Ingresses back, found through cache indexes rather than by listing every Ingress.
-func (s *Source) Register(ctx context.Context, mgr ctrl.Manager, b *builder.Builder, _ plugin.Wake, _ plugin.Tunnels) error {
-	if err := plugin.AddIndexes(ctx, mgr.GetCache(), s.Indexes()); err != nil {
-		return err
+// Declare implements plugin.Source: an Ingress claims the hosts of its rules; Services
+// and IngressClasses bring their Ingresses back, found through cache indexes rather
+// than by listing every Ingress.
+func (s *Source) Declare() plugin.Declaration {
+	return plugin.Declaration{
+		Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants},
+		Watches: []plugin.Watch{
+			{Object: &corev1.Service{}, Requests: s.ingressesOfService},
+			{Object: &networkingv1.IngressClass{}, Requests: s.ingressesOfClass},
+		},
 	}
-	if err := plugin.StartWithCache(ctx, mgr.GetCache(), &corev1.Service{}, &networkingv1.IngressClass{}); err != nil {
-		return err
-	}
-	b.Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfService)).
-		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(s.ingressesOfClass))
-	return nil
 }
 
-// Claimants implements plugin.Source.
+// Claimants are the Ingresses that claim host, from the host index.
 func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, error) {
 	list, err := s.byIndex(ctx, hostIndex, host)
 	if err != nil {
@@ -98,17 +96,19 @@ func indexClass(obj client.Object) []string {
 	return []string{ing.Annotations[pic.LegacyClassAnnotation]}
 }
 
-// Hosts implements plugin.Source.
-func (s *Source) Hosts(_ context.Context, obj client.Object) []string { return s.indexHosts(obj) }
+// Hosts are the normalized hosts of an Ingress's rules.
+func (s *Source) Hosts(_ context.Context, obj client.Object) []string {
+	return hostsOf(obj, s.config.ClusterDomain)
+}
 
-func (s *Source) indexHosts(obj client.Object) []string {
+func hostsOf(obj client.Object, clusterDomain string) []string {
 	ing, ok := obj.(*networkingv1.Ingress)
 	if !ok {
 		return nil
 	}
 	var hosts []string
 	for _, rule := range ing.Spec.Rules {
-		if h, problem := hostname.Normalize(rule.Host, s.config.ClusterDomain); problem == nil {
+		if h, problem := hostname.Normalize(rule.Host, clusterDomain); problem == nil {
 			hosts = append(hosts, h)
 		}
 	}

@@ -1,0 +1,97 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// decideStatus is the status of an object whose status PIC owns, once everything that
+// can refuse has spoken: the source judged the object and each of its parents
+// (res.Parents), then the tunnel check, the engine and the sink refused what they
+// refused (refused). It is the one place that decides what a parent's conditions say:
+//
+//	the source's verdict on the parent | refused                                  | conditions written
+//	Accepted=False                     | anything                                 | the source's: the first cause stands
+//	Accepted=True                      | nothing                                  | Accepted=True, no PartiallyInvalid
+//	Accepted=True                      | every host the object asks for, or it all | Accepted=False, reason and message of the refusals
+//	Accepted=True                      | some of its hosts                        | Accepted=True, PartiallyInvalid=True ("Dropped Rule(s) for host …")
+//
+// The reasons are PIC's event reasons (HostConflict, DomainNotFound, TunnelNotFound,
+// PangolinError…): Gateway API allows implementation-specific ones, and a user reads
+// the same word in the route's status and in its events.
+func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin.Hostnames) plugin.Status {
+	status := plugin.Status{Hostnames: hostnames}
+	if res.Origin != nil {
+		status.Generation = res.Origin.Generation
+	}
+	if len(res.Parents) == 0 {
+		return status
+	}
+	verdict := refusalVerdict(res.Routes, refused)
+	for _, p := range res.Parents {
+		parent := plugin.ParentStatus{Parent: p.Parent}
+		accepted := slices.ContainsFunc(p.Conditions, func(c plugin.Condition) bool {
+			return c.Type == pic.ConditionAccepted && c.Status
+		})
+		for _, c := range p.Conditions {
+			if c.Type == pic.ConditionPartiallyInvalid {
+				continue // decided here, below
+			}
+			if c.Type == pic.ConditionAccepted && accepted && verdict != nil && verdict.all {
+				c = plugin.Condition{Type: pic.ConditionAccepted, Status: false, Reason: verdict.reason, Message: verdict.message}
+			}
+			parent.Conditions = append(parent.Conditions, c)
+		}
+		if accepted && verdict != nil && !verdict.all {
+			parent.Conditions = append(parent.Conditions, plugin.Condition{
+				Type: pic.ConditionPartiallyInvalid, Status: true, Reason: verdict.reason, Message: verdict.message,
+			})
+		}
+		status.Parents = append(status.Parents, parent)
+	}
+	return status
+}
+
+// refusal is what the refusals after the source amount to for an object.
+type refusal struct {
+	// all is true when nothing the object asks for is published: every host it routes
+	// is refused, or the object as a whole is.
+	all             bool
+	reason, message string
+}
+
+func refusalVerdict(routes []route.Route, refused []route.Rejection) *refusal {
+	if len(refused) == 0 {
+		return nil
+	}
+	refusedHosts := map[string]bool{}
+	whole := false
+	var messages []string
+	for _, rj := range refused {
+		if rj.Host == "" {
+			whole = true
+		} else {
+			refusedHosts[rj.Host] = true
+		}
+		if !slices.Contains(messages, rj.Message) {
+			messages = append(messages, rj.Message)
+		}
+	}
+	all := whole || !slices.ContainsFunc(routes, func(rt route.Route) bool { return !refusedHosts[rt.Host] })
+	v := &refusal{all: all, reason: refused[0].Reason, message: strings.Join(messages, "; ")}
+	if !all {
+		hosts := make([]string, 0, len(refusedHosts))
+		for h := range refusedHosts {
+			hosts = append(hosts, h)
+		}
+		slices.Sort(hosts)
+		// Gateway API asks a PartiallyInvalid message to start so.
+		v.message = fmt.Sprintf("Dropped Rule(s) for host %s: %s", strings.Join(hosts, ", "), v.message)
+	}
+	return v
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+func TestConditionTypesAreGatewayAPIs(t *testing.T) {
+	assert.Equal(t, string(gatewayv1.RouteConditionAccepted), pic.ConditionAccepted)
+	assert.Equal(t, string(gatewayv1.RouteConditionResolvedRefs), pic.ConditionResolvedRefs)
+	assert.Equal(t, string(gatewayv1.RouteConditionPartiallyInvalid), pic.ConditionPartiallyInvalid)
+}
+
+func TestDecideStatus(t *testing.T) {
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web", UID: "uid-web", Generation: 3}
+	accepted := plugin.Condition{Type: pic.ConditionAccepted, Status: true, Reason: "Accepted", Message: "attached to a Pangolin Gateway"}
+	resolved := plugin.Condition{Type: pic.ConditionResolvedRefs, Status: true, Reason: "ResolvedRefs", Message: "every backendRef resolved"}
+	notAllowed := plugin.Condition{Type: pic.ConditionAccepted, Status: false, Reason: "NotAllowedByListeners", Message: "no listener admits the route"}
+	routes := func(hosts ...string) []route.Route {
+		var out []route.Route
+		for _, h := range hosts {
+			out = append(out, route.Route{Origin: origin, Host: h})
+		}
+		return out
+	}
+	conflict := route.Rejection{Origin: origin, Host: "a.example.com", Reason: pic.ReasonHostConflict, Message: "host a.example.com is already published by Ingress shop/old"}
+	unknownDomain := route.Rejection{Origin: origin, Host: "b.example.org", Reason: pic.ReasonDomainNotFound, Message: "no domain of the org serves b.example.org"}
+	noTunnel := route.Rejection{Origin: origin, Reason: pic.ReasonTunnelNotFound, Message: "PangolinTunnel shop/default does not exist"}
+
+	for _, tc := range []struct {
+		name    string
+		parent  []plugin.Condition
+		routes  []route.Route
+		refused []route.Rejection
+		want    []plugin.Condition
+	}{
+		{
+			name:   "an accepted route with nothing refused stays accepted",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com"),
+			want: []plugin.Condition{accepted, resolved},
+		},
+		{
+			name:   "a route whose only host another object owns is not accepted, for that reason",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com"), refused: []route.Rejection{conflict},
+			want: []plugin.Condition{{Type: pic.ConditionAccepted, Reason: pic.ReasonHostConflict, Message: conflict.Message}, resolved},
+		},
+		{
+			name:   "a route refused as a whole (its tunnel is missing) is not accepted",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com", "b.example.org"), refused: []route.Rejection{noTunnel},
+			want: []plugin.Condition{{Type: pic.ConditionAccepted, Reason: pic.ReasonTunnelNotFound, Message: noTunnel.Message}, resolved},
+		},
+		{
+			name:   "a route with one host of two refused stays accepted, partially invalid",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com", "b.example.org"), refused: []route.Rejection{unknownDomain},
+			want: []plugin.Condition{accepted, resolved, {
+				Type: pic.ConditionPartiallyInvalid, Status: true, Reason: pic.ReasonDomainNotFound,
+				Message: "Dropped Rule(s) for host b.example.org: " + unknownDomain.Message,
+			}},
+		},
+		{
+			name:   "every host refused, for two reasons: the first reason, both messages",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com", "b.example.org"), refused: []route.Rejection{conflict, unknownDomain},
+			want: []plugin.Condition{{Type: pic.ConditionAccepted, Reason: pic.ReasonHostConflict, Message: conflict.Message + "; " + unknownDomain.Message}, resolved},
+		},
+		{
+			name:   "a parent the source did not accept keeps the source's reason: the first cause stands",
+			parent: []plugin.Condition{notAllowed, resolved}, routes: routes("a.example.com"), refused: []route.Rejection{conflict},
+			want: []plugin.Condition{notAllowed, resolved},
+		},
+		{
+			name:   "a PartiallyInvalid the source passes on is decided again: gone once nothing is refused",
+			parent: []plugin.Condition{accepted, resolved, {Type: pic.ConditionPartiallyInvalid, Status: true}}, routes: routes("a.example.com"),
+			want: []plugin.Condition{accepted, resolved},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := plugin.Result{Origin: &origin, Routes: tc.routes, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.parent}}}
+			hostnames := plugin.Hostnames{Served: []string{"a.example.com"}}
+			got := decideStatus(res, tc.refused, hostnames)
+			assert.Equal(t, plugin.Status{Generation: 3, Hostnames: hostnames, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.want}}}, got)
+		})
+	}
+}
+
+func TestDecideStatusWithoutParents(t *testing.T) {
+	origin := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Generation: 2}
+	hostnames := plugin.Hostnames{Served: []string{"a.example.com"}, Pending: []string{"b.example.com"}}
+	got := decideStatus(plugin.Result{Origin: &origin}, []route.Rejection{{Host: "c.example.com", Reason: pic.ReasonHostConflict}}, hostnames)
+	assert.Equal(t, plugin.Status{Generation: 2, Hostnames: hostnames}, got, "an Ingress's status is its hostnames; its refusals are events")
+}
+
+func TestNotPublished(t *testing.T) {
+	degraded := route.Rejection{Host: "a.example.com", Reason: pic.ReasonPathRoutingUnsupported}
+	refused := route.Rejection{Host: "b.example.com", Reason: pic.ReasonHostConflict}
+	whole := route.Rejection{Reason: pic.ReasonTunnelNotFound}
+	got := notPublished([]route.Rejection{degraded, refused, whole}, []engine.Resource{{Host: "a.example.com"}})
+	assert.Equal(t, []route.Rejection{refused, whole}, got, "a host published all the same (degraded) is not refused")
+}
