@@ -53,121 +53,141 @@ func LoadOffline(args []string, plugins Plugins) (*Config, Origins, error) {
 	return load(args, plugins, os.Stderr, true)
 }
 
-// loader reads one configuration: viper holds the layers and their precedence, the
+// loader reads one configuration: viper holds the sources and their precedence, the
 // loader knows where each value came from and says what is wrong with it.
 type loader struct {
-	v       *viper.Viper
-	fs      *pflag.FlagSet
-	path    string // configuration file, "" for none
-	plugins Plugins
-	origins Origins
-	probs   problems
+	viper    *viper.Viper
+	flags    *pflag.FlagSet
+	file     string // the configuration file's path, "" for none
+	plugins  Plugins
+	origins  Origins
+	problems problems
 }
 
-func newLoader(p Plugins) *loader {
-	l := &loader{v: viper.New(), plugins: p, origins: Origins{}}
+// newLoader returns a loader that knows every key's default and nothing else.
+func newLoader(plugins Plugins) *loader {
+	l := &loader{viper: viper.New(), plugins: plugins, origins: Origins{}}
 	for _, k := range keys {
-		l.v.SetDefault(k.name, k.def)
+		l.viper.SetDefault(k.name, k.def)
 	}
 	return l
 }
 
-func load(args []string, p Plugins, out io.Writer, offline bool) (*Config, Origins, error) {
-	l := newLoader(p)
-	l.fs = newFlagSet(out, p)
-	if err := l.fs.Parse(args); err != nil {
-		return nil, nil, commandLineError(l.fs, err)
-	} else if l.fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", l.fs.Arg(0))
+// load reads the configuration; offline leaves out what only a run that talks to
+// Pangolin needs (see LoadOffline). Usage goes to out.
+func load(args []string, plugins Plugins, out io.Writer, offline bool) (*Config, Origins, error) {
+	l := newLoader(plugins)
+	l.flags = newFlagSet(out, plugins)
+	if err := l.parseCommandLine(args); err != nil {
+		return nil, nil, err
 	}
 	l.checkEnvNames()
 	l.readFile()
-	for _, k := range keys { // each origin overrides the one before it
-		if l.origins[k.name] = (Origin{Kind: FromDefault}); l.v.InConfig(k.name) {
-			l.origins[k.name] = Origin{FromFile, l.path}
-		}
-		// Names such as PIC_LEADER_ELECT do not derive from their keys, so each key
-		// binds its own: the first that is not blank, as viper takes "  " as set.
-		if i := slices.IndexFunc(k.env, func(name string) bool { return strings.TrimSpace(os.Getenv(name)) != "" }); i >= 0 {
-			_ = l.v.BindEnv(k.name, k.env[i]) // fails only without a name
-			l.origins[k.name] = Origin{FromEnv, k.env[i]}
-		}
-		if f := l.fs.Lookup(k.flag); f != nil {
-			if _ = l.v.BindPFlag(k.name, f); f.Changed { // fails only without a flag
-				l.origins[k.name] = Origin{FromFlag, "--" + k.flag}
-			}
-		}
-	}
+	l.bindSources()
+
 	c := l.decode()
-	c.PrintConfig, _ = l.fs.GetBool(FlagPrint)
+	c.PrintConfig, _ = l.flags.GetBool(FlagPrint) // a bool flag always reads as a bool
 	if !offline {
-		l.pangolin(c)
+		l.readPangolinAccess(c)
 	}
-	vals := values(c)
-	for _, k := range keys { // a key that did not decode is not checked again
-		if msg := k.checkValue(vals[k.name], l.plugins); msg != "" && !l.probs.has(k.name) {
-			l.bad(k.name, vals[k.name], msg)
-		}
-	}
+	l.checkValues(c)
 	l.checkTunnels(c.Tunnels)
-	if err := l.probs.err(); err != nil {
+
+	if err := l.problems.err(); err != nil {
 		return nil, nil, err
 	}
 	return c, l.origins, nil
 }
 
-func newFlagSet(out io.Writer, p Plugins) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.SortFlags = false
+// newFlagSet declares a flag for every key that has one, typed as its default, plus
+// --config and --print-config.
+func newFlagSet(out io.Writer, plugins Plugins) *pflag.FlagSet {
+	flags := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	flags.SetOutput(out)
+	flags.SortFlags = false // the order of the key table, which groups related flags
 	for _, k := range keys {
-		usage := strings.TrimSpace(k.usage+" "+strings.Join(k.names(p), ", ")) + " [env " + strings.Join(k.env, " or ") + ", file key " + k.name + "]"
-		switch d := k.def.(type) {
+		usage := flagUsage(k, plugins)
+		switch def := k.def.(type) {
 		case string:
-			fs.String(k.flag, d, usage)
+			flags.String(k.flag, def, usage)
 		case bool:
-			fs.Bool(k.flag, d, usage)
+			flags.Bool(k.flag, def, usage)
 		case int:
-			fs.Int(k.flag, d, usage)
+			flags.Int(k.flag, def, usage)
 		case float32:
-			fs.Float32(k.flag, d, usage)
+			flags.Float32(k.flag, def, usage)
 		case time.Duration:
-			fs.Duration(k.flag, d, usage)
+			flags.Duration(k.flag, def, usage)
 		case []string:
-			fs.StringSlice(k.flag, d, usage)
+			flags.StringSlice(k.flag, def, usage)
 		}
 	}
-	fs.String(FlagConfigFile, "", "YAML configuration file [env "+EnvConfigFile+"]")
-	fs.Bool(FlagPrint, false, "print the effective configuration, with where each value came from, and exit")
-	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: manager [flags]\n\nA flag wins over an environment variable, which wins over the file given by --config.\n"+
-			"The Pangolin API key comes from %s or the file pangolin.apiKeyFile names.\n\nFlags:\n%s", EnvAPIKey, fs.FlagUsages())
+	flags.String(FlagConfigFile, "", "YAML configuration file [env "+EnvConfigFile+"]")
+	flags.Bool(FlagPrint, false, "print the effective configuration, with where each value came from, and exit")
+	flags.Usage = func() {
+		fmt.Fprintf(out, "Usage: manager [flags]\n\n"+
+			"A flag wins over an environment variable, which wins over the file given by --config.\n"+
+			"The Pangolin API key comes from %s or the file pangolin.apiKeyFile names.\n\n"+
+			"Flags:\n%s", EnvAPIKey, flags.FlagUsages())
 	}
-	return fs
+	return flags
 }
 
-// commandLineError says what is wrong with the command line; a bad value reads like
-// any other bad value.
-func commandLineError(fs *pflag.FlagSet, err error) error {
-	var bad *pflag.InvalidValueError
-	var unknown *pflag.NotExistError
+// flagUsage is a flag's help: what it sets, the names the caller accepts for it, and
+// the other ways to set the same key.
+func flagUsage(k *key, plugins Plugins) string {
+	usage := strings.TrimSpace(k.usage + " " + strings.Join(k.pluginNames(plugins), ", "))
+	return usage + " [env " + strings.Join(k.env, " or ") + ", file key " + k.name + "]"
+}
+
+// parseCommandLine reads the flags. The command line holds flags only: a stray word is
+// more likely a mistake, such as a flag missing its dashes, than something to ignore.
+func (l *loader) parseCommandLine(args []string) error {
+	if err := l.flags.Parse(args); err != nil {
+		return commandLineError(l.flags, err)
+	}
+	if l.flags.NArg() > 0 {
+		return fmt.Errorf("invalid command line: unexpected argument %q: only flags are accepted (see --help)", l.flags.Arg(0))
+	}
+	return nil
+}
+
+// commandLineError says what is wrong with the command line. A bad value reads like
+// any other bad value, naming its key; an unknown flag gets the nearest flag, if any.
+func commandLineError(flags *pflag.FlagSet, err error) error {
+	var badValue *pflag.InvalidValueError
+	var unknownFlag *pflag.NotExistError
 	switch {
-	case errors.As(err, &bad):
-		name, want := "--"+bad.GetFlag().Name, wantBool // --print-config
-		if i := slices.IndexFunc(keys, func(k *key) bool { return "--"+k.flag == name }); i >= 0 {
-			name, want = keys[i].name+" ("+name+")", keys[i].want
-		}
-		return &Error{[]string{fmt.Sprintf("%s = %q: %s", name, bad.GetValue(), want)}}
-	case errors.As(err, &unknown) && len(unknown.GetSpecifiedName()) > 1:
-		var names []string
-		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-		if best := closest(unknown.GetSpecifiedName(), names); best != "" {
-			err = fmt.Errorf("%w; did you mean --%s?", err, best)
-		}
 	case errors.Is(err, pflag.ErrHelp):
 		return err
+	case errors.As(err, &badValue):
+		return &Error{Problems: []string{badFlagValue(badValue)}}
+	case errors.As(err, &unknownFlag):
+		// A shorthand such as -x is one letter, too little to guess from.
+		if typed := unknownFlag.GetSpecifiedName(); len(typed) > 1 {
+			if best := closest(typed, flagNames(flags)); best != "" {
+				err = fmt.Errorf("%w; did you mean --%s?", err, best)
+			}
+		}
 	}
 	return fmt.Errorf("invalid command line: %w (see --help)", err)
+}
+
+// badFlagValue describes a flag value pflag could not parse as a bad value of its key:
+// `key (--flag) = "value": what is wanted`.
+func badFlagValue(err *pflag.InvalidValueError) string {
+	flag := "--" + err.GetFlag().Name
+	name, want := flag, wantBool // --print-config, the only flag of no key, is a bool
+	if i := slices.IndexFunc(keys, func(k *key) bool { return "--"+k.flag == flag }); i >= 0 {
+		name, want = keys[i].name+" ("+flag+")", keys[i].want
+	}
+	return fmt.Sprintf("%s = %q: %s", name, err.GetValue(), want)
+}
+
+func flagNames(flags *pflag.FlagSet) []string {
+	var names []string
+	flags.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
 }
 
 // serviceLinkRE matches the variables Kubernetes injects for Services (a Service named
@@ -181,35 +201,81 @@ func (l *loader) checkEnvNames() {
 	for _, k := range keys {
 		known = append(known, k.env...)
 	}
-	for _, kv := range slices.Sorted(slices.Values(os.Environ())) {
-		name, _, _ := strings.Cut(kv, "=")
-		// The search runs for unknown PIC_ names only: a Pod's environment holds a
-		// service link per Service of its namespace, possibly thousands.
+	for _, entry := range slices.Sorted(slices.Values(os.Environ())) {
+		name, _, _ := strings.Cut(entry, "=")
+		// Only unknown PIC_ names are compared with the known ones: a Pod's environment
+		// holds service links for every Service of its namespace, possibly thousands.
 		if !strings.HasPrefix(name, "PIC_") || slices.Contains(known, name) || serviceLinkRE.MatchString(name) {
 			continue
 		}
 		if best := closest(name, known); best != "" {
-			l.probs.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
+			l.problems.add("", "environment variable %s is not a setting (did you mean %s?)", name, best)
 		}
 	}
 }
 
+// readFile reads the configuration file named by --config, or else by PIC_CONFIG.
 func (l *loader) readFile() {
-	where := "--" + FlagConfigFile
-	if l.path, _ = l.fs.GetString(FlagConfigFile); !l.fs.Changed(FlagConfigFile) {
-		l.path, where = strings.TrimSpace(os.Getenv(EnvConfigFile)), EnvConfigFile
-	}
-	if l.path == "" {
+	path, namedBy := l.configFilePath()
+	if path == "" {
 		return
 	}
-	l.v.SetConfigFile(l.path)
-	l.v.SetConfigType("yaml")
-	var parse viper.ConfigParseError
-	if err := l.v.ReadInConfig(); errors.As(err, &parse) {
-		l.probs.add("", "configuration file %s is not valid YAML: %v", l.path, parse.Unwrap())
-	} else if err != nil {
-		l.probs.add("", "configuration file (%s): %v", where, err)
+	l.file = path
+	l.viper.SetConfigFile(path)
+	l.viper.SetConfigType("yaml") // whatever the file's extension, such as a ConfigMap key's
+	err := l.viper.ReadInConfig()
+	var notYAML viper.ConfigParseError
+	switch {
+	case errors.As(err, &notYAML):
+		l.problems.add("", "configuration file %s is not valid YAML: %v", path, notYAML.Unwrap())
+	case err != nil:
+		l.problems.add("", "configuration file (%s): %v", namedBy, err)
 	}
+}
+
+// configFilePath returns the configuration file's path, "" for none, and what named
+// it. --config wins even when empty: --config= reads no file whatever PIC_CONFIG says.
+func (l *loader) configFilePath() (path, namedBy string) {
+	if l.flags.Changed(FlagConfigFile) {
+		path, _ = l.flags.GetString(FlagConfigFile) // a string flag always reads as a string
+		return path, "--" + FlagConfigFile
+	}
+	return strings.TrimSpace(os.Getenv(EnvConfigFile)), EnvConfigFile
+}
+
+// bindSources tells viper which variable and which flag set each key, and records
+// where each key's value comes from. A flag wins over a variable, which wins over the
+// file, which wins over the default.
+func (l *loader) bindSources() {
+	for _, k := range keys {
+		l.origins[k.name] = Origin{Kind: FromDefault}
+		if l.viper.InConfig(k.name) {
+			l.origins[k.name] = Origin{Kind: FromFile, Name: l.file}
+		}
+		// Variable names such as PIC_LEADER_ELECT do not derive from their keys, so
+		// each key binds its own variable: the first that is set, since viper would
+		// take a blank one as set.
+		if variable, ok := firstSetVariable(k.env); ok {
+			_ = l.viper.BindEnv(k.name, variable) // fails only without a variable name
+			l.origins[k.name] = Origin{Kind: FromEnv, Name: variable}
+		}
+		if flag := l.flags.Lookup(k.flag); flag != nil {
+			_ = l.viper.BindPFlag(k.name, flag) // fails only without a flag
+			if flag.Changed {
+				l.origins[k.name] = Origin{Kind: FromFlag, Name: "--" + k.flag}
+			}
+		}
+	}
+}
+
+// firstSetVariable returns the first of the variables that holds more than blanks.
+func firstSetVariable(names []string) (string, bool) {
+	for _, name := range names {
+		if strings.TrimSpace(os.Getenv(name)) != "" {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // decode unmarshals every layer into a Config, strictly: an unknown key or a value of
@@ -218,13 +284,13 @@ func (l *loader) decode() *Config {
 	// viper may let the defaults of a group's keys replace a value given to the group
 	// ("leaderElection: true"), so mapstructure does not always see it.
 	for _, g := range children("") {
-		if _, isMap := l.v.Get(g).(map[string]any); len(children(g)) > 0 && l.v.InConfig(g) && !isMap {
-			l.bad(g, l.v.Get(g), l.wantOf(g))
+		if _, isMap := l.viper.Get(g).(map[string]any); len(children(g)) > 0 && l.viper.InConfig(g) && !isMap {
+			l.bad(g, l.viper.Get(g), l.wantOf(g))
 		}
 	}
 	var f file
 	hooks := mapstructure.ComposeDecodeHookFunc(clean, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
-	if err := l.v.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
+	if err := l.viper.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
 		l.decodeProblem(err)
 	}
 	f.Config.Tunnels = l.tunnels(&f)
@@ -255,16 +321,16 @@ func (l *loader) decodeProblem(err error) {
 	} else if !isDecode && errors.Unwrap(err) != nil {
 		l.decodeProblem(errors.Unwrap(err))
 	} else if !isDecode {
-		l.probs.add("", "decode the configuration: %v", err)
+		l.problems.add("", "decode the configuration: %v", err)
 	} else if name := brackets.Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
-		l.bad(name, l.v.Get(name), l.wantOf(name))
+		l.bad(name, l.viper.Get(name), l.wantOf(name))
 	} else {
 		known := children(name)
 		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
 			known = tunnelFields
 		}
 		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), "has invalid keys: "), ", ") { // viper gives them in lower case
-			l.probs.add("", "file %s: unknown key %q%s", l.path, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
+			l.problems.add("", "file %s: unknown key %q%s", l.file, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
 		}
 	}
 }
@@ -285,7 +351,7 @@ func (l *loader) wantOf(name string) string {
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
 func (l *loader) bad(name string, v any, msg string) {
-	l.probs.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
+	l.problems.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
 }
 
 // where names the source of a key, or of the key holding name; only the file can give
@@ -298,18 +364,32 @@ func (l *loader) where(name string) string {
 			return o.String()
 		}
 	}
-	return "file " + l.path
+	return "file " + l.file
 }
 
-// pangolin reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
+// checkValues checks every key's decoded value against its rule.
+func (l *loader) checkValues(c *Config) {
+	byKey := values(c)
+	for _, k := range keys {
+		// A key that did not decode has its problem already; its zero value says nothing.
+		if l.problems.has(k.name) {
+			continue
+		}
+		if msg := k.checkValue(byKey[k.name], l.plugins); msg != "" {
+			l.bad(k.name, byKey[k.name], msg)
+		}
+	}
+}
+
+// readPangolinAccess reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
 // bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
-func (l *loader) pangolin(c *Config) {
+func (l *loader) readPangolinAccess(c *Config) {
 	const keyFile, sink = "pangolin.apiKeyFile", "pangolin" // the sink that talks to Pangolin's API
 	p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey))
 	data, err := os.ReadFile(p.APIKeyFile)
 	switch p.APIKey = Secret(cmp.Or(fromEnv, strings.TrimSpace(string(data)))); {
 	case p.APIKeyFile != "" && fromEnv != "":
-		l.probs.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
+		l.problems.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
 	case p.APIKeyFile != "" && err != nil:
 		l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
 	case p.APIKeyFile != "" && p.APIKey == "":
@@ -325,8 +405,8 @@ func (l *loader) pangolin(c *Config) {
 		{"pangolin.org", p.Org, "pangolin.org", "the organization id"},
 		{keyFile, string(p.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
 	} {
-		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.probs.has(k.name) {
-			l.probs.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
+		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.problems.has(k.name) {
+			l.problems.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
 		}
 	}
 }
@@ -349,7 +429,7 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
 	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
 	// "edge: {}"), which, like a mapping without a name, names the tunnel after its alias.
-	section, _ := l.v.Get("tunnels").(map[string]any)
+	section, _ := l.viper.Get("tunnels").(map[string]any)
 	for alias := range section {
 		t := tunnel.Tunnel(f.TunnelSection[alias])
 		t.Name = cmp.Or(t.Name, alias)
@@ -367,9 +447,9 @@ func (l *loader) tunnels(f *file) tunnel.Resolver {
 		case !ok:
 			l.bad(m, entry, wantTunnelRef)
 		case inSection:
-			l.probs.add(m, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them", alias, l.where("tunnels"), m, l.where(m), alias)
+			l.problems.add(m, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them", alias, l.where("tunnels"), m, l.where(m), alias)
 		case dup:
-			l.probs.add(m, "%s (%s) defines alias %q twice: keep one", m, l.where(m), alias)
+			l.problems.add(m, "%s (%s) defines alias %q twice: keep one", m, l.where(m), alias)
 		default:
 			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
 		}
@@ -421,7 +501,7 @@ func order(name string) int {
 	})
 }
 
-func (k *key) names(p Plugins) []string {
+func (k *key) pluginNames(p Plugins) []string {
 	if k.plugins == nil {
 		return nil
 	}
@@ -429,7 +509,7 @@ func (k *key) names(p Plugins) []string {
 }
 
 func (k *key) wantText(p Plugins) string {
-	return strings.TrimSpace(k.want + " " + strings.Join(k.names(p), ", "))
+	return strings.TrimSpace(k.want + " " + strings.Join(k.pluginNames(p), ", "))
 }
 
 func (k *key) checkValue(v any, p Plugins) string {
@@ -438,7 +518,7 @@ func (k *key) checkValue(v any, p Plugins) string {
 	if isText && s != "" {
 		names = []string{s}
 	}
-	what, known := strings.TrimSuffix(k.name, "s"), k.names(p)
+	what, known := strings.TrimSuffix(k.name, "s"), k.pluginNames(p)
 	switch i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(known, n) }); {
 	case k.plugins != nil && len(names) == 0:
 		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
