@@ -278,66 +278,124 @@ func firstSetVariable(names []string) (string, bool) {
 	return "", false
 }
 
-// decode unmarshals every layer into a Config, strictly: an unknown key or a value of
+// decode unmarshals every source into a Config, strictly: an unknown key or a value of
 // the wrong type is a problem.
 func (l *loader) decode() *Config {
-	// viper may let the defaults of a group's keys replace a value given to the group
-	// ("leaderElection: true"), so mapstructure does not always see it.
-	for _, g := range children("") {
-		if _, isMap := l.viper.Get(g).(map[string]any); len(children(g)) > 0 && l.viper.InConfig(g) && !isMap {
-			l.bad(g, l.viper.Get(g), l.wantOf(g))
-		}
-	}
+	l.checkGroupsAreMappings()
 	var f file
 	hooks := mapstructure.ComposeDecodeHookFunc(clean, mapstructure.StringToTimeDurationHookFunc(), tunnelRef)
 	if err := l.viper.UnmarshalExact(&f, viper.DecodeHook(hooks)); err != nil {
-		l.decodeProblem(err)
+		l.reportDecodeErrors(err)
 	}
 	f.Config.Tunnels = l.tunnels(&f)
 	return &f.Config
 }
 
-// children lists the names directly under parent ("" for the top level), if a group.
+// checkGroupsAreMappings reports a group such as leaderElection that the file gives a
+// plain value ("leaderElection: true"). mapstructure does not always see it: viper may
+// let the defaults of the group's keys replace that value.
+func (l *loader) checkGroupsAreMappings() {
+	for _, name := range children("") {
+		if !isGroup(name) || !l.viper.InConfig(name) {
+			continue
+		}
+		value := l.viper.Get(name)
+		if _, isMapping := value.(map[string]any); !isMapping {
+			l.bad(name, value, l.wantOf(name))
+		}
+	}
+}
+
+// children lists the names directly under parent, "" for the top level: the keys of a
+// group, or the top-level keys and groups.
 func children(parent string) []string {
-	var out []string
+	var names []string
 	for _, k := range keys {
-		if rest, ok := strings.CutPrefix(k.name, parent+"."); ok || parent == "" {
-			out = append(out, strings.Split(rest, ".")[0])
+		rest := k.name
+		if parent != "" {
+			var under bool
+			if rest, under = strings.CutPrefix(k.name, parent+"."); !under {
+				continue
+			}
 		}
+		child, _, _ := strings.Cut(rest, ".")
+		names = append(names, child)
 	}
-	return slices.Compact(out) // the keys of a group follow each other
+	return slices.Compact(names) // the keys of a group follow each other in the table
 }
 
-// paths turn mapstructure's tunnels[edge].allowedNamespaces[0] into tunnels.edge.allowedNamespaces.
-var indexRE, brackets = regexp.MustCompile(`\[[0-9]+\]`), strings.NewReplacer("[", ".", "]", "")
+// isGroup reports whether name holds keys of its own, as leaderElection does.
+func isGroup(name string) bool { return name != "" && len(children(name)) > 0 }
 
-// decodeProblem reports every error of the tree mapstructure returns as a problem.
-func (l *loader) decodeProblem(err error) {
-	de, isDecode := err.(*mapstructure.DecodeError)
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			l.decodeProblem(e)
+// reportDecodeErrors reports every error of the tree mapstructure returns.
+func (l *loader) reportDecodeErrors(err error) {
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			l.reportDecodeErrors(inner)
 		}
-	} else if !isDecode && errors.Unwrap(err) != nil {
-		l.decodeProblem(errors.Unwrap(err))
-	} else if !isDecode {
-		l.problems.add("", "decode the configuration: %v", err)
-	} else if name := brackets.Replace(indexRE.ReplaceAllString(de.Name(), "")); !strings.HasPrefix(de.Unwrap().Error(), "has invalid keys: ") {
+	case *mapstructure.DecodeError:
+		l.reportDecodeError(e)
+	default:
+		if inner := errors.Unwrap(err); inner != nil {
+			l.reportDecodeErrors(inner)
+		} else {
+			l.problems.add("", "decode the configuration: %v", err)
+		}
+	}
+}
+
+// invalidKeysPrefix starts mapstructure's message for the keys of a mapping that match
+// no field; the keys follow, separated by ", ".
+const invalidKeysPrefix = "has invalid keys: "
+
+// reportDecodeError reports one field mapstructure could not decode: a value of the
+// wrong type, or a mapping holding unknown keys.
+func (l *loader) reportDecodeError(err *mapstructure.DecodeError) {
+	name := keyOfField(err.Name())
+	unknownKeys, hasUnknownKeys := strings.CutPrefix(err.Unwrap().Error(), invalidKeysPrefix)
+	if !hasUnknownKeys {
 		l.bad(name, l.viper.Get(name), l.wantOf(name))
-	} else {
-		known := children(name)
-		if strings.HasPrefix(name, "tunnels.") || name == "defaultTunnel" {
-			known = tunnelFields
-		}
-		for u := range strings.SplitSeq(strings.TrimPrefix(de.Unwrap().Error(), "has invalid keys: "), ", ") { // viper gives them in lower case
-			l.problems.add("", "file %s: unknown key %q%s", l.file, strings.TrimPrefix(name+"."+u, "."), suggest(u, known))
-		}
+		return
+	}
+	for unknown := range strings.SplitSeq(unknownKeys, ", ") {
+		l.reportUnknownKey(name, unknown)
 	}
 }
 
+// reportUnknownKey reports a key of the file that the mapping parent ("" for the top
+// level) does not have, with the key meant if one is near. Viper gives unknown in
+// lower case.
+func (l *loader) reportUnknownKey(parent, unknown string) {
+	known := children(parent)
+	if parent == "defaultTunnel" || strings.HasPrefix(parent, "tunnels.") {
+		known = tunnelFields
+	}
+	name := unknown
+	if parent != "" {
+		name = parent + "." + unknown
+	}
+	l.problems.add("", "file %s: unknown key %q%s", l.file, name, suggest(unknown, known))
+}
+
+var (
+	listIndexRE    = regexp.MustCompile(`\[[0-9]+\]`)
+	mapKeyBrackets = strings.NewReplacer("[", ".", "]", "")
+)
+
+// keyOfField turns the name of a field as mapstructure writes it into the key that
+// holds the field's value: tunnels[edge].allowedNamespaces[0] is in
+// tunnels.edge.allowedNamespaces, since a problem names the list rather than an item.
+func keyOfField(field string) string {
+	withoutListIndexes := listIndexRE.ReplaceAllString(field, "")
+	return mapKeyBrackets.Replace(withoutListIndexes)
+}
+
+// wantOf says what a key accepts, for a key of the table and for the other names a
+// problem can name: a group, and the keys inside a tunnel.
 func (l *loader) wantOf(name string) string {
 	switch {
-	case name != "" && len(children(name)) > 0:
+	case isGroup(name):
 		return "want a mapping with keys " + strings.Join(children(name), ", ")
 	case strings.HasSuffix(name, ".allowedNamespaces"):
 		return wantAllowed
@@ -350,21 +408,32 @@ func (l *loader) wantOf(name string) string {
 }
 
 // bad reports a bad value: `key (source) = value: what is wanted`.
-func (l *loader) bad(name string, v any, msg string) {
-	l.problems.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(v), msg)
+func (l *loader) bad(name string, value any, want string) {
+	l.problems.add(name, "%s (%s) = %s: %s", name, l.where(name), formatValue(value), want)
 }
 
-// where names the source of a key, or of the key holding name; only the file can give
-// a group.
+// where names the source of a key's value, or of the nearest key holding it: the
+// variable or flag alone, or "file <path>". A name without an origin of its own, such
+// as tunnels.edge.name, can only come from the file.
 func (l *loader) where(name string) string {
-	for ; name != ""; name = name[:max(strings.LastIndex(name, "."), 0)] {
-		if o, ok := l.origins[name]; ok && (o.Kind == FromEnv || o.Kind == FromFlag) {
-			return o.Name // the variable or flag alone
-		} else if ok {
-			return o.String()
+	for ; name != ""; name = parentKey(name) {
+		origin, known := l.origins[name]
+		if !known {
+			continue
 		}
+		if origin.Kind == FromEnv || origin.Kind == FromFlag {
+			return origin.Name
+		}
+		return origin.String()
 	}
 	return "file " + l.file
+}
+
+// parentKey is the key that holds name: leaderElection for leaderElection.id, "" for a
+// top-level key.
+func parentKey(name string) string {
+	lastDot := strings.LastIndex(name, ".")
+	return name[:max(lastDot, 0)]
 }
 
 // checkValues checks every key's decoded value against its rule.
