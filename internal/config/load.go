@@ -436,6 +436,88 @@ func parentKey(name string) string {
 	return name[:max(lastDot, 0)]
 }
 
+// pangolinSink is the sink that talks to Pangolin's Integration API itself, and so needs
+// its address, the organization and the API key.
+const pangolinSink = "pangolin"
+
+// readPangolinAccess reads the API key, checks the CA bundle, and requires what the
+// pangolin sink needs. No message quotes what a file holds.
+func (l *loader) readPangolinAccess(c *Config) {
+	l.readAPIKey(&c.Pangolin)
+	l.checkCABundle(c.Pangolin.CAFile)
+	if c.Sink == pangolinSink {
+		l.requirePangolinAccess(c.Pangolin)
+	}
+}
+
+// readAPIKey takes the API key from PIC_PANGOLIN_API_KEY or from the file
+// pangolin.apiKeyFile names, which must not both be given.
+func (l *loader) readAPIKey(p *Pangolin) {
+	const keyFile = "pangolin.apiKeyFile"
+	fromEnv := strings.TrimSpace(os.Getenv(EnvAPIKey))
+	p.APIKey = Secret(fromEnv)
+	if p.APIKeyFile == "" {
+		return
+	}
+	if fromEnv != "" {
+		l.problems.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
+		return
+	}
+	data, err := os.ReadFile(p.APIKeyFile)
+	if err != nil {
+		l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
+		return
+	}
+	// A Secret mounted from a file often ends with a newline.
+	p.APIKey = Secret(strings.TrimSpace(string(data)))
+	if p.APIKey == "" {
+		l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
+	}
+}
+
+// checkCABundle checks that pangolin.caFile, when given, holds a certificate: a wrong
+// file would otherwise surface as a TLS error at the first call to Pangolin.
+func (l *loader) checkCABundle(path string) {
+	const caFile = "pangolin.caFile"
+	if path == "" {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		l.bad(caFile, path, "cannot read the CA bundle: "+err.Error())
+		return
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(data) {
+		l.bad(caFile, path, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
+	}
+}
+
+// requirePangolinAccess reports each of pangolin.url, pangolin.org and the API key that
+// is missing, with every way to give it; a key already reported is not reported again.
+func (l *loader) requirePangolinAccess(p Pangolin) {
+	required := []struct {
+		key   string // the key that gives the value
+		value string
+		what  string // what is missing, in the message
+		fix   string // what to set the key to
+	}{
+		{key: "pangolin.url", value: p.URL, what: "pangolin.url",
+			fix: "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
+		{key: "pangolin.org", value: p.Org, what: "pangolin.org",
+			fix: "the organization id"},
+		{key: "pangolin.apiKeyFile", value: string(p.APIKey), what: "the Pangolin API key",
+			fix: "a file holding it, or set " + EnvAPIKey},
+	}
+	for _, r := range required {
+		if r.value != "" || l.problems.has(r.key) {
+			continue
+		}
+		k := keyByName(r.key)
+		l.problems.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s",
+			r.what, pangolinSink, k.name, k.env[0], k.flag, r.fix)
+	}
+}
+
 // checkValues checks every key's decoded value against its rule.
 func (l *loader) checkValues(c *Config) {
 	byKey := values(c)
@@ -450,97 +532,95 @@ func (l *loader) checkValues(c *Config) {
 	}
 }
 
-// readPangolinAccess reads the API key, from its file or PIC_PANGOLIN_API_KEY, checks the CA
-// bundle, and requires what the pangolin sink needs. No message quotes what a file holds.
-func (l *loader) readPangolinAccess(c *Config) {
-	const keyFile, sink = "pangolin.apiKeyFile", "pangolin" // the sink that talks to Pangolin's API
-	p, fromEnv := &c.Pangolin, strings.TrimSpace(os.Getenv(EnvAPIKey))
-	data, err := os.ReadFile(p.APIKeyFile)
-	switch p.APIKey = Secret(cmp.Or(fromEnv, strings.TrimSpace(string(data)))); {
-	case p.APIKeyFile != "" && fromEnv != "":
-		l.problems.add(keyFile, "%s (%s) and %s both give the Pangolin API key: choose one", keyFile, l.where(keyFile), EnvAPIKey)
-	case p.APIKeyFile != "" && err != nil:
-		l.bad(keyFile, p.APIKeyFile, "cannot read the API key: "+err.Error())
-	case p.APIKeyFile != "" && p.APIKey == "":
-		l.bad(keyFile, p.APIKeyFile, "the file is empty; want the API key in it")
-	}
-	if data, err := os.ReadFile(p.CAFile); p.CAFile != "" && err != nil {
-		l.bad("pangolin.caFile", p.CAFile, "cannot read the CA bundle: "+err.Error())
-	} else if p.CAFile != "" && !x509.NewCertPool().AppendCertsFromPEM(data) {
-		l.bad("pangolin.caFile", p.CAFile, "the file holds no PEM certificate; want a CA bundle such as ca.crt")
-	}
-	for _, r := range [][4]string{ // key, value, what is missing, what to set it to
-		{"pangolin.url", p.URL, "pangolin.url", "the Integration API base URL, e.g. https://pangolin.example.com/v1"},
-		{"pangolin.org", p.Org, "pangolin.org", "the organization id"},
-		{keyFile, string(p.APIKey), "the Pangolin API key", "a file holding it, or set " + EnvAPIKey},
-	} {
-		if k := keyByName(r[0]); c.Sink == sink && r[1] == "" && !l.problems.has(k.name) {
-			l.problems.add(k.name, "%s is required when sink is %s: set %s, %s or --%s to %s", r[2], sink, k.name, k.env[0], k.flag, r[3])
-		}
-	}
-}
-
 // values maps every key to its value in c, by the names viper decodes.
 func values(c *Config) map[string]any {
-	m := map[string]any{}
-	_ = mapstructure.Decode(&file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}, &m) // a struct always fits a map
+	byKey := map[string]any{}
+	asFile := file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}
+	_ = mapstructure.Decode(&asFile, &byKey) // a struct always decodes into a map
 	for _, k := range keys {
-		if g, child, nested := strings.Cut(k.name, "."); nested {
-			m[k.name] = m[g].(map[string]any)[child]
+		// mapstructure nests a group's keys ("leaderElection": {"id": ...}); a key of the
+		// table names them with a dot.
+		if group, child, nested := strings.Cut(k.name, "."); nested {
+			byKey[k.name] = byKey[group].(map[string]any)[child]
 		}
 	}
-	return m
+	return byKey
 }
 
 // tunnels assembles Config.Tunnels from defaultTunnel, tunnelNamespace, the tunnels
-// section and the alias=tunnel entries of tunnelClassMapping; checkTunnels judges the names.
+// section and the alias=tunnel entries of tunnelClassMapping; checkTunnels judges the
+// names.
 func (l *loader) tunnels(f *file) tunnel.Resolver {
-	r := tunnel.Resolver{Default: tunnel.Tunnel(f.DefaultTunnel), Namespace: f.TunnelNamespace, Aliases: map[string]tunnel.Tunnel{}}
-	// viper leaves out of what it decodes an entry with nothing under it ("edge:" or
-	// "edge: {}"), which, like a mapping without a name, names the tunnel after its alias.
+	resolver := tunnel.Resolver{
+		Default:   tunnel.Tunnel(f.DefaultTunnel),
+		Namespace: f.TunnelNamespace,
+		Aliases:   map[string]tunnel.Tunnel{},
+	}
+	// The section is read from viper rather than from f: viper leaves out of what it
+	// decodes an entry with nothing under it ("edge:" or "edge: {}").
 	section, _ := l.viper.Get("tunnels").(map[string]any)
 	for alias := range section {
 		t := tunnel.Tunnel(f.TunnelSection[alias])
-		t.Name = cmp.Or(t.Name, alias)
-		r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins["tunnels"]
+		t.Name = cmp.Or(t.Name, alias) // an entry without a name names its tunnel after its alias
+		resolver.Aliases[alias] = t
+		l.origins["tunnels."+alias] = l.origins["tunnels"]
 	}
-	const m = "tunnelClassMapping"
 	for _, entry := range f.TunnelClassMapping {
-		alias, target, _ := strings.Cut(entry, "=")
-		alias, target = strings.TrimSpace(alias), strings.TrimSpace(target)
-		t, ok := parseRef(target)
-		_, inSection := section[alias]
-		switch _, dup := r.Aliases[alias]; {
-		case alias == "" || target == "":
-			l.bad(m, entry, "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel")
-		case !ok:
-			l.bad(m, entry, wantTunnelRef)
-		case inSection:
-			l.problems.add(m, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them", alias, l.where("tunnels"), m, l.where(m), alias)
-		case dup:
-			l.problems.add(m, "%s (%s) defines alias %q twice: keep one", m, l.where(m), alias)
-		default:
-			r.Aliases[alias], l.origins["tunnels."+alias] = t, l.origins[m]
-		}
+		l.addMappingEntry(resolver.Aliases, section, entry)
 	}
-	return r
+	return resolver
 }
 
+// addMappingEntry adds the alias of one alias=tunnel entry of tunnelClassMapping, unless
+// the entry is malformed or its alias is defined already.
+func (l *loader) addMappingEntry(aliases map[string]tunnel.Tunnel, section map[string]any, entry string) {
+	const mapping = "tunnelClassMapping"
+	alias, target, _ := strings.Cut(entry, "=")
+	alias = strings.TrimSpace(alias)
+	target = strings.TrimSpace(target)
+	if alias == "" || target == "" {
+		l.bad(mapping, entry, "want alias=tunnel, such as edge-eu=edge-eu-tunnel or edge-eu=pangolin-system/edge-eu-tunnel")
+		return
+	}
+	t, ok := parseRef(target)
+	if !ok {
+		l.bad(mapping, entry, wantTunnelRef)
+		return
+	}
+	if _, inSection := section[alias]; inSection {
+		l.problems.add(mapping, "tunnels.%s (%s) and %s (%s) both define alias %q: keep one of them",
+			alias, l.where("tunnels"), mapping, l.where(mapping), alias)
+		return
+	}
+	if _, definedAlready := aliases[alias]; definedAlready {
+		l.problems.add(mapping, "%s (%s) defines alias %q twice: keep one", mapping, l.where(mapping), alias)
+		return
+	}
+	aliases[alias] = t
+	l.origins["tunnels."+alias] = l.origins[mapping]
+}
+
+// checkTunnels checks the default tunnel, when there is one, and every alias with its
+// tunnel.
 func (l *loader) checkTunnels(r tunnel.Resolver) {
-	if msg := checkTunnel(r.Default); msg != "" && !reflect.ValueOf(r.Default).IsZero() {
+	noDefaultTunnel := reflect.ValueOf(r.Default).IsZero() // defaultTunnel: ""
+	if msg := checkTunnel(r.Default); msg != "" && !noDefaultTunnel {
 		l.bad("defaultTunnel", refString(r.Default), msg)
 	}
 	for _, alias := range slices.Sorted(maps.Keys(r.Aliases)) {
+		name := "tunnels." + alias
 		if !isNamespace(alias) {
-			l.bad("tunnels."+alias, alias, "invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>")
-		} else if msg := checkTunnel(r.Aliases[alias]); msg != "" {
-			l.bad("tunnels."+alias, refString(r.Aliases[alias]), msg)
+			l.bad(name, alias, "invalid alias; want an alias of lowercase letters, digits and '-' (at most 63 characters), since it names the IngressClass pangolin-<alias>")
+			continue
+		}
+		if msg := checkTunnel(r.Aliases[alias]); msg != "" {
+			l.bad(name, refString(r.Aliases[alias]), msg)
 		}
 	}
 }
 
+// checkTunnel says what is wrong with a tunnel, "" if nothing.
 func checkTunnel(t tunnel.Tunnel) string {
-	bad := slices.IndexFunc(t.AllowedNamespaces, func(ns string) bool { return ns != "*" && !isNamespace(ns) })
 	switch {
 	case t.Name == "":
 		return "the tunnel name is missing; " + wantTunnelRef
@@ -553,14 +633,19 @@ func checkTunnel(t tunnel.Tunnel) string {
 	case t.AllowedNamespaces != nil && len(t.AllowedNamespaces) == 0:
 		// The Resolver reads an empty list as "everyone": spell that out instead.
 		return `allowedNamespaces is empty, which would allow every namespace; list the namespaces, or write ["*"] to allow all`
-	case bad >= 0:
-		return fmt.Sprintf("%q is not a namespace name (%s); %s", t.AllowedNamespaces[bad], wantNamespace, wantAllowed)
+	}
+	for _, namespace := range t.AllowedNamespaces {
+		if namespace != "*" && !isNamespace(namespace) {
+			return fmt.Sprintf("%q is not a namespace name (%s); %s", namespace, wantNamespace, wantAllowed)
+		}
 	}
 	return ""
 }
 
+// refString writes a tunnel as namespace/name, or name alone when it has no namespace.
 func refString(t tunnel.Tunnel) string { return strings.TrimPrefix(t.Namespace+"/"+t.Name, "/") }
 
+// keyByName returns the key of the table named name, or holding it; name must be one.
 func keyByName(name string) *key { return keys[order(name)] }
 
 // order places a key's problems in table order; problems of no key come first.
@@ -570,6 +655,7 @@ func order(name string) int {
 	})
 }
 
+// pluginNames are the names the caller builds that k's value must be among, if any.
 func (k *key) pluginNames(p Plugins) []string {
 	if k.plugins == nil {
 		return nil
@@ -577,48 +663,92 @@ func (k *key) pluginNames(p Plugins) []string {
 	return k.plugins(p)
 }
 
+// wantText says what k accepts, with the names the caller builds.
 func (k *key) wantText(p Plugins) string {
 	return strings.TrimSpace(k.want + " " + strings.Join(k.pluginNames(p), ", "))
 }
 
+// checkValue says what is wrong with a decoded value of k, "" if nothing.
 func (k *key) checkValue(v any, p Plugins) string {
-	s, isText := v.(string)
-	names, _ := v.([]string)
-	if isText && s != "" {
-		names = []string{s}
+	if k.plugins != nil {
+		if msg := k.checkPluginNames(v, p); msg != "" {
+			return msg
+		}
 	}
-	what, known := strings.TrimSuffix(k.name, "s"), k.pluginNames(p)
-	switch i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(known, n) }); {
-	case k.plugins != nil && len(names) == 0:
-		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
-	case k.plugins != nil && i >= 0:
-		return fmt.Sprintf("unknown %s %q%s; %s", what, names[i], suggest(names[i], known), k.wantText(p))
-	case k.allowed != nil && !slices.Contains(k.allowed, s):
-		return k.want + suggest(s, k.allowed)
-	case k.ok != nil && !k.ok(v):
+	if k.allowed != nil {
+		s, _ := v.(string)
+		if !slices.Contains(k.allowed, s) {
+			return k.want + suggest(s, k.allowed)
+		}
+	}
+	if k.ok != nil && !k.ok(v) {
 		return k.want
 	}
 	return ""
 }
 
-func is(ok func(string) bool) func(any) bool { return func(v any) bool { return ok(v.(string)) } }
+// checkPluginNames checks the names a value chooses (a list for sources, one name for
+// sink) against those the caller builds: at least one, and none unknown.
+func (k *key) checkPluginNames(v any, p Plugins) string {
+	chosen, _ := v.([]string)
+	if name, isText := v.(string); isText && name != "" {
+		chosen = []string{name}
+	}
+	what := strings.TrimSuffix(k.name, "s") // source, sink
+	if len(chosen) == 0 {
+		return fmt.Sprintf("no %s is chosen; %s", what, k.wantText(p))
+	}
+	known := k.pluginNames(p)
+	for _, name := range chosen {
+		if !slices.Contains(known, name) {
+			return fmt.Sprintf("unknown %s %q%s; %s", what, name, suggest(name, known), k.wantText(p))
+		}
+	}
+	return ""
+}
+
+// The rules of the key table. A rule gets the decoded value, whose type is the key's.
+
+// is makes a rule of a check of text.
+func is(ok func(string) bool) func(any) bool {
+	return func(v any) bool { return ok(v.(string)) }
+}
+
+// optional makes a rule of a check of text that also accepts "".
 func optional(ok func(string) bool) func(any) bool {
 	return is(func(s string) bool { return s == "" || ok(s) })
 }
+
 func atLeastOne(v any) bool      { return v.(int) >= 1 }
 func isNamespace(s string) bool  { return len(validation.IsDNS1123Label(s)) == 0 }
 func notNamespace(s string) bool { return !isNamespace(s) }
 func isSubdomain(s string) bool  { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
+// isAddr accepts host:port and :port, and "0", which disables an endpoint.
 func isAddr(s string) bool {
+	if s == "0" {
+		return true
+	}
 	_, port, err := net.SplitHostPort(s)
-	n, perr := strconv.Atoi(port)
-	return s == "0" || err == nil && perr == nil && n >= 0 && n <= 65535
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
+// isURL accepts an absolute http or https URL.
 func isURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validQPS accepts a positive finite rate, or -1 for no client-side limit (client-go's
+// and controller-runtime's spelling). 0 is refused: client-go would read it as its own
+// default of 5.
+func validQPS(v any) bool {
+	q := v.(float32)
+	return q == -1 || (q > 0 && !math.IsInf(float64(q), 0))
 }
 
 var commentRE = regexp.MustCompile(`#.*`)
@@ -725,12 +855,4 @@ func distance(a, b string) int {
 		}
 	}
 	return row[len(b)]
-}
-
-// validQPS accepts a positive finite rate, or -1 for no client-side limit (client-go's
-// and controller-runtime's spelling). 0 is refused: client-go would read it as its own
-// default of 5.
-func validQPS(v any) bool {
-	q := v.(float32)
-	return q == -1 || (q > 0 && !math.IsInf(float64(q), 0))
 }
