@@ -751,38 +751,64 @@ func validQPS(v any) bool {
 	return q == -1 || (q > 0 && !math.IsInf(float64(q), 0))
 }
 
+// clean is the first decode hook: it trims text, as a ConfigMap often adds a newline,
+// and reads a list from one string (commas and newlines separate items, # starts a
+// comment) or from repeated flags, without empty and repeated items. It refuses what
+// mapstructure would otherwise convert quietly.
+func clean(_, to reflect.Type, data any) (any, error) {
+	if err := refuseQuietConversion(to, data); err != nil {
+		return nil, err
+	}
+	switch value := data.(type) {
+	case string:
+		if to == reflect.TypeFor[[]string]() {
+			return cleanList(splitList(value)), nil
+		}
+		return strings.TrimSpace(value), nil
+	case []string:
+		return cleanList(value), nil
+	}
+	return data, nil
+}
+
+// refuseQuietConversion refuses what mapstructure would decode into something the user
+// did not write: a mapping into a list (of one empty item), a bare number into a
+// duration (of nanoseconds), a fraction into an integer (without the fraction).
+func refuseQuietConversion(to reflect.Type, data any) error {
+	_, isText := data.(string)
+	_, isMapping := data.(map[string]any)
+	number, isFloat := data.(float64)
+	switch {
+	case isMapping && to == reflect.TypeFor[[]string]():
+		return errors.New("a mapping is not a list")
+	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
+		return errors.New("a duration needs a unit")
+	case to.Kind() == reflect.Int && isFloat && number != math.Trunc(number):
+		return errors.New("not a whole number")
+	}
+	return nil
+}
+
 var commentRE = regexp.MustCompile(`#.*`)
 
-// clean trims text, as a ConfigMap often adds a newline, and reads a list from one string
-// (commas and newlines separate items, # starts a comment) or repeated flags, without
-// empty and repeated items. It refuses what mapstructure would quietly convert: a mapping
-// to a list (of one empty item), a bare number to a duration, a fraction to an integer.
-func clean(_, to reflect.Type, data any) (any, error) {
-	s, isText := data.(string)
-	items, isList := data.([]string)
-	f, isFloat := data.(float64)
-	switch _, isMap := data.(map[string]any); {
-	case isMap && to == reflect.TypeFor[[]string]():
-		return nil, errors.New("a mapping is not a list")
-	case to == reflect.TypeFor[time.Duration]() && !isText && reflect.TypeOf(data) != to:
-		return nil, errors.New("a duration needs a unit")
-	case to.Kind() == reflect.Int && isFloat && f != math.Trunc(f):
-		return nil, errors.New("not a whole number")
-	case isText && to != reflect.TypeFor[[]string]():
-		return strings.TrimSpace(s), nil
-	case isText:
-		items, isList = strings.FieldsFunc(commentRE.ReplaceAllString(s, ""), func(r rune) bool { return r == ',' || r == '\n' }), true
-	}
-	if !isList {
-		return data, nil
-	}
+// splitList reads the items of a list written as text, such as an environment
+// variable: commas and newlines separate them, # starts a comment.
+func splitList(text string) []string {
+	withoutComments := commentRE.ReplaceAllString(text, "")
+	return strings.FieldsFunc(withoutComments, func(r rune) bool { return r == ',' || r == '\n' })
+}
+
+// cleanList trims every item and drops empty and repeated ones. It returns an empty
+// list, never nil, for no items.
+func cleanList(items []string) []string {
 	out := []string{}
-	for _, s := range items {
-		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
+	for _, item := range items {
+		item = strings.TrimSpace(item)
+		if item != "" && !slices.Contains(out, item) {
+			out = append(out, item)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // tunnelSpec is a tunnel as the file writes it: "name", "namespace/name" or a mapping.
@@ -793,27 +819,39 @@ type tunnelSpec struct {
 	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
 }
 
+// tunnelFields are the keys of a tunnel written as a mapping.
 var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
 
+// tunnelRef is the decode hook that reads a tunnel written as text, "name" or
+// "namespace/name"; "" is no tunnel.
 func tunnelRef(_, to reflect.Type, data any) (any, error) {
-	if s, ok := data.(string); ok && to == reflect.TypeFor[tunnelSpec]() {
-		if t, ok := parseRef(s); ok || s == "" {
-			return tunnelSpec(t), nil
-		}
+	text, isText := data.(string)
+	if !isText || to != reflect.TypeFor[tunnelSpec]() {
+		return data, nil
+	}
+	if text == "" {
+		return tunnelSpec{}, nil
+	}
+	t, ok := parseRef(text)
+	if !ok {
 		return nil, errors.New(wantTunnelRef)
 	}
-	return data, nil
+	return tunnelSpec(t), nil
 }
 
-// parseRef reads "name" or "namespace/name"; checkTunnel judges the names.
+// parseRef reads "name" or "namespace/name", and reports whether it is one of them;
+// checkTunnel judges the names.
 func parseRef(s string) (tunnel.Tunnel, bool) {
-	ns, name, qualified := strings.Cut(s, "/")
+	namespace, name, qualified := strings.Cut(s, "/")
 	if !qualified {
-		ns, name = "", s
+		return tunnel.Tunnel{Name: s}, s != ""
 	}
-	return tunnel.Tunnel{Name: name, Namespace: ns}, name != "" && (!qualified || ns != "") && !strings.Contains(name, "/")
+	t := tunnel.Tunnel{Name: name, Namespace: namespace}
+	return t, namespace != "" && name != "" && !strings.Contains(name, "/")
 }
 
+// suggest is the end of a message that names the known word s was likely meant to be,
+// or "" if none is near.
 func suggest(s string, known []string) string {
 	if best := closest(s, known); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
@@ -821,38 +859,59 @@ func suggest(s string, known []string) string {
 	return ""
 }
 
-// closest returns the known word nearest to s, if near enough to be a typo. Case, '-', '_'
-// and a PIC_ prefix do not count: backend-scheme and PIC_BACKEND_SCHEME find backendScheme.
+// closest returns the known word nearest to s, if near enough to be a typo.
 func closest(s string, known []string) string {
-	norm := func(w string) string {
-		return strings.NewReplacer("-", "", "_", "").Replace(strings.TrimPrefix(strings.ToLower(w), "pic_"))
-	}
-	target, best := norm(s), ""
-	limit := min(max(len(target)/4, 1), 3) // about one typo per four letters, at least one, at most three
-	for _, k := range known {
-		d := distance(target, norm(k))
-		if short, long := min(target, norm(k)), max(target, norm(k)); len(short) >= 3 && strings.HasPrefix(long, short) {
-			d = min(d, 1) // warning for warn, httproutes for httproute
-		}
-		if d <= limit {
-			best, limit = k, d-1 // a later word must be nearer
+	typed := normalizeName(s)
+	// About one typo per four letters, at least one and at most three.
+	limit := min(max(len(typed)/4, 1), 3)
+	best := ""
+	for _, word := range known {
+		if d := typoDistance(typed, normalizeName(word)); d <= limit {
+			best = word
+			limit = d - 1 // a later word must be nearer to replace it
 		}
 	}
 	return best
 }
 
-// distance is the Levenshtein distance between a and b.
+// normalizeName is a name as closest compares it. Case, '-', '_' and a PIC_ prefix do not
+// count, so that the spelling of one source finds the name in another:
+// backend-scheme and PIC_BACKEND_SCHEME find backendScheme.
+func normalizeName(name string) string {
+	name = strings.TrimPrefix(strings.ToLower(name), "pic_")
+	return strings.NewReplacer("-", "", "_", "").Replace(name)
+}
+
+// typoDistance is the number of typos that turn a into b. A word that begins the other
+// counts as one typo however much is missing, if it has three letters or more: warn
+// is near warning, httproute near httproutes.
+func typoDistance(a, b string) int {
+	d := distance(a, b)
+	if len(a) >= 3 && strings.HasPrefix(b, a) || len(b) >= 3 && strings.HasPrefix(a, b) {
+		d = min(d, 1)
+	}
+	return d
+}
+
+// distance is the Levenshtein distance between a and b: the fewest insertions,
+// deletions and substitutions of bytes that turn a into b.
 func distance(a, b string) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
+	// previous[j] is the distance between a[:i] and b[:j], for the row i before current.
+	previous := make([]int, len(b)+1)
+	current := make([]int, len(b)+1)
+	for j := range previous {
+		previous[j] = j
 	}
-	for i := range a {
-		diag := row[0]
-		row[0] = i + 1
-		for j := range b { // a substitution costs min(1, a[i]^b[j]): nothing for the same letter
-			diag, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diag+min(1, int(a[i]^b[j])))
+	for i := range len(a) {
+		current[0] = i + 1
+		for j := range len(b) {
+			substitute := previous[j]
+			if a[i] != b[j] {
+				substitute++
+			}
+			current[j+1] = min(previous[j+1]+1, current[j]+1, substitute)
 		}
+		previous, current = current, previous
 	}
-	return row[len(b)]
+	return previous[len(b)]
 }
