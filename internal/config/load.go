@@ -327,22 +327,42 @@ func children(parent string) []string {
 // isGroup reports whether name holds keys of its own, as leaderElection does.
 func isGroup(name string) bool { return name != "" && len(children(name)) > 0 }
 
-// reportDecodeErrors reports every error of the tree mapstructure returns.
+// reportDecodeErrors reports every error of the tree mapstructure returns, in the order
+// of the fields they concern: mapstructure decodes a mapping such as tunnels in Go's
+// map order, which changes from run to run, and the problems of two tunnel entries
+// would change places with it.
 func (l *loader) reportDecodeErrors(err error) {
+	decodeErrors, others := splitDecodeErrors(err)
+	for _, other := range others {
+		l.problems.add("", "decode the configuration: %v", other)
+	}
+	slices.SortStableFunc(decodeErrors, func(a, b *mapstructure.DecodeError) int {
+		return strings.Compare(a.Name(), b.Name())
+	})
+	for _, decodeErr := range decodeErrors {
+		l.reportDecodeError(decodeErr)
+	}
+}
+
+// splitDecodeErrors walks the tree of errors mapstructure returns, joined and wrapped,
+// down to the errors of single fields, and to any other error that wraps none.
+func splitDecodeErrors(err error) (decodeErrors []*mapstructure.DecodeError, others []error) {
 	switch e := err.(type) {
 	case interface{ Unwrap() []error }:
 		for _, inner := range e.Unwrap() {
-			l.reportDecodeErrors(inner)
+			innerDecodeErrors, innerOthers := splitDecodeErrors(inner)
+			decodeErrors = append(decodeErrors, innerDecodeErrors...)
+			others = append(others, innerOthers...)
 		}
 	case *mapstructure.DecodeError:
-		l.reportDecodeError(e)
+		decodeErrors = append(decodeErrors, e)
 	default:
 		if inner := errors.Unwrap(err); inner != nil {
-			l.reportDecodeErrors(inner)
-		} else {
-			l.problems.add("", "decode the configuration: %v", err)
+			return splitDecodeErrors(inner)
 		}
+		others = append(others, err)
 	}
+	return decodeErrors, others
 }
 
 // invalidKeysPrefix starts mapstructure's message for the keys of a mapping that match
