@@ -1134,6 +1134,46 @@ func TestSuggestions(t *testing.T) {
 	}
 }
 
+// TestSuggestionChoice: at most one suggestion, the nearest, and none when two known
+// names are equally near. Flags and variables are suggested the same way as file keys.
+func TestSuggestionChoice(t *testing.T) {
+	var variables, flags []string
+	for _, k := range keys {
+		variables = append(variables, k.env...)
+		if k.flag != "" {
+			flags = append(flags, k.flag)
+		}
+	}
+	tests := []struct {
+		name  string
+		typed string
+		known []string
+		want  string
+	}{
+		{name: "a key with Name and a typo is its key without them",
+			typed: "defaultTunelName", known: children(""), want: "defaultTunnel"},
+		{name: "a variable with one typo is that variable rather than a shorter one it begins with",
+			typed: "PIC_LEADER_ELECTION_NAMESACE", known: variables, want: "PIC_LEADER_ELECTION_NAMESPACE"},
+		{name: "a variable with a letter missing is that variable rather than a shorter one it begins with",
+			typed: "PIC_PANGOLIN_API_KEY_FIL", known: variables, want: "PIC_PANGOLIN_API_KEY_FILE"},
+		{name: "a variable that begins two variables equally gets no suggestion",
+			typed: "PIC_LOG", known: variables, want: ""},
+		{name: "a flag that begins two flags equally gets no suggestion",
+			typed: "kube-api", known: flags, want: ""},
+		{name: "a flag with one typo gets its flag",
+			typed: "metrics-bind-adress", known: flags, want: "metrics-bind-address"},
+		{name: "a name far from all gets no suggestion",
+			typed: "frobnicate", known: children(""), want: ""},
+		{name: "a name listed twice is one suggestion",
+			typed: "loglevle", known: []string{"logLevel", "logLevel"}, want: "logLevel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, closest(tt.typed, tt.known))
+		})
+	}
+}
+
 func TestOriginText(t *testing.T) {
 	tests := []struct {
 		origin Origin

@@ -879,19 +879,29 @@ func suggest(s string, known []string) string {
 	return ""
 }
 
-// closest returns the known word nearest to s, if near enough to be a typo.
+// closest returns the known word nearest to s, if near enough to be a typo and nearer
+// than any other: when two words are equally near, a guess would mislead as often as
+// it helps, so there is none.
 func closest(s string, known []string) string {
 	typed := normalizeName(s)
 	// About one typo per four letters, at least one and at most three.
 	limit := min(max(len(typed)/4, 1), 3)
-	best := ""
+	var nearest []string
+	var nearestScore nearness
 	for _, word := range known {
-		if d := typoDistance(typed, normalizeName(word)); d <= limit {
-			best = word
-			limit = d - 1 // a later word must be nearer to replace it
+		score := nearnessOf(typed, normalizeName(word))
+		switch {
+		case score.typos > limit: // too far to be a typo
+		case len(nearest) == 0 || score.nearerThan(nearestScore):
+			nearest, nearestScore = []string{word}, score
+		case score == nearestScore && !slices.Contains(nearest, word):
+			nearest = append(nearest, word)
 		}
 	}
-	return best
+	if len(nearest) != 1 {
+		return ""
+	}
+	return nearest[0]
 }
 
 // normalizeName is a name as closest compares it. Case, '-', '_' and a PIC_ prefix do not
@@ -902,15 +912,52 @@ func normalizeName(name string) string {
 	return strings.NewReplacer("-", "", "_", "").Replace(name)
 }
 
-// typoDistance is the number of typos that turn a into b. A word that begins the other
-// counts as one typo however much is missing, if it has three letters or more: warn
-// is near warning, httproute near httproutes.
-func typoDistance(a, b string) int {
-	d := distance(a, b)
-	if len(a) >= 3 && strings.HasPrefix(b, a) || len(b) >= 3 && strings.HasPrefix(a, b) {
-		d = min(d, 1)
+// nearness is how near a typed name is to a known one.
+type nearness struct {
+	typos int
+	// truncated: one name only begins the other, and typos is a guess. At the same
+	// count, a misspelling of one name is nearer than the beginning of another:
+	// PIC_LEADER_ELECTION_NAMESACE means PIC_LEADER_ELECTION_NAMESPACE, not
+	// PIC_LEADER_ELECT.
+	truncated bool
+}
+
+// nearerThan reports whether n is nearer than other: fewer typos, or as many but
+// not truncated.
+func (n nearness) nearerThan(other nearness) bool {
+	if n.typos != other.typos {
+		return n.typos < other.typos
 	}
-	return d
+	return !n.truncated && other.truncated
+}
+
+// nearnessOf says how near typed is to word, both normalized.
+func nearnessOf(typed, word string) nearness {
+	score := spellingNearness(typed, word)
+	// A key is often written with the "name" its variable ends in: defaultTunnelName
+	// for defaultTunnel, whose variable is PIC_DEFAULT_TUNNEL_NAME. The extra "name"
+	// counts as one typo, added to those of the rest: defaultTunelName is two typos
+	// from defaultTunnel.
+	if stem, hasName := strings.CutSuffix(typed, "name"); hasName && stem != "" {
+		withoutName := spellingNearness(stem, word)
+		withoutName.typos++
+		if withoutName.nearerThan(score) {
+			score = withoutName
+		}
+	}
+	return score
+}
+
+// spellingNearness counts the typos between a and b, the Levenshtein distance, except
+// that a name that begins the other counts as one typo however much is missing, if it
+// has three letters or more: warn is near warning, httproute near httproutes.
+func spellingNearness(a, b string) nearness {
+	d := distance(a, b)
+	isPrefix := len(a) >= 3 && strings.HasPrefix(b, a) || len(b) >= 3 && strings.HasPrefix(a, b)
+	if d > 1 && isPrefix {
+		return nearness{typos: 1, truncated: true}
+	}
+	return nearness{typos: d}
 }
 
 // distance is the Levenshtein distance between a and b: the fewest insertions,
