@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/x509"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -58,7 +60,8 @@ func LoadOffline(args []string, plugins Plugins) (*Config, Origins, error) {
 type loader struct {
 	viper    *viper.Viper
 	flags    *pflag.FlagSet
-	file     string // the configuration file's path, "" for none
+	file     string         // the configuration file's path, "" for none
+	written  map[string]any // the file as YAML decodes it, keys spelt as the file spells them
 	plugins  Plugins
 	origins  Origins
 	problems problems
@@ -221,15 +224,23 @@ func (l *loader) readFile() {
 		return
 	}
 	l.file = path
-	l.viper.SetConfigFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		l.problems.add("", "configuration file (%s): %v", namedBy, err)
+		return
+	}
 	l.viper.SetConfigType("yaml") // whatever the file's extension, such as a ConfigMap key's
-	err := l.viper.ReadInConfig()
+	err = l.viper.ReadConfig(bytes.NewReader(data))
 	var notYAML viper.ConfigParseError
 	switch {
 	case errors.As(err, &notYAML):
 		l.problems.add("", "configuration file %s is not valid YAML: %v", path, notYAML.Unwrap())
 	case err != nil:
 		l.problems.add("", "configuration file (%s): %v", namedBy, err)
+	default:
+		// Viper keeps keys in lower case, and messages name a key as the file writes it.
+		// This cannot fail: viper has just decoded the same bytes with the same library.
+		_ = yaml.Unmarshal(data, &l.written)
 	}
 }
 
@@ -384,8 +395,7 @@ func (l *loader) reportDecodeError(err *mapstructure.DecodeError) {
 }
 
 // reportUnknownKey reports a key of the file that the mapping parent ("" for the top
-// level) does not have, with the key meant if one is near. Viper gives unknown in
-// lower case.
+// level) does not have, named as the file writes it, with the key meant if one is near.
 func (l *loader) reportUnknownKey(parent, unknown string) {
 	known := children(parent)
 	if parent == "defaultTunnel" || strings.HasPrefix(parent, "tunnels.") {
@@ -395,7 +405,66 @@ func (l *loader) reportUnknownKey(parent, unknown string) {
 	if parent != "" {
 		name = parent + "." + unknown
 	}
-	l.problems.add("", "file %s: unknown key %q%s", l.file, name, suggest(unknown, known))
+	for _, written := range l.spellingsOf(name) {
+		leaf := written[strings.LastIndex(written, ".")+1:]
+		l.problems.add("", "file %s: unknown key %q%s", l.file, written, suggest(leaf, known))
+	}
+}
+
+// spellingsOf returns how the file writes a key that viper and mapstructure name in
+// their own case (tunnels.edge.sitenmae for the file's tunnels.Edge.siteNmae): every
+// spelling, since a file may write one key in several cases, or the name itself if
+// the file holds no such key.
+func (l *loader) spellingsOf(name string) []string {
+	spellings := writtenKeys(l.written, strings.Split(name, "."))
+	if len(spellings) == 0 {
+		return []string{name}
+	}
+	return spellings
+}
+
+// writtenKeys returns the keys of node that read as path when case is ignored, each
+// as node writes it, its parts joined by dots. A key may hold a dot itself: viper
+// reads "leaderElection.id: x" as leaderElection: {id: x}.
+func writtenKeys(node any, path []string) []string {
+	if len(path) == 0 {
+		return []string{""}
+	}
+	mapping := asMapping(node)
+	var found []string
+	for _, key := range slices.Sorted(maps.Keys(mapping)) {
+		parts := strings.Split(key, ".")
+		if len(parts) > len(path) || !equalFold(parts, path[:len(parts)]) {
+			continue
+		}
+		for _, rest := range writtenKeys(mapping[key], path[len(parts):]) {
+			found = append(found, strings.TrimSuffix(key+"."+rest, "."))
+		}
+	}
+	return found
+}
+
+// asMapping returns node as a mapping with text keys, nil if it is not a mapping. YAML
+// decodes a mapping whose keys are not all text as map[any]any; viper reads those keys
+// as %v writes them, and so does this.
+func asMapping(node any) map[string]any {
+	switch mapping := node.(type) {
+	case map[string]any:
+		return mapping
+	case map[any]any:
+		converted := make(map[string]any, len(mapping))
+		for key, value := range mapping {
+			converted[fmt.Sprint(key)] = value
+		}
+		return converted
+	}
+	return nil
+}
+
+// equalFold reports whether two paths name the same key as viper does, which keeps
+// keys in lower case.
+func equalFold(a, b []string) bool {
+	return slices.EqualFunc(a, b, func(x, y string) bool { return strings.ToLower(x) == strings.ToLower(y) })
 }
 
 var (
