@@ -461,10 +461,10 @@ func asMapping(node any) map[string]any {
 	return nil
 }
 
-// equalFold reports whether two paths name the same key as viper does, which keeps
-// keys in lower case.
+// equalFold reports whether two paths name the same key when case is ignored, as viper
+// ignores it.
 func equalFold(a, b []string) bool {
-	return slices.EqualFunc(a, b, func(x, y string) bool { return strings.ToLower(x) == strings.ToLower(y) })
+	return slices.EqualFunc(a, b, strings.EqualFold)
 }
 
 var (
