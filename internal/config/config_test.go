@@ -719,12 +719,12 @@ func TestInvalidConfiguration(t *testing.T) {
 		// Unknown keys in the file.
 		{name: "a misspelt key in the file is named, with the key meant",
 			file: "defaultTunel: main\n",
-			want: []string{`file {file}: unknown key "defaulttunel" (did you mean "defaultTunnel"?)`}},
+			want: []string{`file {file}: unknown key "defaultTunel" (did you mean "defaultTunnel"?)`}},
 		{name: "a flag or variable name used as a file key is pointed to the file key",
 			file: "logLevel: info\nbackend-scheme: https\nPIC_LOG_FORMAT: json\n",
 			want: []string{
 				`file {file}: unknown key "backend-scheme" (did you mean "backendScheme"?)`,
-				`file {file}: unknown key "pic_log_format" (did you mean "logFormat"?)`,
+				`file {file}: unknown key "PIC_LOG_FORMAT" (did you mean "logFormat"?)`,
 			}},
 		{name: "an unknown key far from any known one is named alone",
 			file: "verbosity: 3\n",
@@ -734,7 +734,20 @@ func TestInvalidConfiguration(t *testing.T) {
 			want: []string{`file {file}: unknown key "leaderElection.enable" (did you mean "enabled"?)`}},
 		{name: "an unknown key in a tunnel entry",
 			file: "tunnels:\n  edge:\n    name: t\n    alowedNamespaces: [a]\n",
-			want: []string{`file {file}: unknown key "tunnels.edge.alowednamespaces" (did you mean "allowedNamespaces"?)`}},
+			want: []string{`file {file}: unknown key "tunnels.edge.alowedNamespaces" (did you mean "allowedNamespaces"?)`}},
+		{name: "unknown keys of several tunnel entries come in the order of their aliases",
+			file: "tunnels:\n  edge-b:\n    site: s\n  edge-a:\n    site: s\n  edge-c:\n    site: s\n",
+			want: []string{
+				`file {file}: unknown key "tunnels.edge-a.site"`,
+				`file {file}: unknown key "tunnels.edge-b.site"`,
+				`file {file}: unknown key "tunnels.edge-c.site"`,
+			}},
+		{name: "bad values of several tunnel entries come in the order of their aliases",
+			file: "tunnels:\n  edge-b:\n    name: [b]\n  edge-a:\n    name: [a]\n",
+			want: []string{
+				`tunnels.edge-a.name (file {file}) = [a]: want a PangolinTunnel name`,
+				`tunnels.edge-b.name (file {file}) = [b]: want a PangolinTunnel name`,
+			}},
 		{name: "a group key that is not a mapping",
 			file: "leaderElection: true\n",
 			want: []string{`leaderElection (file {file}) = true: want a mapping with keys enabled, id, namespace`}},
@@ -884,7 +897,7 @@ func TestInvalidConfiguration(t *testing.T) {
 			args:    []string{"--resync-period=0"},
 			environ: []string{"PIC_DEFAULT_SSO=maybe", "PIC_BACKEND_SCHEME=ftp"},
 			want: []string{
-				`file {file}: unknown key "defaulttunel" (did you mean "defaultTunnel"?)`,
+				`file {file}: unknown key "defaultTunel" (did you mean "defaultTunnel"?)`,
 				`backendScheme (PIC_BACKEND_SCHEME) = "ftp": want http or https`,
 				`defaultSSO (PIC_DEFAULT_SSO) = "maybe": want true or false`,
 				`resyncPeriod (--resync-period) = "0s": want a positive Go duration such as 30s, 5m or 1h`,
@@ -910,6 +923,80 @@ func TestInvalidConfiguration(t *testing.T) {
 			assert.Equal(t, want, problemsOf(t, err))
 		})
 	}
+}
+
+// TestUnknownFileKeys: viper keeps keys in lower case, but a message names an unknown
+// key as the file writes it, with the key meant when one is plausibly meant.
+func TestUnknownFileKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []string // every problem, in order; {file} is the file's path
+	}{
+		// Spelling.
+		{name: "a top-level key keeps the case the file writes it in",
+			file: "defaultTunelName: x\n",
+			want: []string{`file {file}: unknown key "defaultTunelName" (did you mean "defaultTunnel"?)`}},
+		{name: "a key in a group keeps the case of the group and of the key",
+			file: "LeaderElection:\n  Enable: true\n",
+			want: []string{`file {file}: unknown key "LeaderElection.Enable" (did you mean "enabled"?)`}},
+		{name: "a key in a tunnel entry keeps the case of the section, the alias and the key",
+			file: "tunnels:\n  foo:\n    siteNmae: x\n  Edge:\n    allowedNamespace: [shop]\n",
+			want: []string{
+				`file {file}: unknown key "tunnels.Edge.allowedNamespace" (did you mean "allowedNamespaces"?)`,
+				`file {file}: unknown key "tunnels.foo.siteNmae"`,
+			}},
+		{name: "a key in the default tunnel keeps its case",
+			file: "defaultTunnel:\n  name: main\n  nameSpace2: net\n",
+			want: []string{`file {file}: unknown key "defaultTunnel.nameSpace2" (did you mean "namespace"?)`}},
+		{name: "a key written with a dot is named as written",
+			file: "leaderElection.Enable: true\n",
+			want: []string{`file {file}: unknown key "leaderElection.Enable" (did you mean "enabled"?)`}},
+		{name: "a key written in two cases is named in both",
+			file: "Verbosity: 1\nverbosity: 2\n",
+			want: []string{
+				`file {file}: unknown key "Verbosity"`,
+				`file {file}: unknown key "verbosity"`,
+			}},
+		{name: "a key that is not text is named as YAML writes it",
+			file: "8080: metrics\n",
+			want: []string{`file {file}: unknown key "8080"`}},
+
+		// Suggestions.
+		{name: "a key with the Name of its variable gets the key meant",
+			file: "defaultTunnelName: main\n",
+			want: []string{`file {file}: unknown key "defaultTunnelName" (did you mean "defaultTunnel"?)`}},
+		{name: "a key far from every known one gets no suggestion",
+			file: "siteName: x\n",
+			want: []string{`file {file}: unknown key "siteName"`}},
+		{name: "a key that begins two known keys equally gets no suggestion",
+			file: "kubeAPI: 50\n",
+			want: []string{`file {file}: unknown key "kubeAPI"`}},
+		{name: "a key as near to three known keys gets no suggestion",
+			file: "defaultName: x\n",
+			want: []string{`file {file}: unknown key "defaultName"`}},
+		{name: "a misspelt key is nearer than a shorter key that begins it",
+			file: "tunnels:\n  edge:\n    namespce: net\n",
+			want: []string{`file {file}: unknown key "tunnels.edge.namespce" (did you mean "namespace"?)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.file)
+			cfg, _, err := loadWith(t, []string{"--config", path}, nil, io.Discard)
+			require.Error(t, err)
+			assert.Nil(t, cfg)
+			want := make([]string, len(tt.want))
+			for i, w := range tt.want {
+				want[i] = strings.ReplaceAll(w, "{file}", path)
+			}
+			assert.Equal(t, want, problemsOf(t, err))
+		})
+	}
+	t.Run("the unknown key stops start-up with the key as written and the key meant", func(t *testing.T) {
+		path := writeConfig(t, "defaultTunelName: x\n")
+		_, _, err := loadWith(t, []string{"--config", path}, nil, io.Discard)
+		assert.EqualError(t, err, `invalid configuration: file `+path+`: unknown key "defaultTunelName" (did you mean "defaultTunnel"?)`)
+	})
 }
 
 func TestErrorText(t *testing.T) {
@@ -1117,6 +1204,46 @@ func TestSuggestions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in+" suggests "+tt.want, func(t *testing.T) {
 			assert.Equal(t, tt.want, closest(tt.in, known))
+		})
+	}
+}
+
+// TestSuggestionChoice: at most one suggestion, the nearest, and none when two known
+// names are equally near. Flags and variables are suggested the same way as file keys.
+func TestSuggestionChoice(t *testing.T) {
+	var variables, flags []string
+	for _, k := range keys {
+		variables = append(variables, k.env...)
+		if k.flag != "" {
+			flags = append(flags, k.flag)
+		}
+	}
+	tests := []struct {
+		name  string
+		typed string
+		known []string
+		want  string
+	}{
+		{name: "a key with Name and a typo is its key without them",
+			typed: "defaultTunelName", known: children(""), want: "defaultTunnel"},
+		{name: "a variable with one typo is that variable rather than a shorter one it begins with",
+			typed: "PIC_LEADER_ELECTION_NAMESACE", known: variables, want: "PIC_LEADER_ELECTION_NAMESPACE"},
+		{name: "a variable with a letter missing is that variable rather than a shorter one it begins with",
+			typed: "PIC_PANGOLIN_API_KEY_FIL", known: variables, want: "PIC_PANGOLIN_API_KEY_FILE"},
+		{name: "a variable that begins two variables equally gets no suggestion",
+			typed: "PIC_LOG", known: variables, want: ""},
+		{name: "a flag that begins two flags equally gets no suggestion",
+			typed: "kube-api", known: flags, want: ""},
+		{name: "a flag with one letter missing gets its flag",
+			typed: "metrics-bind-addrss", known: flags, want: "metrics-bind-address"},
+		{name: "a name far from all gets no suggestion",
+			typed: "frobnicate", known: children(""), want: ""},
+		{name: "a name listed twice is one suggestion",
+			typed: "loglevle", known: []string{"logLevel", "logLevel"}, want: "logLevel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, closest(tt.typed, tt.known))
 		})
 	}
 }

@@ -174,7 +174,7 @@ func TestInvalidPangolin(t *testing.T) {
 			want: []string{`pangolin.apiKeyFile (file {file}) = "` + empty + `": the file is empty; want the API key in it`}},
 		{name: "the key cannot be in the configuration file",
 			file: "pangolin:\n  apiKey: " + testAPIKey + "\n",
-			want: []string{`file {file}: unknown key "pangolin.apikey" (did you mean "apiKeyFile"?)`}},
+			want: []string{`file {file}: unknown key "pangolin.apiKey" (did you mean "apiKeyFile"?)`}},
 		{name: "a URL that is not absolute",
 			environ: []string{"PIC_PANGOLIN_URL=pangolin.example.com/v1"},
 			want:    []string{`pangolin.url (PIC_PANGOLIN_URL) = "pangolin.example.com/v1": want an absolute http or https URL, such as https://pangolin.example.com/v1`}},
@@ -207,7 +207,7 @@ func TestInvalidPangolin(t *testing.T) {
 			want: []string{`pangolin (file {file}) = "https://pangolin.example.com": want a mapping with keys url, org, apiKeyFile, ownerId, caFile`}},
 		{name: "a misspelt pangolin key",
 			file: "pangolin:\n  URL: https://pangolin.example.com/v1\n  orgId: acme\n",
-			want: []string{`file {file}: unknown key "pangolin.orgid" (did you mean "org"?)`}},
+			want: []string{`file {file}: unknown key "pangolin.orgId" (did you mean "org"?)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
