@@ -35,7 +35,8 @@ type Config struct {
 	BackendScheme string
 	ClusterDomain string
 	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's, set
-	// by Register. Set it here only to reconcile Gateways without a manager (tests).
+	// by Register, or the offline one render passes to Factory.Offline. Set it here only
+	// to reconcile Gateways without either (tests).
 	TunnelCheck plugin.TunnelChecker
 }
 
