@@ -92,10 +92,10 @@ func specDirect(t *testing.T, p Provider) {
 		assert.Len(t, server.Targets(res.ID), 1, "the old target is gone")
 	})
 
-	t.Run("a host another resource serves is a HostConflict; no duplicate", func(t *testing.T) {
+	t.Run("a host another resource serves is taken in Pangolin; no duplicate", func(t *testing.T) {
 		squat := ingress(e.ns, "squat", "pangolin", e.host("taken"), "web", 8080)
 		e.create(squat)
-		assert.Contains(t, e.eventuallyWarning(squat, "HostConflict").Note, "which PIC did not create")
+		assert.Contains(t, e.eventuallyWarning(squat, "HostTakenInPangolin").Note, "which PIC did not create")
 		assert.Equal(t, with(decoyHosts, e.host("app"), webAlt), d.server.Served())
 	})
 

@@ -109,9 +109,9 @@ func TestDirectMode(t *testing.T) {
 			eventuallyServed(t, fake, map[string][]string{"app.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 			assert.Len(t, fake.Targets(app.ID), 1)
 		})
-		t.Run("a host another resource serves is a HostConflict, and that resource is untouched", func(t *testing.T) {
+		t.Run("a host another resource serves is taken in Pangolin, and that resource is untouched", func(t *testing.T) {
 			w.create(ingressFor("squat", "pangolin", rule("taken.example.com", "/", "web", 8080)))
-			assert.Contains(t, w.eventuallyEventIn(ns, pic.ReasonHostConflict), "which PIC did not create")
+			assert.Contains(t, w.eventuallyEventIn(ns, pic.ReasonHostTakenInPangolin), "which PIC did not create")
 			assert.Equal(t, decoys, fake.Resources()[:2])
 			assert.Len(t, fake.Targets(decoy.ID), 1)
 		})

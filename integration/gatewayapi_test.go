@@ -376,9 +376,7 @@ func TestHTTPRouteUnsupportedMatch(t *testing.T) {
 // TestWithoutGatewayAPICRDs: with the httproute source asked for but no Gateway API
 // CRDs installed, PIC starts and keeps serving Ingresses.
 func TestWithoutGatewayAPICRDs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a control plane")
-	}
+	testenv.SkipIfShort(t)
 	variant, err := testenv.VariantByName(testenv.VariantFork)
 	require.NoError(t, err)
 	env, err := testenv.StartEnv(variant, false)

@@ -114,9 +114,7 @@ func leaks(text string, admin *rest.Config) []string {
 // formats, client-go's own output, the error when the API server refuses the
 // credentials) contains any of them.
 func TestNoCredentialInOutput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a control plane")
-	}
+	testenv.SkipIfShort(t)
 	variant, err := testenv.VariantByName(testenv.VariantFork)
 	require.NoError(t, err)
 	env, err := testenv.StartEnv(variant, false)

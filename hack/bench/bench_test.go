@@ -18,9 +18,7 @@ import (
 // produced and the steady state must write nothing. It asserts correctness only, never
 // a duration: timings depend on the machine.
 func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the bench needs a control plane; skipped with -short")
-	}
+	testenv.SkipIfShort(t)
 	binary := managerBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.json")

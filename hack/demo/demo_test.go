@@ -43,9 +43,7 @@ func TestDemoDirectOneShot(t *testing.T) {
 // buildDemo builds the demo and, unless make test has built it, the manager.
 func buildDemo(t *testing.T) (root, demo, manager string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the demo starts a control plane")
-	}
+	testenv.SkipIfShort(t) // the demo starts a control plane
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	manager = os.Getenv("PIC_MANAGER_BINARY") // make test builds bin/manager and sets it

@@ -85,9 +85,20 @@ const (
 	ReasonDuplicatePath              = "DuplicatePath"
 	ReasonPathRoutingUnsupported     = "PathRoutingUnsupported"
 	ReasonNameConflict               = "NameConflict"
-	ReasonHostConflict               = "HostConflict"
 	ReasonAccessControlUnsupported   = "AccessControlUnsupported"
 	ReasonTunnelNotAllowed           = "TunnelNotAllowed"
+
+	// ReasonHostConflict (Warning): an older object, of any source, publishes the host:
+	// the oldest claim keeps it, and this object is not served for it.
+	ReasonHostConflict = "HostConflict"
+	// ReasonHostSettingsConflict (Warning): an older HTTPRoute publishes the host through
+	// the same Gateway with other host-wide settings (sso, block-access, domain-name,
+	// subdomain), so this route's rules are not merged into the host: merging would serve
+	// them, or the older route's, with access control they did not ask for.
+	ReasonHostSettingsConflict = "HostSettingsConflict"
+	// ReasonHostTakenInPangolin (Warning, direct mode): a Pangolin resource PIC did not
+	// create already serves the host; PIC leaves it untouched and publishes no duplicate.
+	ReasonHostTakenInPangolin = "HostTakenInPangolin"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's

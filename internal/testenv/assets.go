@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"testing"
 )
 
 var (
@@ -21,7 +23,14 @@ var (
 // Assets returns the directory holding etcd, kube-apiserver and kube-controller-manager,
 // building them with hack/controlplane/build.sh on first use. The build's progress goes
 // to os.Stderr because a cold build takes minutes and a silent test looks hung.
+//
+// In a test binary run with -short it fails instead: make test-unit promises to build
+// nothing and to need no control plane, so a test that gets here without SkipIfShort is
+// a bug to be told at once, not a 10-minute build.
 func Assets() (string, error) {
+	if testing.Testing() && flag.Parsed() && testing.Short() {
+		return "", errors.New("a test run with -short asked for a control plane: call testenv.SkipIfShort before starting one")
+	}
 	assetsOnce.Do(func() {
 		assetsDir, assetsErr = buildAssets()
 	})

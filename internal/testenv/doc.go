@@ -9,6 +9,10 @@
 // CRDs are the verbatim copies in config/crd/operator, so the API server prunes and
 // defaults exactly as it does for users.
 //
+// Under go test -short (make test-unit) nothing is built or started: a test that needs a
+// control plane skips through SkipIfShort, which ForEachVariant and WithoutOperator call,
+// and Assets fails for one that does not, so that a missing skip shows at once.
+//
 // This package is for tests only: nothing under cmd/ or internal/ outside tests may
 // import it, and it must never touch a cluster it did not start (no kubeconfig from the
 // environment, no USE_EXISTING_CLUSTER).

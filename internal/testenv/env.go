@@ -151,7 +151,8 @@ func Main(m *testing.M) {
 // ForEachVariant runs fn as a subtest per operator variant, named after it, against an
 // env with that variant's CRDs and the Gateway API CRDs. The env is started on first
 // use and shared by every test of the package, so tests must not depend on a clean
-// cluster: create objects in a namespace of their own (NewNamespace).
+// cluster: create objects in a namespace of their own (NewNamespace). It skips under
+// -short.
 func ForEachVariant(t *testing.T, fn func(t *testing.T, env *Env)) {
 	t.Helper()
 	SkipIfShort(t)
@@ -168,9 +169,10 @@ func ForEachVariant(t *testing.T, fn func(t *testing.T, env *Env)) {
 
 // WithoutOperator runs fn against a shared env with the Gateway API CRDs and no
 // pangolin-operator CRD (VariantNone), once: the direct sink needs none, and its tests
-// prove it. Like ForEachVariant, it needs Main.
+// prove it. Like ForEachVariant, it needs Main, and skips under -short.
 func WithoutOperator(t *testing.T, fn func(t *testing.T, env *Env)) {
 	t.Helper()
+	SkipIfShort(t)
 	env, err := sharedEnvFor(Variant{Name: VariantNone})
 	if err != nil {
 		t.Fatal(err)

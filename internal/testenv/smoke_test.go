@@ -26,6 +26,19 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// TestNoControlPlaneUnderShort: go test -short (make test-unit) builds and starts no
+// control plane. A test that forgets SkipIfShort gets an error naming it instead.
+func TestNoControlPlaneUnderShort(t *testing.T) {
+	if !testing.Short() {
+		t.Skip("the -short path only: without it, Assets builds the control plane")
+	}
+	_, err := testenv.Assets()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "testenv.SkipIfShort")
+	_, err = testenv.StartEnv(testenv.Variant{Name: testenv.VariantNone}, false)
+	assert.Error(t, err, "StartEnv goes through Assets")
+}
+
 func TestGatewayAPICRDFilesLeaveOutPolicies(t *testing.T) {
 	files, err := testenv.GatewayAPICRDFiles()
 	require.NoError(t, err)

@@ -196,9 +196,9 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 
 // hostFree searches Pangolin for resources serving d's public host, other than the
 // resource self (0 for none): the host is free unless one is not this PIC's, which is
-// then a HostConflict rejection. adoptable is a resource on the host that is d's own,
-// unknown to the record (a resync that raced), or created by a PIC stopped between the
-// create and the marking.
+// then a HostTakenInPangolin rejection. adoptable is a resource on the host that is d's
+// own, unknown to the record (a resync that raced), or created by a PIC stopped between
+// the create and the marking.
 func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
 	s := a.sink
 	found, err := s.api.ListResources(ctx, d.PublicHost())
@@ -216,7 +216,7 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 			// Another object's of this owner id: engine.Decide settled who keeps the
 			// host, and the other steps back once woken.
 		default:
-			a.reject(d, pic.ReasonHostConflict,
+			a.reject(d, pic.ReasonHostTakenInPangolin,
 				"host %s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
 				d.PublicHost(), r.NiceID, r.Name)
 			return nil, false, nil

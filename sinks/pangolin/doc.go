@@ -18,7 +18,7 @@
 //
 // Hosts. Pangolin accepts several resources on one host: before a create the sink
 // searches the host, and a resource on it that is not this owner id's makes the host a
-// HostConflict, with nothing written.
+// HostTakenInPangolin, with nothing written.
 //
 // State. The sink keeps in memory what its owner id has in Pangolin, read at start
 // (Current waits for it) and every resync period (Refresh says what it costs), and kept

@@ -287,7 +287,7 @@ func TestOthersResourcesAreUntouched(t *testing.T) {
 	require.NoError(t, o.err)
 	require.Len(t, o.rejections, 1)
 	rj := o.rejections[0]
-	assert.Equal(t, pic.ReasonHostConflict, rj.Reason)
+	assert.Equal(t, pic.ReasonHostTakenInPangolin, rj.Reason)
 	assert.Equal(t, "blog.example.com", rj.Host)
 	assert.Equal(t, `host blog.example.com is already served by Pangolin resource `+hand.NiceID+` ("my blog"), which PIC did not create: PIC leaves it untouched and publishes no duplicate`, rj.Message)
 	assert.Len(t, o.applied.Created, 1, "the other host is published")
@@ -598,7 +598,7 @@ func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
 	o := w.reconcile(shop, rt)
 	require.NoError(t, o.err)
 	require.Len(t, o.rejections, 1)
-	assert.Equal(t, pic.ReasonHostConflict, o.rejections[0].Reason)
+	assert.Equal(t, pic.ReasonHostTakenInPangolin, o.rejections[0].Reason)
 	assert.Contains(t, o.rejections[0].Message, hand.NiceID)
 	assert.Equal(t, writes, w.fake.Writes(), "no move, no write")
 	assert.Equal(t, before, w.fake.Resources())

@@ -33,7 +33,8 @@ type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string
 	ClusterDomain string
-	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's.
+	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's
+	// (SourceDeps.Tunnels).
 	TunnelCheck plugin.TunnelChecker
 }
 
@@ -179,7 +180,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			// settings are the host's: rules asking for others are not merged, so that
 			// a route that relies on SSO is never served through a public host.
 			if differ := settingsDiff(owner.options, ev.options); len(differ) > 0 {
-				res.Rejections = append(res.Rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: pic.ReasonHostConflict,
+				res.Rejections = append(res.Rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: pic.ReasonHostSettingsConflict,
 					Message: fmt.Sprintf("host %s is published by %s, the oldest route for it on Gateway %s, whose annotations differ from this route's (%s): this route's rules are not served for it",
 						host, owner.origin.Key(), gw, strings.Join(differ, ", "))})
 			}
