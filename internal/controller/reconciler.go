@@ -128,14 +128,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
 	rejections = append(rejections, tunnelRejections...)
-	// refused are what the core and the sink refuse, after the source has spoken: the
-	// object's status must say so too (decideStatus).
+	// refused are the hosts, or the whole object, that are not published for it,
+	// whoever refused them: its status says so too (decideStatus). The source's
+	// refusals of the object as a whole are already in its parents' conditions.
 	refused := slices.Clone(tunnelRejections)
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
 	})
 	rejections = append(rejections, engineRejections...)
+	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
 	refused = append(refused, notPublished(engineRejections, desired)...)
 	plan := engine.Calculate(origin, desired, existing, rejections, owners)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
@@ -222,6 +224,17 @@ func notPublished(rejections []route.Rejection, desired []engine.Resource) []rou
 	var out []route.Rejection
 	for _, rj := range rejections {
 		if rj.Host == "" || !slices.ContainsFunc(desired, func(d engine.Resource) bool { return d.Host == rj.Host }) {
+			out = append(out, rj)
+		}
+	}
+	return out
+}
+
+// hostRejections are the rejections that name a host.
+func hostRejections(rejections []route.Rejection) []route.Rejection {
+	var out []route.Rejection
+	for _, rj := range rejections {
+		if rj.Host != "" {
 			out = append(out, rj)
 		}
 	}
