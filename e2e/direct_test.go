@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // Pangolin is the Pangolin a spec runs PIC against in direct mode (sink pangolin).
@@ -37,7 +37,7 @@ const (
 	directSite = "default" // PIC's default tunnel is "default": in direct mode, a site's niceId
 )
 
-var directKey = pangolintest.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-logged"}
+var directKey = inmemory.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-logged"}
 
 // specDirect runs PIC in direct mode against the in-repo Pangolin server, on a cluster
 // without pangolin-operator's CRDs (locally, also with the direct-mode RBAC alone; on
@@ -49,11 +49,11 @@ var directKey = pangolintest.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-neve
 // log line, at debug level.
 func specDirect(t *testing.T, p Provider) {
 	e := newEnv(t, p, "direct")
-	server := pangolintest.NewHandler(pangolintest.Options{
+	server := inmemory.NewHandler(inmemory.Options{
 		Org:     directOrg,
-		Domains: []pangolintest.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
-		Sites:   []pangolintest.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},
-		Keys:    []pangolintest.Key{directKey},
+		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
+		Sites:   []inmemory.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},
+		Keys:    []inmemory.Key{directKey},
 	})
 	t.Cleanup(server.Close)
 	pangolin := &Pangolin{URL: p.ServePangolin(t, server), Org: directOrg, OwnerID: "e2e", APIKey: directKey.Token()}
@@ -61,9 +61,9 @@ func specDirect(t *testing.T, p Provider) {
 
 	// Resources PIC did not create: one on a host an Ingress will claim, made by hand,
 	// and one that looks like another cluster's PIC (another owner id).
-	manual := server.SeedResource(pangolintest.Resource{Name: "made by hand", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
-	server.SeedTarget(pangolintest.Target{ResourceID: manual.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
-	server.SeedResource(pangolintest.Resource{NiceID: "pic-other-0123456789abcdef", Name: e.host("other") + " (Ingress shop/web)",
+	manual := server.SeedResource(inmemory.Resource{Name: "made by hand", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
+	server.SeedTarget(inmemory.Target{ResourceID: manual.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
+	server.SeedResource(inmemory.Resource{NiceID: "pic-other-0123456789abcdef", Name: e.host("other") + " (Ingress shop/web)",
 		DomainID: "domain1", Subdomain: ptr.To("other"), Enabled: true})
 	decoys := server.Resources()
 	decoyHosts := map[string][]string{e.host("taken"): {"http://10.0.0.9:80"}}
@@ -156,7 +156,7 @@ func specDirect(t *testing.T, p Provider) {
 		e.create(news)
 		d.eventuallyServed(with(decoyHosts, e.host("news"), web))
 		deletes := d.server.Deletes()
-		server.SetFault(pangolintest.Outage(http.StatusServiceUnavailable))
+		server.SetFault(inmemory.Outage(http.StatusServiceUnavailable))
 		e.updateIngress("news", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("press") })
 		assert.Contains(t, e.eventuallyWarning(news, "SinkUnavailable").Note, "503")
 		assert.Equal(t, deletes, d.server.Deletes(), "no delete is sent during the outage: %v", server.Counts())
@@ -174,7 +174,7 @@ func specDirect(t *testing.T, p Provider) {
 // directWorld is a direct-mode spec's view of Pangolin.
 type directWorld struct {
 	*env
-	server *pangolintest.Server
+	server *inmemory.Server
 }
 
 func (d *directWorld) eventuallyServed(want map[string][]string) {
@@ -185,9 +185,9 @@ func (d *directWorld) eventuallyServed(want map[string][]string) {
 }
 
 // resource is the resource that serves host.
-func (d *directWorld) resource(host string) pangolintest.Resource {
+func (d *directWorld) resource(host string) inmemory.Resource {
 	d.t.Helper()
-	i := slices.IndexFunc(d.server.Resources(), func(r pangolintest.Resource) bool { return r.FullDomain == host })
+	i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == host })
 	require.GreaterOrEqual(d.t, i, 0, "no Pangolin resource serves %s", host)
 	return d.server.Resources()[i]
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 
@@ -18,8 +17,8 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
 )
 
 // PangolinAPIResource is a resource as the direct sink leaves it in Pangolin, with its
@@ -56,7 +55,7 @@ const renderOrg = "render"
 // would hold. Every site exists and is online: the sites a configuration names cannot be
 // known offline.
 type simulatedPangolin struct {
-	server  *pangolintest.Server
+	server  *inmemory.Server
 	sink    *pangolin.Sink
 	domains map[string]string // base domain by domainId
 }
@@ -64,27 +63,17 @@ type simulatedPangolin struct {
 // simulatePangolin starts the simulation with the org's domains.
 func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string) (*simulatedPangolin, error) {
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
-	opts := pangolintest.Options{Org: org, Sites: []pangolintest.Site{}, AnySite: true, Domains: []pangolintest.Domain{}}
+	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, Domains: []inmemory.Domain{}}
 	byID := map[string]string{}
 	for i, d := range domains {
 		id := fmt.Sprintf("domain%d", i+1)
-		opts.Domains = append(opts.Domains, pangolintest.Domain{ID: id, BaseDomain: d, Verified: true})
+		opts.Domains = append(opts.Domains, inmemory.Domain{ID: id, BaseDomain: d, Verified: true})
 		byID[id] = d
 	}
-	server := pangolintest.NewHandler(opts)
-	transport := roundTripper(func(r *http.Request) (*http.Response, error) {
-		// What a server would see: a body, even empty.
-		in := r.Clone(r.Context())
-		if in.Body == nil {
-			in.Body = http.NoBody
-		}
-		rec := httptest.NewRecorder()
-		server.ServeHTTP(rec, in)
-		return rec.Result(), nil
-	})
+	server := inmemory.NewHandler(opts)
 	api, err := pangolinapi.New(pangolinapi.Config{
-		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: pangolintest.RootKey.Token(),
-		HTTPClient: &http.Client{Transport: transport},
+		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: inmemory.RootKey.Token(),
+		HTTPClient: &http.Client{Transport: server.Transport()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
@@ -95,10 +84,6 @@ func simulatePangolin(ctx context.Context, cfg *config.Config, domains []string)
 	}
 	return &simulatedPangolin{server: server, sink: sink, domains: byID}, nil
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // resources is what the simulated Pangolin holds, sorted by host, then niceId.
 func (p *simulatedPangolin) resources() []PangolinAPIResource {

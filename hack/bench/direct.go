@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // directChanges is how many Ingresses the direct-mode run changes.
@@ -65,15 +65,15 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	if err := w.setup(ctx, s); err != nil {
 		return err
 	}
-	srv := pangolintest.NewServer(pangolintest.Options{
+	srv := inmemory.NewServer(inmemory.Options{
 		Org:     "bench",
-		Domains: []pangolintest.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
-		Sites:   []pangolintest.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
+		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
+		Sites:   []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
 	})
 	defer srv.Close()
 	start := func(log, resync string) (*picProcess, error) {
 		return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), false,
-			[]string{"PIC_PANGOLIN_API_KEY=" + pangolintest.RootKey.Token()},
+			[]string{"PIC_PANGOLIN_API_KEY=" + inmemory.RootKey.Token()},
 			"--sink=pangolin", "--pangolin-url="+srv.BaseURL(), "--pangolin-org=bench", "--resync-period", resync)
 	}
 	d := &direct{N: n, ResyncPeriod: b.opts.ResyncPeriod.String(), Changes: min(directChanges, n)}

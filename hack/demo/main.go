@@ -25,7 +25,7 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 //go:embed samples.yaml
@@ -89,18 +89,18 @@ func run() error {
 	args := []string{"--kubeconfig", cluster.KubeconfigPath,
 		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console"}
 	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
-	var pangolin *pangolintest.Server
+	var pangolin *inmemory.Server
 	if envOr("DEMO_SINK", "pangolinresource") == "pangolin" {
 		// Direct mode against the in-repo Integration API server: the tunnels are its
 		// sites, example.com its organization's domain.
-		pangolin = pangolintest.NewServer(pangolintest.Options{
+		pangolin = inmemory.NewServer(inmemory.Options{
 			Org:     "demo",
-			Domains: []pangolintest.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
-			Sites:   []pangolintest.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
+			Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
+			Sites:   []inmemory.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
 		})
 		defer pangolin.Close()
 		args = append(args, "--sink=pangolin", "--pangolin-url="+pangolin.BaseURL(), "--pangolin-org=demo")
-		env = append(env, "PIC_PANGOLIN_API_KEY="+pangolintest.RootKey.Token())
+		env = append(env, "PIC_PANGOLIN_API_KEY="+inmemory.RootKey.Token())
 		fmt.Printf("direct mode: an in-repo Pangolin Integration API server at %s (org demo, domain example.com, sites default and edge-eu-tunnel)\n", pangolin.BaseURL())
 	}
 	cmd := exec.CommandContext(ctx, manager, args...)
@@ -210,7 +210,7 @@ func render(ctx context.Context, c client.Client) (string, bool, error) {
 
 // renderPangolin prints what Pangolin would serve (one router per path group, as its
 // Traefik configuration does), then PIC's Warning events.
-func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolintest.Server) (string, bool, error) {
+func renderPangolin(ctx context.Context, c client.Client, pangolin *inmemory.Server) (string, bool, error) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "PANGOLIN RESOURCE\tHOST\tROUTE\tPRIORITY\tSERVERS")
@@ -220,7 +220,7 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolintest
 	}
 	hosts := map[string]bool{}
 	routers := pangolin.Routers()
-	slices.SortFunc(routers, func(a, b pangolintest.Router) int { return strings.Compare(a.Rule, b.Rule) })
+	slices.SortFunc(routers, func(a, b inmemory.Router) int { return strings.Compare(a.Rule, b.Rule) })
 	for _, r := range routers {
 		_, route, _ := strings.Cut(r.Rule, " && ")
 		hosts[r.Host] = true

@@ -15,12 +15,12 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
 )
 
 // secretKey's secret is long and distinctive: finding it anywhere means the key leaked.
-var secretKey = pangolintest.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
+var secretKey = inmemory.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
 
 // site is the fake's default site, the tunnel every test route goes through.
 const site = "murky-merriams-shrew"
@@ -29,7 +29,7 @@ const site = "murky-merriams-shrew"
 type world struct {
 	t    *testing.T
 	ctx  context.Context
-	fake *pangolintest.Server
+	fake *inmemory.Server
 	api  *pangolinapi.Client
 	sink *Sink
 	wake *wakes
@@ -38,13 +38,13 @@ type world struct {
 	requests []string
 }
 
-func newWorld(t *testing.T, opts ...func(*pangolintest.Options)) *world {
+func newWorld(t *testing.T, opts ...func(*inmemory.Options)) *world {
 	t.Helper()
-	o := pangolintest.Options{Keys: []pangolintest.Key{secretKey}}
+	o := inmemory.Options{Keys: []inmemory.Key{secretKey}}
 	for _, f := range opts {
 		f(&o)
 	}
-	fake := pangolintest.NewServer(o)
+	fake := inmemory.NewServer(o)
 	t.Cleanup(fake.Close)
 	w := &world{t: t, ctx: context.Background(), fake: fake}
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second, Observe: Observe})
@@ -63,7 +63,7 @@ func (w *world) restart(ownerID string) {
 }
 
 // fault installs f, and logs every request the fake receives whatever f does.
-func (w *world) fault(f pangolintest.Fault) {
+func (w *world) fault(f inmemory.Fault) {
 	w.fake.SetFault(func(rw http.ResponseWriter, r *http.Request) bool {
 		w.mu.Lock()
 		w.requests = append(w.requests, r.Method+" "+r.URL.Path)
@@ -117,9 +117,9 @@ func (w *world) converge(origin route.Origin, routes ...route.Route) outcome {
 }
 
 // resourceOn is the one resource serving host, failing the test unless there is one.
-func (w *world) resourceOn(host string) pangolintest.Resource {
+func (w *world) resourceOn(host string) inmemory.Resource {
 	w.t.Helper()
-	var found []pangolintest.Resource
+	var found []inmemory.Resource
 	for _, r := range w.fake.Resources() {
 		if r.FullDomain == host {
 			found = append(found, r)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
 )
 
 // contractEnv names the variables that point the contract suite at a real Pangolin.
@@ -62,11 +62,11 @@ func newContract(t *testing.T) *contract {
 		siteNiceID, baseDomain = vals["PIC_CONTRACT_PANGOLIN_SITE"], vals["PIC_CONTRACT_PANGOLIN_DOMAIN"]
 		t.Logf("contract against %s, org %s, names prefixed %s", c.cfg.BaseURL, c.cfg.Org, c.prefix)
 	case len(contractEnv):
-		s := pangolintest.NewServer(pangolintest.Options{})
+		s := inmemory.NewServer(inmemory.Options{})
 		t.Cleanup(s.Close)
 		// Runs after the sweep: the suite must leave nothing behind.
 		t.Cleanup(func() { require.Empty(t, s.Resources(), "resources left after the contract") })
-		c.cfg = pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: pangolintest.RootKey.Token(), Org: "interop"}
+		c.cfg = pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: inmemory.RootKey.Token(), Org: "interop"}
 		siteNiceID, baseDomain = "murky-merriams-shrew", "example.com"
 	default:
 		t.Fatalf("set all of %s to run the contract against a real Pangolin; missing %s",

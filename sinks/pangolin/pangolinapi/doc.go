@@ -3,7 +3,7 @@
 // controller logic and no state besides its configuration, and it must never print, log or
 // return the API key. Blueprints are left out on purpose: PIC drives the imperative API.
 //
-// The contract tests (contract_test.go) run against the in-memory pangolintest server by
+// The contract tests (contract_test.go) run against the in-memory Pangolin server (sinks/pangolin/inmemory) by
 // default. To run them against a real Pangolin instead, set all of:
 //
 //	PIC_CONTRACT_PANGOLIN_URL      base URL including /v1, e.g. http://pangolin:3003/v1

@@ -67,7 +67,7 @@ type Target struct {
 	Path          string
 	PathMatchType string // "exact", "prefix" or "regex"
 	// Priority is the stored priority; 0 when the server stored none. 100, the default,
-	// makes Pangolin derive the router priority from the path (see pangolintest.Routers).
+	// makes Pangolin derive the router priority from the path (see inmemory.Routers).
 	Priority int
 }
 

@@ -1,4 +1,4 @@
-// Package pangolintest is an in-memory Pangolin Integration API (1.22, as observed in
+// Package inmemory is an in-memory Pangolin Integration API (1.22, as observed in
 // the shared reference), quirks and error bodies included, with fault injection, request
 // counters and a view of the Traefik routers Pangolin would serve. It must not import
 // pangolinapi: written apart from the client, it cannot share the client's mistakes.
@@ -6,7 +6,7 @@
 //
 // Besides the tests, `manager render` runs the direct sink against it, in memory, to show
 // what direct mode would create: the package ships in the binary for that.
-package pangolintest
+package inmemory
 
 // Fidelity. Where the reference is silent the fake makes a choice, listed here so that
 // the contract suite against a real server is where each one gets confirmed:

@@ -1,4 +1,4 @@
-package pangolintest_test
+package inmemory_test
 
 import (
 	"go/parser"

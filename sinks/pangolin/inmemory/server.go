@@ -1,4 +1,4 @@
-package pangolintest
+package inmemory
 
 import (
 	"bytes"
@@ -8,11 +8,12 @@ import (
 	"html"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Domain is a domain of the org.
@@ -98,7 +99,7 @@ type Server struct {
 	// URL is the server's root, e.g. http://127.0.0.1:41234; the API is under BaseURL().
 	URL string
 
-	srv  *httptest.Server
+	srv  *http.Server
 	opts Options
 	// ctx ends when the server closes, releasing requests a fault holds.
 	ctx    context.Context
@@ -119,11 +120,17 @@ type Server struct {
 	rng     *rand.Rand
 }
 
-// NewServer starts a fake on a loopback port. Close it when done.
+// NewServer starts a fake on a loopback port. Close it when done. It panics when no
+// loopback port can be had, as net/http/httptest does: it serves tests and demos.
 func NewServer(opts Options) *Server {
 	s := NewHandler(opts)
-	s.srv = httptest.NewServer(s)
-	s.URL = s.srv.URL
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(fmt.Sprintf("inmemory Pangolin: listen on a loopback port: %v", err))
+	}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.URL = "http://" + listener.Addr().String()
+	go func() { _ = s.srv.Serve(listener) }()
 	return s
 }
 
@@ -154,8 +161,7 @@ func (s *Server) BaseURL() string { return s.URL + "/v1" }
 func (s *Server) Close() {
 	s.cancel()
 	if s.srv != nil {
-		s.srv.CloseClientConnections()
-		s.srv.Close()
+		_ = s.srv.Close() // closes the listener and every connection
 	}
 }
 
@@ -425,7 +431,7 @@ func writeResponse(w http.ResponseWriter, r response) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b = []byte(`{"message":"pangolintest: cannot encode response"}`)
+		b = []byte(`{"message":"inmemory Pangolin: cannot encode response"}`)
 		status = http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

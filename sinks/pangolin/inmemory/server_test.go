@@ -1,4 +1,4 @@
-package pangolintest_test
+package inmemory_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolintest"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // reply is one decoded answer. Body is the raw text, Env the JSON envelope (nil for HTML).
@@ -47,7 +47,7 @@ func noContentType(r *http.Request) { r.Header.Del("Content-Type") }
 func noAuth(r *http.Request) { r.Header.Del("Authorization") }
 
 // do sends a raw request with the root key and, with a body, a JSON Content-Type.
-func do(t *testing.T, s *pangolintest.Server, method, path, body string, opts ...opt) reply {
+func do(t *testing.T, s *inmemory.Server, method, path, body string, opts ...opt) reply {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -55,7 +55,7 @@ func do(t *testing.T, s *pangolintest.Server, method, path, body string, opts ..
 	}
 	req, err := http.NewRequest(method, s.URL+path, rd)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+pangolintest.RootKey.Token())
+	req.Header.Set("Authorization", "Bearer "+inmemory.RootKey.Token())
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -72,14 +72,14 @@ func do(t *testing.T, s *pangolintest.Server, method, path, body string, opts ..
 	return out
 }
 
-func newServer(t *testing.T, opts pangolintest.Options) *pangolintest.Server {
-	s := pangolintest.NewServer(opts)
+func newServer(t *testing.T, opts inmemory.Options) *inmemory.Server {
+	s := inmemory.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
 
 // createApp creates app.example.com and returns its id.
-func createApp(t *testing.T, s *pangolintest.Server, name, subdomain string) int {
+func createApp(t *testing.T, s *inmemory.Server, name, subdomain string) int {
 	t.Helper()
 	r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"`+name+`","mode":"http","subdomain":"`+subdomain+`","domainId":"domain1"}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -87,9 +87,9 @@ func createApp(t *testing.T, s *pangolintest.Server, name, subdomain string) int
 }
 
 func TestProtocol(t *testing.T) {
-	orgKey := pangolintest.Key{ID: "orgkey000000001", Secret: "s3cret", Org: "interop"}
-	readOnly := pangolintest.Key{ID: "readonly0000001", Secret: "s3cret", Org: "interop", Actions: []string{"listResources"}}
-	s := newServer(t, pangolintest.Options{Keys: []pangolintest.Key{pangolintest.RootKey, orgKey, readOnly}})
+	orgKey := inmemory.Key{ID: "orgkey000000001", Secret: "s3cret", Org: "interop"}
+	readOnly := inmemory.Key{ID: "readonly0000001", Secret: "s3cret", Org: "interop", Actions: []string{"listResources"}}
+	s := newServer(t, inmemory.Options{Keys: []inmemory.Key{inmemory.RootKey, orgKey, readOnly}})
 	const create = "/v1/org/interop/resource"
 
 	cases := []struct {
@@ -105,7 +105,7 @@ func TestProtocol(t *testing.T) {
 		{name: "a request without a key is refused", method: "GET", path: "/v1/org/interop/resources", opts: []opt{noAuth}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "a scheme other than Bearer counts as no key", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withHeader("Authorization", "Basic abc")}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown key id is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nosuchkey000000.x")}, wantStatus: 401, wantMessage: "Invalid API key"},
-		{name: "a wrong secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(pangolintest.RootKey.ID + ".wrong")}, wantStatus: 401, wantMessage: "Invalid API key"},
+		{name: "a wrong secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID + ".wrong")}, wantStatus: 401, wantMessage: "Invalid API key"},
 		{name: "a token without a dot is a server error", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nodot")}, wantStatus: 500, wantMessage: "An error occurred checking API key"},
 		{name: "an unknown route needs a key first", method: "GET", path: "/v1/nothing/here", opts: []opt{noAuth}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown route is an HTML 404", method: "GET", path: "/v1/org/interop/resource/some-nice-id", wantStatus: 404, wantContains: "<pre>Cannot GET /v1/org/interop/resource/some-nice-id</pre>"},
@@ -158,7 +158,7 @@ func TestProtocol(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	t.Run("create applies the defaults and reports sso three ways", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"app.example.com","http":true,"protocol":"tcp","subdomain":"app","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Equal(t, "Http resource created successfully", r.message())
@@ -181,7 +181,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("the apex has a null subdomain", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"apex","mode":"http","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Nil(t, r.data()["subdomain"])
@@ -189,7 +189,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an upper-case subdomain is kept but the host is lower-cased", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"u","mode":"http","subdomain":"UPPER","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Equal(t, "UPPER", r.data()["subdomain"])
@@ -197,7 +197,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("a cname domain serves only its base domain", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{Domains: []pangolintest.Domain{{ID: "c1", BaseDomain: "cname.example.net", Type: "cname", Verified: true}}})
+		s := newServer(t, inmemory.Options{Domains: []inmemory.Domain{{ID: "c1", BaseDomain: "cname.example.net", Type: "cname", Verified: true}}})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"c","mode":"http","subdomain":"www","domainId":"c1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Nil(t, r.data()["subdomain"])
@@ -205,7 +205,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("duplicate hosts are accepted", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		a := createApp(t, s, "app.example.com", "app")
 		b := createApp(t, s, "app-dup", "app")
 		assert.NotEqual(t, a, b)
@@ -215,7 +215,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("the list is ordered by name and searched by query", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		createApp(t, s, "zeta", "z")
 		createApp(t, s, "alpha", "a")
 		mid := createApp(t, s, "Mid", "m")
@@ -233,7 +233,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("pages hold pageSize items from page 1", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		for _, n := range []string{"a", "b", "c"} {
 			createApp(t, s, n, n)
 		}
@@ -244,7 +244,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("a subdomain alone changes the column but not the host", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		id := createApp(t, s, "a.b", "a.b")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"subdomain":null}`)
 		require.Equal(t, 200, r.Status, r.Body)
@@ -253,7 +253,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("subdomain and domainId together move the host", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		id := createApp(t, s, "app", "app")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"subdomain":"shop","domainId":"domain1"}`)
 		require.Equal(t, 200, r.Status, r.Body)
@@ -262,7 +262,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("niceId updates follow the observed rules", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		a := createApp(t, s, "a", "a")
 		b := createApp(t, s, "b", "b")
 		cases := []struct {
@@ -286,7 +286,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an empty update is refused", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		id := createApp(t, s, "a", "a")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{}`)
 		assert.Equal(t, 400, r.Status)
@@ -294,7 +294,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("sso written by an update shows in GET", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		id := createApp(t, s, "a", "a")
 		require.Equal(t, 200, do(t, s, "POST", "/v1/resource/"+itoa(id), `{"sso":false,"blockAccess":true}`).Status)
 		get := do(t, s, "GET", "/v1/resource/"+itoa(id), "").data()
@@ -303,7 +303,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("deleting a resource deletes its targets", func(t *testing.T) {
-		s := newServer(t, pangolintest.Options{})
+		s := newServer(t, inmemory.Options{})
 		id := createApp(t, s, "a", "a")
 		tr := do(t, s, "PUT", "/v1/resource/"+itoa(id)+"/target", `{"ip":"a.svc","port":80,"method":"http","siteId":1}`)
 		require.Equal(t, 201, tr.Status, tr.Body)
@@ -319,9 +319,9 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an org key gets 403 on another org's resource", func(t *testing.T) {
-		orgKey := pangolintest.Key{ID: "orgkey000000001", Secret: "s", Org: "interop"}
-		s := newServer(t, pangolintest.Options{Keys: []pangolintest.Key{pangolintest.RootKey, orgKey}})
-		other := s.SeedResource(pangolintest.Resource{Org: "other", Name: "theirs", DomainID: "domain1", Enabled: true})
+		orgKey := inmemory.Key{ID: "orgkey000000001", Secret: "s", Org: "interop"}
+		s := newServer(t, inmemory.Options{Keys: []inmemory.Key{inmemory.RootKey, orgKey}})
+		other := s.SeedResource(inmemory.Resource{Org: "other", Name: "theirs", DomainID: "domain1", Enabled: true})
 		r := do(t, s, "GET", "/v1/resource/"+itoa(other.ID), "", withToken(orgKey.Token()))
 		assert.Equal(t, 403, r.Status)
 		assert.Equal(t, "Key does not have access to this organization", r.message())
@@ -329,7 +329,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
-	s := newServer(t, pangolintest.Options{})
+	s := newServer(t, inmemory.Options{})
 	id := createApp(t, s, "app.example.com", "app")
 	base := "/v1/resource/" + itoa(id)
 
@@ -408,16 +408,16 @@ func TestTargets(t *testing.T) {
 }
 
 func TestRouters(t *testing.T) {
-	s := newServer(t, pangolintest.Options{})
-	seed := func(name, sub string, enabled bool) pangolintest.Resource {
-		return s.SeedResource(pangolintest.Resource{Name: name, Subdomain: &sub, DomainID: "domain1", Enabled: enabled, SSL: true})
+	s := newServer(t, inmemory.Options{})
+	seed := func(name, sub string, enabled bool) inmemory.Resource {
+		return s.SeedResource(inmemory.Resource{Name: name, Subdomain: &sub, DomainID: "domain1", Enabled: enabled, SSL: true})
 	}
 	app := seed("app.example.com", "app", true)
 	off := seed("off", "off", false)
 	dup := seed("app-dup2", "app", true)
 	shop := seed("Shop (renamed)", "shop", true)
 	tgt := func(rid int, ip, method, path, match string, prio int, enabled bool) {
-		s.SeedTarget(pangolintest.Target{ResourceID: rid, SiteID: 1, IP: ip, Port: 80, Method: method, Path: path, PathMatchType: match, Priority: prio, Enabled: enabled})
+		s.SeedTarget(inmemory.Target{ResourceID: rid, SiteID: 1, IP: ip, Port: 80, Method: method, Path: path, PathMatchType: match, Priority: prio, Enabled: enabled})
 	}
 	tgt(app.ID, "api", "http", "^/api(/.*)?$", "regex", 104, true)
 	tgt(app.ID, "web", "http", "/", "prefix", 100, true)
@@ -431,7 +431,7 @@ func TestRouters(t *testing.T) {
 	tgt(dup.ID, "d", "https", "", "", 100, true)
 	tgt(shop.ID, "s", "h2c", "/", "prefix", 0, true)
 
-	want := []pangolintest.Router{
+	want := []inmemory.Router{
 		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}},
 		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}},
 		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}},
@@ -448,14 +448,14 @@ func TestRouters(t *testing.T) {
 }
 
 func TestFaultsAndCounts(t *testing.T) {
-	s := newServer(t, pangolintest.Options{})
+	s := newServer(t, inmemory.Options{})
 
-	s.SetFault(pangolintest.Outage(http.StatusServiceUnavailable))
+	s.SetFault(inmemory.Outage(http.StatusServiceUnavailable))
 	r := do(t, s, "GET", "/v1/org/interop/resources", "")
 	assert.Equal(t, 503, r.Status)
 	assert.Equal(t, "Service Unavailable", r.message())
 
-	s.SetFault(pangolintest.When(pangolintest.IsWrite, pangolintest.DropConnection()))
+	s.SetFault(inmemory.When(inmemory.IsWrite, inmemory.DropConnection()))
 	req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
@@ -464,7 +464,7 @@ func TestFaultsAndCounts(t *testing.T) {
 	assert.Error(t, err, "a dropped connection gives no answer")
 	assert.Equal(t, 200, do(t, s, "GET", "/v1/org/interop/resources", "").Status, "reads pass")
 
-	s.SetFault(pangolintest.Latency(50 * time.Millisecond))
+	s.SetFault(inmemory.Latency(50 * time.Millisecond))
 	start := time.Now()
 	do(t, s, "GET", "/v1/org/interop/domains", "")
 	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
@@ -481,13 +481,13 @@ func TestFaultsAndCounts(t *testing.T) {
 }
 
 func TestConcurrentCreates(t *testing.T) {
-	s := newServer(t, pangolintest.Options{})
+	s := newServer(t, inmemory.Options{})
 	var wg sync.WaitGroup
 	statuses := make([]int, 20)
 	for i := range statuses {
 		wg.Go(func() {
 			req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{"name":"same","mode":"http","subdomain":"same","domainId":"domain1"}`))
-			req.Header.Set("Authorization", "Bearer "+pangolintest.RootKey.Token())
+			req.Header.Set("Authorization", "Bearer "+inmemory.RootKey.Token())
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				statuses[i] = resp.StatusCode
@@ -512,11 +512,11 @@ func TestConcurrentCreates(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestAnySite(t *testing.T) {
-	strict := newServer(t, pangolintest.Options{})
+	strict := newServer(t, inmemory.Options{})
 	assert.Equal(t, http.StatusNotFound, do(t, strict, "GET", "/v1/org/interop/site/edge", "").Status,
 		"without AnySite an unknown site does not exist")
 
-	s := newServer(t, pangolintest.Options{AnySite: true})
+	s := newServer(t, inmemory.Options{AnySite: true})
 	r := do(t, s, "GET", "/v1/org/interop/site/edge", "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	assert.Equal(t, "edge", r.data()["niceId"])

@@ -1,4 +1,4 @@
-package pangolintest
+package inmemory
 
 import (
 	"encoding/json"
@@ -511,7 +511,7 @@ func (s *Server) createResource(q *request) response {
 		return fail(http.StatusBadRequest, "Invalid deprecated http/protocol combination")
 	}
 	if m != "http" {
-		return fail(http.StatusBadRequest, "pangolintest: mode %q is not implemented, only http", m)
+		return fail(http.StatusBadRequest, "inmemory Pangolin: mode %q is not implemented, only http", m)
 	}
 	org := q.params["orgId"]
 	if !s.orgs[org] {

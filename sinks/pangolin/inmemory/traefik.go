@@ -1,4 +1,4 @@
-package pangolintest
+package inmemory
 
 import (
 	"encoding/hex"
