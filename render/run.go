@@ -48,6 +48,9 @@ type Options struct {
 	// Domains are the org's domains with sink pangolin; nil derives them from the hosts
 	// (derivedDomains).
 	Domains []string
+	// Registry holds the sources the configuration names; the zero value means
+	// plugins.Registry, what the manager runs.
+	Registry plugin.Registry
 }
 
 // Result is the world after a run.
@@ -114,9 +117,13 @@ var statusKinds = []client.Object{
 // cluster does not set them.
 func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, error) {
 	cfg := opts.Config
+	registry := opts.Registry
+	if registry.Sources == nil {
+		registry = plugins.Registry
+	}
 	var factories []plugin.SourceFactory
 	for _, name := range cfg.Sources {
-		f, ok := plugins.Registry.Sources[name]
+		f, ok := registry.Sources[name]
 		if !ok {
 			return nil, fmt.Errorf("no source named %q in this build", name)
 		}

@@ -1,6 +1,7 @@
 // Package manager runs PIC: the rest config, the controller-runtime manager with its
-// cache, the configured sink and one reconciler per configured source, taken from the
-// registry it is given. It names no source or sink, and holds no logic of its own.
+// cache, the configured sink and the configured sources, built from the registry it is
+// given and wired by internal/controller. It names no source or sink; its cache
+// transform alone knows which kinds PIC only reads (trimCached).
 package manager
 
 import (
