@@ -1,7 +1,7 @@
 // Package plugins is PIC's composition root: the one place that names the concrete
-// sources and sinks, by the names configuration uses. A new source is its own package
-// under sources/ and one line here; a new sink likewise under sinks/, and, until render
-// builds sinks from the registry too, a line in render (docs/development.md).
+// sources and sinks, by the names configuration uses. A new source or sink is its own
+// package under sources/ or sinks/ and one line here: the manager and `manager render`
+// both build what they run from this registry (docs/development.md).
 package plugins
 
 import (

@@ -18,11 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
 
 // Exit statuses of Main.
@@ -33,12 +32,6 @@ const (
 	ExitInput   = 3 // unreadable input
 	ExitFailure = 4 // the rendering itself failed: a bug
 )
-
-// variants are the operator CRD variants render writes for, by --crd-variant value.
-var variants = map[string]tunnelv1alpha1.Capabilities{
-	"fork":     tunnelv1alpha1.ForkCapabilities,
-	"original": tunnelv1alpha1.OriginalCapabilities,
-}
 
 const usageHead = `Usage: manager render -f PATH [-f PATH ...] [--fail-on-warning] [--crd-variant fork|original] [--config FILE]
                       [--sink pangolinresource|pangolin] [--domain DOMAIN ...]
@@ -120,16 +113,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case len(slices.DeleteFunc(slices.Clone(*files), func(f string) bool { return f != "-" })) > 1:
 		return bad("-f - is given twice: standard input can be read once")
 	}
-	caps, ok := variants[*variant]
-	if !ok {
-		return bad("--crd-variant %q: want fork or original", *variant)
-	}
 	cfg, err := loadConfig(*configFile, *sink)
 	if err != nil {
 		return bad("%v", err)
-	}
-	if len(*domains) > 0 && cfg.Sink != pangolin.Name {
-		return bad("--domain is for sink %s (direct mode); the sink is %s", pangolin.Name, cfg.Sink)
 	}
 	var orgDomains []string
 	for _, d := range *domains {
@@ -146,18 +132,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitInput
 	}
 	ctx := log.IntoContext(context.Background(), logr.Discard())
-	opts := Options{Config: cfg, Capabilities: caps, AssumeTunnels: !tunnels, Domains: orgDomains}
+	opts := Options{Config: cfg, CRDVariant: *variant, AssumeTunnels: !tunnels, Domains: orgDomains}
 	res, err := Run(ctx, objects, opts)
-	if err != nil {
+	switch {
+	case errors.Is(err, plugin.ErrBadOption):
+		// The sink refused an option given on the command line.
+		return bad("%v", strings.TrimPrefix(err.Error(), plugin.ErrBadOption.Error()+": "))
+	case err != nil:
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitFailure
 	}
 	var out bytes.Buffer
-	write := func() error { return writeResources(&out, res.Resources) }
-	if cfg.Sink == pangolin.Name {
-		write = func() error { return writePangolin(&out, res.Pangolin) }
-	}
-	if err := write(); err != nil {
+	if err := writeDocuments(&out, res.Published); err != nil {
 		fmt.Fprintf(stderr, "render: %v\n", err)
 		return ExitFailure
 	}

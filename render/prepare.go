@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	"sigs.k8s.io/yaml"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
@@ -146,33 +144,6 @@ func prepare(manifests []Manifest) ([]client.Object, bool, error) {
 			cmp.Compare(a.GetObjectKind().GroupVersionKind().Group, b.GetObjectKind().GroupVersionKind().Group))
 	})
 	return objects, tunnels, nil
-}
-
-// writeResources prints PangolinResources as a YAML stream, as they would be written:
-// without the fields the API server sets, or a status.
-func writeResources(w io.Writer, resources []tunnelv1alpha1.PangolinResource) error {
-	for i := range resources {
-		r := resources[i].DeepCopy()
-		r.TypeMeta = metav1.TypeMeta{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource"}
-		r.ResourceVersion, r.UID, r.Generation, r.CreationTimestamp, r.ManagedFields = "", "", 0, metav1.Time{}, nil
-		data, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
-		}
-		var fields map[string]any
-		if err := json.Unmarshal(data, &fields); err != nil {
-			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
-		}
-		delete(fields, "status")
-		out, err := yaml.Marshal(fields)
-		if err != nil {
-			return fmt.Errorf("marshal PangolinResource %s/%s: %w", r.Namespace, r.Name, err)
-		}
-		if err := writeDocument(w, i, out); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // writeDocument writes the i-th document of a YAML stream.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -10,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -26,8 +25,6 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 )
 
 // maxPasses bounds the passes of a run. PIC converges in one: the second pass of every
@@ -40,16 +37,17 @@ type Options struct {
 	// Config is PIC's configuration: the tunnels, the defaults and the sources (by name
 	// in plugins.Registry) that run.
 	Config *config.Config
-	// Capabilities are those of the operator's CRD variant the sink writes for.
-	Capabilities tunnelv1alpha1.Capabilities
-	// AssumeTunnels makes every PangolinTunnel that is not among the objects exist, and
-	// be Ready.
+	// CRDVariant is the pangolin-operator CRD variant a sink writing PangolinResources
+	// writes for: "fork" (the default) or "original".
+	CRDVariant string
+	// AssumeTunnels makes every tunnel that is not among the objects exist, and be
+	// Ready.
 	AssumeTunnels bool
-	// Domains are the org's domains with sink pangolin; nil derives them from the hosts
-	// (derivedDomains).
+	// Domains are the Pangolin org's domains, for a sink that needs them (direct
+	// mode); nil derives them from the hosts (derivedDomains).
 	Domains []string
-	// Registry holds the sources the configuration names; the zero value means
-	// plugins.Registry, what the manager runs.
+	// Registry holds the sources and sinks the configuration names; the zero value
+	// means plugins.Registry, what the manager runs.
 	Registry plugin.Registry
 }
 
@@ -57,10 +55,12 @@ type Options struct {
 type Result struct {
 	// Client holds every object as the run left it: statuses included.
 	Client client.Client
-	// Resources are every PangolinResource in the end, sorted by namespace and name.
+	// Resources are every PangolinResource in the fake cluster in the end, sorted by
+	// namespace and name.
 	Resources []tunnelv1alpha1.PangolinResource
-	// Pangolin is what Pangolin holds in the end, with sink pangolin.
-	Pangolin []PangolinAPIResource
+	// Published is what the sink holds in the end, as render prints it
+	// (plugin.OfflineSink.Published).
+	Published []any
 	// Events are the events PIC emitted, in order.
 	Events []Event
 	// Passes are the writes of each pass. The second and later passes of a converged
@@ -121,6 +121,13 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	if registry.Sources == nil {
 		registry = plugins.Registry
 	}
+	sinkFactory, ok := registry.Sinks[cfg.Sink]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("no sink named %q in this build", cfg.Sink)
+	case sinkFactory.Offline == nil:
+		return nil, fmt.Errorf("the %s sink cannot run without a cluster", cfg.Sink)
+	}
 	var factories []plugin.SourceFactory
 	for _, name := range cfg.Sources {
 		f, ok := registry.Sources[name]
@@ -141,19 +148,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
 		WithStatusSubresource(statusKinds...).
-		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner).
 		WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
-				err := c.Get(ctx, key, obj, o...)
-				if t, ok := obj.(*tunnelv1alpha1.PangolinTunnel); ok && opts.AssumeTunnels && apierrors.IsNotFound(err) {
-					*t = tunnelv1alpha1.PangolinTunnel{
-						ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-						Status:     tunnelv1alpha1.PangolinTunnelStatus{Status: tunnelv1alpha1.StatusReady},
-					}
-					return nil
-				}
-				return err
-			},
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
 				count(false)
 				return c.Create(ctx, obj, o...)
@@ -171,34 +166,36 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 				return c.SubResource(sub).Update(ctx, obj, o...)
 			},
 		})
+	var indexes []plugin.Index
+	if sinkFactory.Indexes != nil {
+		indexes = append(indexes, sinkFactory.Indexes(cfg)...)
+	}
 	for _, f := range factories {
-		if f.Indexes == nil {
-			continue
+		if f.Indexes != nil {
+			indexes = append(indexes, f.Indexes(cfg)...)
 		}
-		for _, idx := range f.Indexes(cfg) {
-			builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
-		}
+	}
+	for _, idx := range indexes {
+		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 	}
 	c := builder.Build()
 	res.Client = c
 
-	var sink plugin.Sink = pangolinresource.New(c, c, opts.Capabilities)
-	var direct *simulatedPangolin
-	if cfg.Sink == pangolin.Name {
-		domains := opts.Domains
-		if domains == nil {
-			// The sources' claims only: they ask nothing of the sink.
-			srcs, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Config: cfg})
-			if err != nil {
-				return nil, err
-			}
-			domains = derivedDomains(ctx, objects, srcs)
-		}
-		var err error
-		if direct, err = simulatePangolin(ctx, cfg, domains); err != nil {
+	offline := plugin.OfflineOptions{
+		CRDVariant: cmp.Or(opts.CRDVariant, "fork"), AssumeTunnels: opts.AssumeTunnels,
+		Domains: opts.Domains, DomainsGiven: opts.Domains != nil,
+	}
+	if opts.Domains == nil {
+		// The sources' claims only: they ask nothing of the sink.
+		srcs, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Config: cfg})
+		if err != nil {
 			return nil, err
 		}
-		sink = direct.sink
+		offline.Domains = derivedDomains(ctx, objects, srcs)
+	}
+	sink, err := sinkFactory.Offline(ctx, plugin.OfflineDeps{Client: c, Config: cfg, Options: offline})
+	if err != nil {
+		return nil, err
 	}
 	all, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Tunnels: sink, Config: cfg})
 	if err != nil {
@@ -218,10 +215,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 				return nil, fmt.Errorf("reconcile %T %s: %w", j.object, client.ObjectKeyFromObject(j.object), err)
 			}
 		}
-		if direct != nil {
-			res.Passes[len(res.Passes)-1].Writes += direct.server.Writes()
-			direct.server.ResetCounts()
-		}
+		res.Passes[len(res.Passes)-1].Writes += sink.Writes()
 		last := res.Passes[len(res.Passes)-1]
 		if pass >= 2 && last == (Pass{}) {
 			break
@@ -240,8 +234,8 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	slices.SortFunc(res.Resources, func(a, b tunnelv1alpha1.PangolinResource) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-	if direct != nil {
-		res.Pangolin = direct.resources()
+	if res.Published, err = sink.Published(ctx); err != nil {
+		return nil, err
 	}
 	res.Events = recorder.events
 	return res, nil

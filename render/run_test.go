@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
@@ -49,7 +48,7 @@ func objects(t *testing.T, manifest string) []client.Object {
 func TestRun(t *testing.T) {
 	cfg := config.Default()
 	cfg.Sources = plugins.SourceNames()
-	opts := render.Options{Config: cfg, Capabilities: tunnelv1alpha1.ForkCapabilities}
+	opts := render.Options{Config: cfg, CRDVariant: "fork"}
 
 	res, err := render.Run(context.Background(), objects(t, scenario), opts)
 	require.NoError(t, err)

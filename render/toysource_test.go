@@ -19,6 +19,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
 
 // configMapSource is the walkthrough of docs/development.md ("Adding a source"), whole:
@@ -136,8 +137,8 @@ spec:
 			assert.Equal(t, []string{"Ingress late HostConflict"}, warnings, "the older ConfigMap owns the host")
 			switch sink {
 			case "pangolin":
-				require.Len(t, res.Pangolin, 1)
-				assert.Equal(t, "shop.example.com", res.Pangolin[0].FullDomain)
+				require.Len(t, res.Published, 1)
+				assert.Equal(t, "shop.example.com", res.Published[0].(pangolin.PublishedResource).FullDomain)
 			default:
 				require.Len(t, res.Resources, 1)
 				assert.Equal(t, "ConfigMap", res.Resources[0].OwnerReferences[0].Kind)

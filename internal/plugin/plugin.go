@@ -270,6 +270,44 @@ type SinkFactory struct {
 	// manager exists; nil when the defaults do.
 	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
 	New   func(ctx context.Context, deps SinkDeps) (Sink, error)
+	// Offline builds the sink for `manager render`: over render's fake cluster, or
+	// against a simulation of what it publishes into. Nil for a sink that cannot run
+	// without a cluster.
+	Offline func(ctx context.Context, deps OfflineDeps) (OfflineSink, error)
+}
+
+// OfflineSink is a sink as `manager render` runs it.
+type OfflineSink interface {
+	Sink
+	// Writes counts the writes made outside render's fake cluster (which counts its
+	// own) since the last call.
+	Writes() int
+	// Published is what the sink holds once the run is over, as render prints it: one
+	// YAML document each, in a stable order, with no secret value in them.
+	Published(ctx context.Context) ([]any, error)
+}
+
+// OfflineDeps are what an offline sink is built with.
+type OfflineDeps struct {
+	// Client is render's fake cluster, holding the manifests.
+	Client  client.Client
+	Config  *config.Config
+	Options OfflineOptions
+}
+
+// OfflineOptions are what `manager render` knows of the world a sink publishes into.
+// Each sink reads those that concern it, and refuses one it was given that it cannot
+// use, so that a flag is never silently ignored.
+type OfflineOptions struct {
+	// CRDVariant is the pangolin-operator CRD variant written for: "fork" or
+	// "original" (--crd-variant).
+	CRDVariant string
+	// Domains are the Pangolin org's domains; DomainsGiven is true when the user gave
+	// them (--domain), false when render derived them from the hosts.
+	Domains      []string
+	DomainsGiven bool
+	// AssumeTunnels makes every tunnel the manifests do not hold exist, and be Ready.
+	AssumeTunnels bool
 }
 
 // TunnelState is whether a tunnel can carry routes.
@@ -300,6 +338,10 @@ type Registry struct {
 	Sources map[string]SourceFactory
 	Sinks   map[string]SinkFactory
 }
+
+// ErrBadOption marks an offline sink's refusal of an option it was given
+// (OfflineOptions): the user's mistake on render's command line.
+var ErrBadOption = errors.New("bad option")
 
 // ErrUnavailable marks a source that cannot run in this cluster (its API is not
 // installed): PIC goes on with the others and says so.

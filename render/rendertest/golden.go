@@ -73,7 +73,7 @@ func Golden(t *testing.T, dir string) {
 	for _, d := range dirs {
 		for _, v := range Variants {
 			t.Run(filepath.Base(d)+"/"+v.Name, func(t *testing.T) {
-				got := Run(t, filepath.Join(d, "input.yaml"), v.Capabilities)
+				got := Run(t, filepath.Join(d, "input.yaml"), v.Name)
 				wantFile := filepath.Join(d, "want-"+v.Name+".yaml")
 				if *update {
 					require.NoError(t, os.WriteFile(wantFile, got, 0o644))
@@ -96,10 +96,10 @@ type output struct {
 }
 
 // Run runs one case's input and returns its outcome as want-<variant>.yaml holds it.
-func Run(t *testing.T, inputFile string, caps tunnelv1alpha1.Capabilities) []byte {
+func Run(t *testing.T, inputFile, crdVariant string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	res, err := render.Run(ctx, ReadObjects(t, inputFile), render.Options{Config: Config(), Capabilities: caps})
+	res, err := render.Run(ctx, ReadObjects(t, inputFile), render.Options{Config: Config(), CRDVariant: crdVariant})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(res.Passes), 2)
 	assert.Equal(t, 0, res.Passes[1].Writes, "a second reconcile of unchanged objects must write nothing")

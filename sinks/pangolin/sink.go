@@ -23,7 +23,7 @@ import (
 const Name = "pangolin"
 
 // Factory is the sink's registration. It needs nothing in the manager's cache.
-var Factory = plugin.SinkFactory{New: build}
+var Factory = plugin.SinkFactory{New: build, Offline: offline}
 
 // build takes the options from the configuration, which has validated them (a URL, an
 // org, a key, a readable CA bundle) before anything starts.

@@ -23,7 +23,7 @@ import (
 
 // Factory is the sink's registration: the operator's CRD variant is detected when the
 // sink is built, and the cache holds only PIC's PangolinResources.
-var Factory = plugin.SinkFactory{Indexes: indexes, Cache: cacheOptions, New: build}
+var Factory = plugin.SinkFactory{Indexes: indexes, Cache: cacheOptions, New: build, Offline: offline}
 
 func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	caps, err := DetectCapabilities(ctx, deps.APIReader)
@@ -76,8 +76,12 @@ func cacheOptions(cfg *config.Config) map[client.Object]cache.ByObject {
 // Tunnel implements plugin.Sink: a tunnel is a PangolinTunnel, Ready when the operator
 // says so.
 func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCheck, error) {
+	return tunnelCheck(ctx, s.client, ref)
+}
+
+func tunnelCheck(ctx context.Context, c client.Reader, ref route.TunnelRef) (plugin.TunnelCheck, error) {
 	var t tunnelv1alpha1.PangolinTunnel
-	err := s.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &t)
+	err := c.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, &t)
 	switch {
 	case apierrors.IsNotFound(err):
 		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
