@@ -10,8 +10,9 @@ BIN         := $(CURDIR)/bin
 VERSION     := $(shell cat $(CURDIR)/VERSION)
 IMAGE_REPO  := ghcr.io/stefb69/pangolin-ingress-controller
 IMAGE       ?= $(IMAGE_REPO):$(VERSION)
-# The control plane (etcd, kube-apiserver, kube-controller-manager) is built from the Go
-# module proxy once per machine and cached outside the clone; see hack/controlplane.
+# The control plane (etcd, kube-apiserver, kube-controller-manager) is downloaded from the
+# official releases, verified, or else built from the Go module proxy, once per machine, and
+# cached outside the clone; see hack/controlplane/build.sh.
 CONTROLPLANE = $(shell hack/controlplane/build.sh)
 TEST_TIMEOUT ?= 45m
 comma := ,
@@ -41,7 +42,7 @@ endef
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
 
@@ -50,9 +51,14 @@ build: ## Build the controller binary into bin/manager.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/manager ./cmd/manager
 
 .PHONY: controlplane
-controlplane: ## Build (once per machine) etcd, kube-apiserver and kube-controller-manager; print where.
+controlplane: ## Download (or else build), once per machine, etcd, kube-apiserver and kube-controller-manager; print where.
 	@start=$$(date +%s); dir=$$(hack/controlplane/build.sh); \
 	  echo "control plane: $$dir (ready in $$(( $$(date +%s) - start ))s)"
+
+# Needs dl.k8s.io and github.com. Run it after changing a version in hack/controlplane/*/go.mod.
+.PHONY: controlplane-checksums
+controlplane-checksums: ## Record in hack/controlplane/release-checksums the SHA-256 of the pinned control-plane release files.
+	hack/controlplane/build.sh --record-checksums
 
 .PHONY: fmt
 fmt: ## gofmt the tree.

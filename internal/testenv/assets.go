@@ -21,8 +21,9 @@ var (
 )
 
 // Assets returns the directory holding etcd, kube-apiserver and kube-controller-manager,
-// building them with hack/controlplane/build.sh on first use. The build's progress goes
-// to os.Stderr because a cold build takes minutes and a silent test looks hung.
+// getting them with hack/controlplane/build.sh on first use (a verified download, or else
+// a build from source). Its progress goes to os.Stderr because a cold source build takes
+// minutes and a silent test looks hung.
 //
 // In a test binary run with -short it fails instead: make test-unit promises to build
 // nothing and to need no control plane, so a test that gets here without SkipIfShort is

@@ -4,8 +4,9 @@
 // kube-controller-manager running the garbage collector and namespace controllers) for
 // end-to-end runs.
 //
-// The binaries come from hack/controlplane/build.sh, built once per machine from the Go
-// module proxy, so no test downloads anything else or needs a real cluster. The operator
+// The binaries come from hack/controlplane/build.sh, once per machine: the official
+// release files of the pinned versions, checksums verified, or else a build from the Go
+// module proxy. No test downloads anything else or needs a real cluster. The operator
 // CRDs are the verbatim copies in config/crd/operator, so the API server prunes and
 // defaults exactly as it does for users.
 //
