@@ -12,8 +12,6 @@ package inmemory
 // the contract suite against a real server is where each one gets confirmed:
 //   - an unknown route without a key is 401 before it is 404 (authentication is
 //     mounted on the whole router);
-//   - the update response carries the resource's own sso, emailWhitelistEnabled and
-//     applyRules columns (null), like the create response; GET shows the policy's;
 //   - domainId without subdomain on update recomputes the host with the stored subdomain;
 //   - a domain of the org is accepted on create whether it is verified or not;
 //   - a path group whose targets have different priorities takes the first target's;

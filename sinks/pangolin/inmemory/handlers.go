@@ -636,8 +636,9 @@ func (s *Server) updateResource(q *request) response {
 	if postAuthSent {
 		res.postAuthPath = postAuthPath
 	}
-	// The response is the resource row: its own sso columns, not the policy's values.
-	return ok(http.StatusOK, "HTTP resource updated successfully", res.json(false))
+	// Unlike the create response, the update response carries the policy's effective
+	// sso, emailWhitelistEnabled and applyRules.
+	return ok(http.StatusOK, "HTTP resource updated successfully", res.json(true))
 }
 
 func setBool(dst *bool, v *bool) {
