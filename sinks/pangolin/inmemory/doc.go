@@ -12,17 +12,39 @@ package inmemory
 // the contract suite against a real server is where each one gets confirmed:
 //   - an unknown route without a key is 401 before it is 404 (authentication is
 //     mounted on the whole router);
-//   - the update response carries the resource's own sso, emailWhitelistEnabled and
-//     applyRules columns (null), like the create response; GET shows the policy's;
 //   - domainId without subdomain on update recomputes the host with the stored subdomain;
 //   - a domain of the org is accepted on create whether it is verified or not;
 //   - a path group whose targets have different priorities takes the first target's;
 //   - malformed limit/offset/page/pageSize values silently become the default;
 //   - messages not in the reference (site by niceId not found, target list and get,
-//     V8's JSON syntax errors) are plausible, not verbatim.
+//     V8's JSON syntax errors; the read messages of roles, users, whitelist, rules and
+//     policies) are plausible, not verbatim;
+//   - access control (sections 11 and 12): the list shapes {"roles":[...]},
+//     {"users":[...]} of /resource/:id/roles and /users; data {} for every set call;
+//     skipToIdpId is the policy's idpId, and the IdP is not checked; a body is
+//     validated before "Email whitelist is not enabled"; duplicate emails are stored
+//     once, duplicate userIds are refused like duplicate roleIds (403, counted); an
+//     unknown role is found missing before the Admin role is refused; PATH rules need a
+//     leading slash and URL path characters, COUNTRY the assigned ISO 3166-1 codes (no
+//     XK), REGION a continent or sub-region M49 id (no 001); equal rule priorities
+//     list by ruleId.
+//
+// Access control. Every resource has an inline policy: sso on and the Admin role only
+// for a new resource; the Admin role (Options.Roles never holds it) is listed by
+// /resource/:id/roles and never by /policies, and cannot be assigned; /resource/:id/users
+// is always [] (the server's defect: read /policies). Secrets are kept as digests
+// only: every password, PIN code or header-auth write mints a new id from its own
+// never-reused sequence, the API shows ids only, and Policy, SecretWrites and the Check
+// helpers let tests see what was written without reading it back. Roles and users are
+// the fixture's (Options.Roles, Options.Users): the fake creates neither.
 //
 // Not implemented: blueprints; root-only routes (orgs, API keys, IdPs, users);
-// resource-names, policies, OpenAPI and docs routes; modes other than http, and the
+// role and org-user create/delete, user-by-username, the single-item routes
+// (/roles/add, /roles/remove, /users/add, /users/remove, /whitelist/add,
+// /whitelist/remove), shared policies (/resource-policy, resourcePolicyId; sharedPolicy
+// is always null) and visitor sessions, so a secret rewrite logs nobody out here;
+// resource-names, OpenAPI and docs routes; modes other than http (so no "Cannot create
+// rule for non-http resource"), and the
 // SSH, inference and maintenance fields (refused as unrecognized keys); rewrite
 // middlewares, TLS and the web redirect twins in Routers; the labels and health
 // filters of the resource list (healthStatus is accepted and ignored); health checks,

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-var routes = []route{
+var routes = append([]route{
 	{method: http.MethodGet, pattern: "/v1/org/:orgId/domains", action: "listOrgDomains", handle: (*Server).listDomains},
 	{method: http.MethodGet, pattern: "/v1/org/:orgId/domain/:domainId", action: "getDomain", handle: (*Server).getDomain},
 	{method: http.MethodGet, pattern: "/v1/org/:orgId/sites", action: "listSites", handle: (*Server).listSites},
@@ -29,7 +29,7 @@ var routes = []route{
 	{method: http.MethodGet, pattern: "/v1/target/:targetId", action: "getTarget", object: targetObject, handle: (*Server).getTarget},
 	{method: http.MethodPost, pattern: "/v1/target/:targetId", action: "updateTarget", object: targetObject, handle: (*Server).updateTarget},
 	{method: http.MethodDelete, pattern: "/v1/target/:targetId", action: "deleteTarget", object: targetObject, handle: (*Server).deleteTarget},
-}
+}, accessRoutes...)
 
 func notFound(format string, args ...any) *response {
 	r := fail(http.StatusNotFound, format, args...)
@@ -325,7 +325,7 @@ type resourceJSON struct {
 
 func (r *resource) json(effective bool) resourceJSON {
 	out := resourceJSON{
-		ResourceID: r.id, DefaultResourcePolicyID: r.id,
+		ResourceID: r.id, DefaultResourcePolicyID: r.access.policyID,
 		ResourceGUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", r.id),
 		OrgID:        r.org, NiceID: r.niceID, Name: r.name, Subdomain: r.subdomain,
 		FullDomain: r.fullDomain, DomainID: r.domainID, SSL: r.ssl, BlockAccess: r.blockAccess,
@@ -392,7 +392,11 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 	out := resourceListJSON{
 		ResourceID: r.id, NiceID: r.niceID, Name: r.name, SSL: r.ssl, FullDomain: r.fullDomain,
 		SSO: b2i(r.sso), Whitelist: b2i(r.emailWhitelist), Mode: "http", Enabled: r.enabled,
+		PasswordID: nullID(r.access.passwordID), PincodeID: nullID(r.access.pincodeID),
 		DomainID: r.domainID, Health: "unknown", Targets: []targetSummaryJSON{}, Sites: []any{}, Labels: []any{},
+	}
+	if r.access.headerAuth != nil {
+		out.HeaderAuthID = nullID(r.access.headerAuth.id)
 	}
 	for _, t := range s.targetsOf(r.id) {
 		st, _ := s.site(t.siteID)
@@ -529,7 +533,7 @@ func (s *Server) createResource(q *request) response {
 	r := &resource{
 		id: s.nextRes, org: org, niceID: s.newNiceID(org), name: *name, subdomain: sub,
 		fullDomain: fullDomain(d, sub), domainID: d.ID, ssl: true, enabled: true, sso: true,
-		postAuthPath: postAuthPath,
+		postAuthPath: postAuthPath, access: s.newPolicy(),
 	}
 	if sticky != nil {
 		r.stickySession = *sticky
@@ -636,8 +640,9 @@ func (s *Server) updateResource(q *request) response {
 	if postAuthSent {
 		res.postAuthPath = postAuthPath
 	}
-	// The response is the resource row: its own sso columns, not the policy's values.
-	return ok(http.StatusOK, "HTTP resource updated successfully", res.json(false))
+	// Unlike the create response, the update response carries the policy's effective
+	// sso, emailWhitelistEnabled and applyRules.
+	return ok(http.StatusOK, "HTTP resource updated successfully", res.json(true))
 }
 
 func setBool(dst *bool, v *bool) {

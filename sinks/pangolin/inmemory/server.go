@@ -59,6 +59,12 @@ type Options struct {
 	Domains []Domain
 	Sites   []Site
 	Keys    []Key
+	// Roles are the org's roles besides Admin (roleId 1), which it always has; nil gives
+	// the "Member" role (roleId 2) of a new org. A role without an id takes the next one.
+	Roles []Role
+	// Users are the org's members; nil gives DefaultOwner alone. PIC never creates
+	// either: tests place them here.
+	Users []User
 	// AnySite makes every niceId name a site: one asked for that is not among Sites is
 	// added, online. Offline simulation (`manager render`) uses it, where the sites a
 	// configuration names cannot be known.
@@ -88,6 +94,7 @@ func (o *Options) defaults() {
 			o.Sites[i].Type = "local"
 		}
 	}
+	o.accessDefaults()
 }
 
 // Fault intercepts a request before the fake handles it. It returns true when it has
@@ -118,6 +125,15 @@ type Server struct {
 	nextRes int
 	nextTgt int
 	rng     *rand.Rand
+	// Access control: each table has its own AUTOINCREMENT ids, never reused.
+	nextPolicy     int
+	nextPassword   int
+	nextPincode    int
+	nextHeaderAuth int
+	nextWhitelist  int
+	nextRule       int
+	secretWrites   int
+	policyRng      *rand.Rand // apart from rng, so that resource niceIds stay as they were
 }
 
 // NewServer starts a fake on a loopback port. Close it when done. It panics when no
@@ -150,7 +166,14 @@ func NewHandler(opts Options) *Server {
 		nextTgt: 1,
 		// A fixed seed: niceIds look random, as on a real server, but every run of a
 		// test sees the same ones.
-		rng: rand.New(rand.NewPCG(0x70616e676f6c696e, 1)),
+		rng:            rand.New(rand.NewPCG(0x70616e676f6c696e, 1)),
+		policyRng:      rand.New(rand.NewPCG(0x70616e676f6c696e, 2)),
+		nextPolicy:     1,
+		nextPassword:   1,
+		nextPincode:    1,
+		nextHeaderAuth: 1,
+		nextWhitelist:  1,
+		nextRule:       1,
 	}
 }
 

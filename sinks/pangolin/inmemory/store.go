@@ -29,7 +29,8 @@ type resource struct {
 	tlsServerName  *string
 	setHostHeader  *string
 	headers        json.RawMessage
-	skipToIdpID    *int
+	skipToIdpID    *int // the policy's idpId
+	access         access
 }
 
 // target is a stored target.
@@ -146,7 +147,7 @@ func (s *Server) SeedResource(r Resource) Resource {
 	res := &resource{
 		id: s.nextRes, org: r.Org, niceID: r.NiceID, name: r.Name, subdomain: r.Subdomain,
 		fullDomain: strings.ToLower(r.FullDomain), domainID: r.DomainID, ssl: r.SSL,
-		blockAccess: r.BlockAccess, enabled: r.Enabled, sso: r.SSO,
+		blockAccess: r.BlockAccess, enabled: r.Enabled, sso: r.SSO, access: s.newPolicy(),
 	}
 	s.nextRes++
 	s.res[res.id] = res

@@ -145,10 +145,17 @@ func (c *Client) CreateResource(ctx context.Context, name string, host Host) (Re
 	if err := c.do(ctx, OpCreateResource, http.MethodPut, c.orgPath("/resource"), nil, body, &r); err != nil {
 		return Resource{}, err
 	}
-	// The create response carries the raw sso column (null); the effective value comes
-	// from the policy the server creates for the resource, which has SSO on.
+	// The create response carries the raw columns (null); the effective values come
+	// from the policy the server creates for the resource: SSO on, the Admin role only,
+	// no whitelist, no rules.
 	if !r.SSO.set {
 		r.SSO = flexBool{value: true, set: true}
+	}
+	if !r.EmailWhitelistEnabled.set {
+		r.EmailWhitelistEnabled = flexBool{set: true}
+	}
+	if !r.ApplyRules.set {
+		r.ApplyRules = flexBool{set: true}
 	}
 	return r.resource(), nil
 }
@@ -162,6 +169,12 @@ type ResourceUpdate struct {
 	SSO         *bool
 	BlockAccess *bool
 	Enabled     *bool
+	// EmailWhitelistEnabled and ApplyRules are left unchanged when nil. The whitelist
+	// must be enabled before SetResourceWhitelist; rules apply only with ApplyRules.
+	EmailWhitelistEnabled *bool
+	ApplyRules            *bool
+	// SkipToIdpID is left unchanged when nil; a pointer to 0 clears it.
+	SkipToIdpID *int
 }
 
 func (u ResourceUpdate) body() (map[string]any, error) {
@@ -188,6 +201,22 @@ func (u ResourceUpdate) body() (map[string]any, error) {
 	if u.Enabled != nil {
 		b["enabled"] = *u.Enabled
 	}
+	if u.EmailWhitelistEnabled != nil {
+		b["emailWhitelistEnabled"] = *u.EmailWhitelistEnabled
+	}
+	if u.ApplyRules != nil {
+		b["applyRules"] = *u.ApplyRules
+	}
+	if u.SkipToIdpID != nil {
+		switch id := *u.SkipToIdpID; {
+		case id < 0:
+			return nil, fmt.Errorf("identity provider id %d is negative", id)
+		case id == 0:
+			b["skipToIdpId"] = nil
+		default:
+			b["skipToIdpId"] = id
+		}
+	}
 	if len(b) == 0 {
 		return nil, errors.New("nothing to update")
 	}
@@ -204,13 +233,21 @@ func (c *Client) UpdateResource(ctx context.Context, id int, u ResourceUpdate) (
 	if err := c.do(ctx, OpUpdateResource, http.MethodPost, "/resource/"+strconv.Itoa(id), nil, body, &r); err != nil {
 		return Resource{}, err
 	}
-	if !r.SSO.set {
-		// The response may carry the raw sso column, which the policy overrides: take
-		// the value just written, or read the effective one.
-		if u.SSO == nil {
-			return c.GetResource(ctx, id)
+	if !r.effective() {
+		// A server whose update response carries the raw columns (null), which the
+		// policy overrides: take the values just written, or read the effective ones.
+		for _, f := range []struct {
+			got  *flexBool
+			sent *bool
+		}{{&r.SSO, u.SSO}, {&r.EmailWhitelistEnabled, u.EmailWhitelistEnabled}, {&r.ApplyRules, u.ApplyRules}} {
+			if f.got.set {
+				continue
+			}
+			if f.sent == nil {
+				return c.GetResource(ctx, id)
+			}
+			*f.got = flexBool{value: *f.sent, set: true}
 		}
-		r.SSO = flexBool{value: *u.SSO, set: true}
 	}
 	return r.resource(), nil
 }

@@ -53,6 +53,23 @@ const (
 	OpCreateTarget   = "createTarget"
 	OpUpdateTarget   = "updateTarget"
 	OpDeleteTarget   = "deleteTarget"
+
+	// Access control (access.go). Each name is also the action the key needs.
+	OpListRoles             = "listRoles"
+	OpListUsers             = "listUsers"
+	OpListResourceRoles     = "listResourceRoles"
+	OpGetResourcePolicy     = "getResourcePolicy"
+	OpSetResourceRoles      = "setResourceRoles"
+	OpSetResourceUsers      = "setResourceUsers"
+	OpSetResourcePassword   = "setResourcePassword"
+	OpSetResourcePincode    = "setResourcePincode"
+	OpSetResourceHeaderAuth = "setResourceHeaderAuth"
+	OpGetResourceWhitelist  = "getResourceWhitelist"
+	OpSetResourceWhitelist  = "setResourceWhitelist"
+	OpListResourceRules     = "listResourceRules"
+	OpCreateResourceRule    = "createResourceRule"
+	OpUpdateResourceRule    = "updateResourceRule"
+	OpDeleteResourceRule    = "deleteResourceRule"
 )
 
 // Operations returns every operation name, so that metrics can be initialised up front.
@@ -61,6 +78,11 @@ func Operations() []string {
 		OpListDomains, OpListSites, OpGetSite,
 		OpListResources, OpGetResource, OpCreateResource, OpUpdateResource, OpDeleteResource,
 		OpListTargets, OpGetTarget, OpCreateTarget, OpUpdateTarget, OpDeleteTarget,
+		OpListRoles, OpListUsers, OpListResourceRoles, OpGetResourcePolicy,
+		OpSetResourceRoles, OpSetResourceUsers,
+		OpSetResourcePassword, OpSetResourcePincode, OpSetResourceHeaderAuth,
+		OpGetResourceWhitelist, OpSetResourceWhitelist,
+		OpListResourceRules, OpCreateResourceRule, OpUpdateResourceRule, OpDeleteResourceRule,
 	}
 }
 
@@ -217,15 +239,36 @@ func (c *Client) orgPath(suffix string) string {
 // body is nil exactly for GET and DELETE: PUT and POST always carry a JSON body, since
 // without one (and its Content-Type) the real server answers 500.
 func (c *Client) do(ctx context.Context, op, method, path string, query url.Values, body, out any) error {
+	return c.exchange(ctx, op, method, path, query, body, out, c.cred.redact)
+}
+
+// doSecret sends a write whose body carries secrets. Besides the key, the secrets are
+// removed from whatever the server or the transport says, so that a server (or a proxy)
+// echoing the request body cannot carry them into an error, and from there into a log,
+// an event or a status.
+func (c *Client) doSecret(ctx context.Context, op, method, path string, body any, secrets ...Secret) error {
+	redact := func(s string) string {
+		s = c.cred.redact(s)
+		for _, x := range secrets {
+			if x != "" {
+				s = strings.ReplaceAll(s, string(x), redacted)
+			}
+		}
+		return s
+	}
+	return c.exchange(ctx, op, method, path, nil, body, nil, redact)
+}
+
+func (c *Client) exchange(ctx context.Context, op, method, path string, query url.Values, body, out any, redact func(string) string) error {
 	start := time.Now()
-	result, err := c.send(ctx, op, method, path, query, body, out)
+	result, err := c.send(ctx, op, method, path, query, body, out, redact)
 	if c.observe != nil {
 		c.observe(op, result, time.Since(start))
 	}
 	return err
 }
 
-func (c *Client) send(ctx context.Context, op, method, path string, query url.Values, body, out any) (string, error) {
+func (c *Client) send(ctx context.Context, op, method, path string, query url.Values, body, out any, redact func(string) string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -253,19 +296,19 @@ func (c *Client) send(ctx context.Context, op, method, path string, query url.Va
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return ResultTransportError, &transportError{op: op, err: err, redact: c.cred.redact}
+		return ResultTransportError, &transportError{op: op, err: err, redact: redact}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return ResultTransportError, &transportError{op: op, err: fmt.Errorf("read response: %w", err), redact: c.cred.redact}
+		return ResultTransportError, &transportError{op: op, err: fmt.Errorf("read response: %w", err), redact: redact}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		result := ResultClientError
 		if resp.StatusCode >= 500 {
 			result = ResultServerError
 		}
-		return result, newAPIError(op, resp.StatusCode, raw, c.cred.redact)
+		return result, newAPIError(op, resp.StatusCode, raw, redact)
 	}
 	if out == nil {
 		return ResultSuccess, nil

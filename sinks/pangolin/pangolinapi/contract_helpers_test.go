@@ -27,6 +27,20 @@ var contractEnv = []string{
 	"PIC_CONTRACT_PANGOLIN_DOMAIN",
 }
 
+// contractFixture is the fake's org: the reference fixture, with the roles and users of
+// its access-control session (section 11).
+var contractFixture = inmemory.Options{
+	Roles: []inmemory.Role{
+		{ID: 2, Name: "Member", Description: "Members can only view resources"},
+		{ID: 3, Name: "k8s-devs", Description: "ctrl test"},
+		{ID: 4, Name: "k8s-ops"},
+	},
+	Users: []inmemory.User{
+		inmemory.DefaultOwner,
+		{ID: "fihwbfec93u7yua", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "test-idp", RoleIDs: []int{3}},
+	},
+}
+
 // contract is the server under contract: the in-repo fake, or a real Pangolin.
 type contract struct {
 	client  *pangolinapi.Client
@@ -62,7 +76,7 @@ func newContract(t *testing.T) *contract {
 		siteNiceID, baseDomain = vals["PIC_CONTRACT_PANGOLIN_SITE"], vals["PIC_CONTRACT_PANGOLIN_DOMAIN"]
 		t.Logf("contract against %s, org %s, names prefixed %s", c.cfg.BaseURL, c.cfg.Org, c.prefix)
 	case len(contractEnv):
-		s := inmemory.NewServer(inmemory.Options{})
+		s := inmemory.NewServer(contractFixture)
 		t.Cleanup(s.Close)
 		// Runs after the sweep: the suite must leave nothing behind.
 		t.Cleanup(func() { require.Empty(t, s.Resources(), "resources left after the contract") })

@@ -1,19 +1,27 @@
 // Package pangolinapi is a typed client for the part of Pangolin's Integration API that a
-// controller needs: domains, sites, HTTP resources and their targets. It holds no
-// controller logic and no state besides its configuration, and it must never print, log or
-// return the API key. Blueprints are left out on purpose: PIC drives the imperative API.
+// controller needs: domains, sites, HTTP resources and their targets, and a resource's
+// access control (access.go: roles, users, password, PIN code, header auth, email
+// whitelist, rules). It holds no controller logic and no state besides its
+// configuration, and it must never print, log or return the API key, nor a secret it
+// sends (Secret, HeaderAuth): errors never echo a request body, and what the server says
+// back passes through redaction. Blueprints are left out on purpose: PIC drives the
+// imperative API.
 //
 // The contract tests (contract_test.go) run against the in-memory Pangolin server (sinks/pangolin/inmemory) by
 // default. To run them against a real Pangolin instead, set all of:
 //
 //	PIC_CONTRACT_PANGOLIN_URL      base URL including /v1, e.g. http://pangolin:3003/v1
 //	PIC_CONTRACT_PANGOLIN_API_KEY  bearer token "<apiKeyId>.<secret>" with the resource,
-//	                               target, site and domain actions
+//	                               target, site and domain actions, and the access-control
+//	                               ones (docs/direct-mode.md)
 //	PIC_CONTRACT_PANGOLIN_ORG      org id
 //	PIC_CONTRACT_PANGOLIN_SITE     niceId of a site of that org, for the targets
 //	PIC_CONTRACT_PANGOLIN_DOMAIN   a verified base domain of that org
 //
 // Against a real server the suite only creates resources whose name and host start with a
 // random "pic-contract-<random>" label, pointing at unresolvable ".invalid" backends, and
-// deletes everything it created; it never modifies or deletes anything else.
+// deletes everything it created; it never modifies or deletes anything else. The
+// access-control tests grant the org's existing roles and users to those resources
+// only (they create no role and no user) and need at least one role besides Admin and
+// one user in the org.
 package pangolinapi

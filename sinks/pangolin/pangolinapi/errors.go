@@ -46,7 +46,8 @@ func newAPIError(op string, status int, body []byte, redact func(string) string)
 		e.Message = html.UnescapeString(string(preText.FindSubmatch(body)[1]))
 		e.UnknownRoute = status == http.StatusNotFound
 	default:
-		e.Message = strings.TrimSpace(string(body))
+		// Redacted before it is cut: a secret cut in two would survive redaction.
+		e.Message = redact(strings.TrimSpace(string(body)))
 		if len(e.Message) > 200 {
 			e.Message = e.Message[:200] + "…"
 		}

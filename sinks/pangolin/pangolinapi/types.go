@@ -39,6 +39,13 @@ type Resource struct {
 	BlockAccess bool
 	Enabled     bool
 	SSL         bool
+	// EmailWhitelistEnabled and ApplyRules are the effective values too. Both are off
+	// on a new resource.
+	EmailWhitelistEnabled bool
+	ApplyRules            bool
+	// SkipToIdpID is the identity provider visitors are sent to without the choice of
+	// a login method; 0 for none.
+	SkipToIdpID int
 }
 
 // ResourceSummary is a resource as the list reports it. The list has no subdomain nor
@@ -168,6 +175,16 @@ type resourceJSON struct {
 	BlockAccess flexBool `json:"blockAccess"`
 	Enabled     flexBool `json:"enabled"`
 	SSL         flexBool `json:"ssl"`
+	// Access flags of the policy: null in the create response.
+	EmailWhitelistEnabled flexBool `json:"emailWhitelistEnabled"`
+	ApplyRules            flexBool `json:"applyRules"`
+	SkipToIdpID           *int     `json:"skipToIdpId"`
+}
+
+// effective reports whether the three policy flags carry the policy's values (GET and
+// update) rather than the null columns (create).
+func (r resourceJSON) effective() bool {
+	return r.SSO.set && r.EmailWhitelistEnabled.set && r.ApplyRules.set
 }
 
 func str(p *string) string {
@@ -189,6 +206,10 @@ func (r resourceJSON) resource() Resource {
 		BlockAccess: r.BlockAccess.value,
 		Enabled:     r.Enabled.value,
 		SSL:         r.SSL.value,
+
+		EmailWhitelistEnabled: r.EmailWhitelistEnabled.value,
+		ApplyRules:            r.ApplyRules.value,
+		SkipToIdpID:           intOf(r.SkipToIdpID),
 	}
 }
 
