@@ -69,22 +69,33 @@ vet: ## go vet, and fail on unformatted files.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run make fmt"; exit 1; }
 	$(GO) vet ./...
 
+# PIC's own API groups, whose CRDs PIC installs (config/crd/pic). internal/apis/tunnel is
+# pangolin-operator's: the operator installs those CRDs, so no CRD is generated from it.
+PIC_API_PATHS := ./internal/apis/access/...
+PIC_CRD_DIR   := config/crd/pic
+
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of internal/apis (zz_generated.deepcopy.go) with controller-gen.
+generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of internal/apis (zz_generated.deepcopy.go) and PIC's CRDs (config/crd/pic) with controller-gen.
 	$(CONTROLLER_GEN) object paths=./internal/apis/...
+	$(CONTROLLER_GEN) crd paths=$(PIC_API_PATHS) output:crd:dir=$(PIC_CRD_DIR)
 
 .PHONY: lint
 lint: vet generate-check $(GOLANGCI_LINT) $(ACTIONLINT) ## go vet, gofmt, golangci-lint (.golangci.yml), actionlint on the workflows, generated code up to date.
 	@start=$$(date +%s); $(GOLANGCI_LINT) run ./... && echo "golangci-lint: clean in $$(( $$(date +%s) - start ))s"
 	$(ACTIONLINT)
 
-# Each generated file must be what controller-gen writes today from the types beside it.
+# Each generated file must be what controller-gen writes today from the types beside it,
+# and config/crd/pic must hold exactly the CRDs it writes (none missing, none stale).
 .PHONY: generate-check
 generate-check: $(CONTROLLER_GEN)
 	@for f in $$(git ls-files '*zz_generated.deepcopy.go'); do \
 	  $(CONTROLLER_GEN) object paths=./$$(dirname $$f) output:object:stdout | diff -u $$f - >/dev/null \
 	    || { echo "$$f is out of date: run make generate"; exit 1; }; \
 	done
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(CONTROLLER_GEN) crd paths=$(PIC_API_PATHS) output:crd:dir=$$tmp \
+	  && diff -ru -x kustomization.yaml $(PIC_CRD_DIR) $$tmp >/dev/null \
+	  || { echo "$(PIC_CRD_DIR) is out of date: run make generate"; exit 1; }
 
 ##@ Testing
 

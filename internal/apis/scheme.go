@@ -7,13 +7,14 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
 
 // Scheme has every kind PIC reads or writes.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, gatewayv1.Install} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, accessv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, gatewayv1.Install} {
 		if err := add(s); err != nil {
 			panic(err) // static registrations: cannot fail
 		}

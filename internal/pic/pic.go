@@ -99,6 +99,35 @@ const (
 	// ReasonHostTakenInPangolin (Warning, direct mode): a Pangolin resource PIC did not
 	// create already serves the host; PIC leaves it untouched and publishes no duplicate.
 	ReasonHostTakenInPangolin = "HostTakenInPangolin"
+
+	// ReasonAccessPolicyAttached (Normal): the host is protected by the named
+	// AccessPolicy (on the object itself, or on its Gateway).
+	ReasonAccessPolicyAttached = "AccessPolicyAttached"
+	// ReasonAccessPolicyInvalid (Warning): the attached AccessPolicy, or a value read
+	// from its Secrets, is invalid (a rule value, an email pattern, a PIN that is not 6
+	// digits, a password of the wrong length...). It fails closed: a host not yet
+	// published is not published, one already published keeps what Pangolin holds.
+	ReasonAccessPolicyInvalid = "AccessPolicyInvalid"
+	// ReasonAccessPolicySecretNotFound (Warning): a Secret, or a key of it, that the
+	// attached AccessPolicy references does not exist; fails closed as
+	// AccessPolicyInvalid, and is retried.
+	ReasonAccessPolicySecretNotFound = "AccessPolicySecretNotFound"
+	// ReasonAccessPolicyConflicted (Warning, on an AccessPolicy): an older policy targets
+	// the same object and applies there instead; the event names it.
+	ReasonAccessPolicyConflicted = "AccessPolicyConflicted"
+	// ReasonAccessPolicyUnsupported (Warning): the attached AccessPolicy asks for more
+	// than sso and blockAccess, which only the direct mode (sink: pangolin) can carry;
+	// with the PangolinResource sink the host is not published rather than published
+	// with less protection than asked.
+	ReasonAccessPolicyUnsupported = "AccessPolicyUnsupported"
+	// ReasonAccessPolicyAnnotationConflict (Normal): the sso or block-access annotation
+	// and the attached AccessPolicy disagree; the stricter applies, and the event says
+	// which.
+	ReasonAccessPolicyAnnotationConflict = "AccessPolicyAnnotationConflict"
+	// ReasonAccessRuleNeedsGeoIP (Normal): an AccessPolicy rule matches a country,
+	// region or ASN, which Pangolin can only evaluate with GeoIP databases; without them
+	// CountryIsNot matches every client and the others none.
+	ReasonAccessRuleNeedsGeoIP = "AccessRuleNeedsGeoIP"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's
@@ -109,3 +138,8 @@ const (
 	ConditionResolvedRefs     = "ResolvedRefs"
 	ConditionPartiallyInvalid = "PartiallyInvalid"
 )
+
+// PolicyReasonResolvedRefs is the reason of an AccessPolicy's ResolvedRefs=True
+// condition: every Secret and key it references exists. (ResolvedRefs=False has the
+// reason AccessPolicySecretNotFound; the Accepted reasons are GEP-713's.)
+const PolicyReasonResolvedRefs = "ResolvedRefs"

@@ -85,8 +85,14 @@ type PathRule struct {
 // Access is the access control the user asked for. Nil means "not asked": the
 // configured default applies.
 type Access struct {
+	// SSO and BlockAccess are the annotations', merged with the attached policy's when
+	// there is one (the stricter wins; see internal/access).
 	SSO         *bool
 	BlockAccess *bool
+	// Policy is the rest of an attached AccessPolicy. Nil: no policy is attached, and
+	// PIC leaves the host's roles, users, secrets, whitelist and rules in Pangolin as
+	// they are.
+	Policy *AccessPolicy
 }
 
 // Route is one public host of one source object.
