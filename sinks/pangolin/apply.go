@@ -51,8 +51,8 @@ type applying struct {
 	owner route.Origin
 	res   plugin.Applied
 	hosts []string
-	// targetWrites counts the target writes sent, to tell an update that wrote from one
-	// that found nothing to change.
+	// targetWrites counts the target writes that succeeded, to tell an update that wrote
+	// from one that found nothing to change, or whose every write failed.
 	targetWrites int
 }
 
@@ -187,7 +187,7 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
-	e := &entry{mark: w.mark, res: marked, tunnelNS: d.Tunnel.Namespace}
+	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
 	s.record(w.niceID, e)
 	a.res.Created = append(a.res.Created, d)
 	a.hosts = append(a.hosts, d.Host)
@@ -238,17 +238,18 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
+	marked := false
 	if res.NiceID != w.niceID {
-		marked, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
+		updated, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
 		countWrite(pangolinapi.OpUpdateResource, err)
 		if err != nil {
 			return a.failed(ctx, d, "mark the resource to adopt", err)
 		}
-		e.res = marked
+		e.res, marked = keepSSO(updated, res, nil), true
 	}
 	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.Host)
-	return a.bring(ctx, d, w, e, true)
+	return a.bring(ctx, d, w, e, marked)
 }
 
 // update brings an existing resource to d.
@@ -304,7 +305,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		if err != nil {
 			return a.lost(ctx, d, w, "update the resource", err)
 		}
-		e.res, wrote = updated, true
+		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
 		s.record(w.niceID, e)
 	}
 	before := len(a.res.Updated)
@@ -373,10 +374,10 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			Path: pathMatch(t), Priority: t.priority,
 		})
 		countWrite(pangolinapi.OpUpdateTarget, err)
-		a.targetWrites++
 		if err != nil {
 			return a.lost(ctx, d, w, "update a target", err)
 		}
+		a.targetWrites++
 		e.targets[i] = updated
 		s.record(w.niceID, e)
 	}
@@ -386,10 +387,10 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			Path: t.path, PathMatchType: t.match, Priority: t.priority,
 		})
 		countWrite(pangolinapi.OpCreateTarget, err)
-		a.targetWrites++
 		if err != nil {
 			return a.lost(ctx, d, w, "create a target", err)
 		}
+		a.targetWrites++
 		e.targets = append(e.targets, created)
 		used = append(used, true)
 		s.record(w.niceID, e)
@@ -400,9 +401,11 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		}
 		err := s.api.DeleteTarget(ctx, e.targets[i].TargetID)
 		countWrite(pangolinapi.OpDeleteTarget, err)
-		a.targetWrites++
 		if err != nil && !pangolinapi.IsNotFound(err) {
 			return a.failed(ctx, d, "delete a target", err)
+		}
+		if err == nil {
+			a.targetWrites++
 		}
 		e.targets = append(e.targets[:i], e.targets[i+1:]...)
 		s.record(w.niceID, e)
@@ -438,6 +441,20 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.Host)
 	return nil
+}
+
+// keepSSO is the resource an update answered, with its effective SSO setting: the one
+// the answer carries (Pangolin 1.22 and later), else the one sent, else the one before
+// the update, which an update that does not send sso cannot change.
+func keepSSO(updated, before pangolinapi.Resource, sent *bool) pangolinapi.Resource {
+	switch {
+	case updated.SSOReported:
+	case sent != nil:
+		updated.SSO, updated.SSOReported = *sent, true
+	default:
+		updated.SSO, updated.SSOReported = before.SSO, before.SSOReported
+	}
+	return updated
 }
 
 // record stores what a write answered.

@@ -194,7 +194,9 @@ func (u ResourceUpdate) body() (map[string]any, error) {
 	return b, nil
 }
 
-// UpdateResource changes the fields set in u and returns the resource as it now is.
+// UpdateResource changes the fields set in u and returns the resource as it now is, in
+// one request: the answer carries the effective sso, emailWhitelistEnabled and
+// applyRules, as GET does.
 func (c *Client) UpdateResource(ctx context.Context, id int, u ResourceUpdate) (Resource, error) {
 	body, err := u.body()
 	if err != nil {
@@ -204,14 +206,8 @@ func (c *Client) UpdateResource(ctx context.Context, id int, u ResourceUpdate) (
 	if err := c.do(ctx, OpUpdateResource, http.MethodPost, "/resource/"+strconv.Itoa(id), nil, body, &r); err != nil {
 		return Resource{}, err
 	}
-	if !r.SSO.set {
-		// The response may carry the raw sso column, which the policy overrides: take
-		// the value just written, or read the effective one.
-		if u.SSO == nil {
-			return c.GetResource(ctx, id)
-		}
-		r.SSO = flexBool{value: *u.SSO, set: true}
-	}
+	// The response carries the effective sso (Pangolin 1.22); should it carry the raw
+	// column (null), Resource.SSOReported says so, and the caller knows what it sent.
 	return r.resource(), nil
 }
 
