@@ -603,3 +603,34 @@ func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
 	assert.Equal(t, writes, w.fake.Writes(), "no move, no write")
 	assert.Equal(t, before, w.fake.Resources())
 }
+
+// TestOutageReportsNoWrite: while every write fails, Apply reports nothing created,
+// updated or deleted, whatever it tried.
+func TestOutageReportsNoWrite(t *testing.T) {
+	w := newWorld(t)
+	app := ingress("shop", "app")
+	w.converge(app, web(app, "app.example.com", 80))
+	other := ingress("shop", "other")
+	w.converge(other, web(other, "other.example.com", 80))
+
+	w.fault(inmemory.When(inmemory.IsWrite, inmemory.Outage(http.StatusServiceUnavailable)))
+	for range 3 {
+		moved := w.reconcile(app, web(app, "app.example.com", 8081))
+		require.Error(t, moved.err)
+		assert.Empty(t, moved.applied.Created)
+		assert.Empty(t, moved.applied.Updated, "a failed target update is no Updated")
+		assert.Empty(t, moved.applied.Deleted)
+
+		created := w.reconcile(ingress("shop", "new"), web(ingress("shop", "new"), "new.example.com", 80))
+		require.Error(t, created.err)
+		assert.Empty(t, created.applied.Created)
+
+		gone := w.reconcile(other)
+		require.Error(t, gone.err)
+		assert.Empty(t, gone.applied.Deleted)
+	}
+	w.fault(nil)
+	moved := w.reconcile(app, web(app, "app.example.com", 8081))
+	require.NoError(t, moved.err)
+	assert.Len(t, moved.applied.Updated, 1, "once Pangolin answers, the update is reported")
+}
