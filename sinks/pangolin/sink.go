@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -283,9 +282,15 @@ func (s *Sink) baseDomain(domainID string) string {
 	return ""
 }
 
-// Describe implements plugin.Sink: Pangolin resources are not Kubernetes objects.
-func (s *Sink) Describe(engine.Resource) (string, *corev1.ObjectReference) {
-	return "Pangolin resource", nil
+// Describe implements plugin.Sink: a Pangolin resource is named by its niceId, which
+// users search for in Pangolin's dashboard, and its site by the site's niceId, without
+// the namespace the reference carries. Pangolin resources are not Kubernetes objects.
+func (s *Sink) Describe(r engine.Resource) plugin.Description {
+	return plugin.Description{
+		Kind:   "Pangolin resource",
+		Name:   niceID(s.ownerID, markOf(r.Origin, r.Host, r.PublicHost())),
+		Tunnel: "site " + r.Tunnel.Name,
+	}
 }
 
 // Declare implements plugin.Sink: the sink watches nothing in Kubernetes. What it sees

@@ -634,3 +634,17 @@ func TestOutageReportsNoWrite(t *testing.T) {
 	require.NoError(t, moved.err)
 	assert.Len(t, moved.applied.Updated, 1, "once Pangolin answers, the update is reported")
 }
+
+// TestDescribeNamesWhatUsersFindInPangolin: events name the resource's niceId, as
+// Pangolin's dashboard shows it, and the site without a namespace.
+func TestDescribeNamesWhatUsersFindInPangolin(t *testing.T) {
+	w := newWorld(t)
+	app := ingress("shop", "app")
+	o := w.converge(app, web(app, "app.example.com", 80))
+	require.Len(t, o.applied.Created, 1)
+	d := w.sink.Describe(o.applied.Created[0])
+	assert.Equal(t, "Pangolin resource", d.Kind)
+	assert.Equal(t, w.resourceOn("app.example.com").NiceID, d.Name)
+	assert.Equal(t, "site "+site, d.Tunnel)
+	assert.Nil(t, d.Object)
+}
