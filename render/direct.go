@@ -33,6 +33,18 @@ type PangolinAPIResource struct {
 	SSO         bool                `json:"sso"`
 	BlockAccess bool                `json:"blockAccess"`
 	Targets     []PangolinAPITarget `json:"targets"`
+	// Routers are the Traefik routers Pangolin would serve for it, named as Pangolin
+	// names them: a path whose router another took is served by none.
+	Routers []PangolinAPIRouter `json:"routers,omitempty"`
+}
+
+// PangolinAPIRouter is a Traefik router of a PangolinAPIResource, as Pangolin's
+// traefik-config would show it.
+type PangolinAPIRouter struct {
+	Name     string   `json:"name"`
+	Rule     string   `json:"rule"`
+	Priority int      `json:"priority"`
+	Servers  []string `json:"servers"`
 }
 
 // PangolinAPITarget is a target of a PangolinAPIResource; Site is the site's niceId.
@@ -91,6 +103,7 @@ func (p *simulatedPangolin) resources() []PangolinAPIResource {
 	for _, s := range p.server.Sites() {
 		sites[s.ID] = s.NiceID
 	}
+	routers := p.server.Routers()
 	var out []PangolinAPIResource
 	for _, r := range p.server.Resources() {
 		res := PangolinAPIResource{
@@ -112,6 +125,11 @@ func (p *simulatedPangolin) resources() []PangolinAPIResource {
 			return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Path, b.Path),
 				cmp.Compare(a.PathMatchType, b.PathMatchType), cmp.Compare(a.IP, b.IP), cmp.Compare(a.Port, b.Port))
 		})
+		for _, rt := range routers {
+			if rt.ResourceID == r.ID {
+				res.Routers = append(res.Routers, PangolinAPIRouter{Name: rt.Name, Rule: rt.Rule, Priority: rt.Priority, Servers: rt.Servers})
+			}
+		}
 		out = append(out, res)
 	}
 	slices.SortFunc(out, func(a, b PangolinAPIResource) int {

@@ -99,6 +99,11 @@ const (
 	// ReasonHostTakenInPangolin (Warning, direct mode): a Pangolin resource PIC did not
 	// create already serves the host; PIC leaves it untouched and publishes no duplicate.
 	ReasonHostTakenInPangolin = "HostTakenInPangolin"
+	// ReasonPathNotRoutable (Warning, direct mode): Pangolin would give the path's router
+	// the name of another path's (it cuts router names at 50 characters), and no
+	// equivalent form of the path gets a name of its own: the path is not published,
+	// the rest of the host is.
+	ReasonPathNotRoutable = "PathNotRoutable"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's

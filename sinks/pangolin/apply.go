@@ -338,12 +338,13 @@ func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what s
 	return a.failed(ctx, d, what, err)
 }
 
-// syncTargets brings e's targets to w's without leaving the host unrouted: a target
-// that matches stays; one on the same path and match type is updated in place (one
+// syncTargets brings e's targets to w's without leaving the host unrouted, once every
+// path group has a router name of its own (routable): a target that matches stays; one on the same path and match type is updated in place (one
 // row, the router never goes); the others are created, and only then are the targets
 // left over deleted. No target is ever disabled.
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
+	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
 	free := func(match func(pangolinapi.Target) bool) int {
 		for i, have := range e.targets {

@@ -240,9 +240,12 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 			drifted = true
 		}
 		site = t.SiteID
+		// A path written in an equivalent form, for a router name of its own, reads
+		// back as the path it stands for.
+		path, match := original(t.Path, t.PathMatchType)
 		r.Targets = append(r.Targets, engine.Target{
 			Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: t.Method},
-			Path:    t.Path, Match: t.PathMatchType, Priority: int32(t.Priority),
+			Path:    path, Match: match, Priority: int32(t.Priority),
 		})
 	}
 	// The engine orders targets highest priority first, then by path; creation order
