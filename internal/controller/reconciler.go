@@ -393,7 +393,7 @@ func (r *Reconciler) sinkFailed(ctx context.Context, res plugin.Result, err erro
 	}
 	if r.seen.failed(res.Origin.NamespacedName()) {
 		r.recorder.Eventf(regarding(*res.Origin), nil, corev1.EventTypeWarning, pic.ReasonSinkUnavailable, "Publish",
-			"cannot publish, retrying with backoff (nothing is removed meanwhile): %v", err)
+			"cannot publish now; retrying with backoff, and nothing is removed meanwhile: %v", err)
 	}
 	return err
 }

@@ -60,10 +60,19 @@ type applying struct {
 // becomes a rejection and Apply goes on.
 func (a *applying) failed(ctx context.Context, d engine.Resource, what string, err error) error {
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
-		return fmt.Errorf("%s for host %s: %w", what, d.Host, err)
+		return fmt.Errorf("host %s: cannot %s: %w", hostOf(d), what, err)
 	}
-	a.reject(d, pic.ReasonPangolinError, "Pangolin refused to %s for host %s: %s", what, d.PublicHost(), refusal(err))
+	a.reject(d, pic.ReasonPangolinError, "host %s: Pangolin refused to %s: %s", hostOf(d), what, refusal(err))
 	return nil
+}
+
+// hostOf is the host users reach for d, in messages: the source host when the domain
+// it was published under is no longer known.
+func hostOf(d engine.Resource) string {
+	if d.Domain == "" {
+		return d.Host
+	}
+	return d.PublicHost()
 }
 
 // refusal is what users read of a refused request: Pangolin's status and message.
@@ -139,7 +148,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 		siteID, known = s.siteIDs[d.Tunnel.Name]
 		s.mu.Unlock()
 		if !known {
-			return w, false, fmt.Errorf("pangolin site %q of host %s disappeared", d.Tunnel.Name, d.Host)
+			return w, false, fmt.Errorf("host %s: Pangolin site %q disappeared while it was being read", hostOf(d), d.Tunnel.Name)
 		}
 	}
 	w.siteID = siteID
@@ -183,7 +192,7 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 		delErr := s.api.DeleteResource(ctx, created.ResourceID)
 		countWrite(pangolinapi.OpDeleteResource, delErr)
 		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
-			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "resourceId", created.ResourceID, "host", d.PublicHost())
+			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "host", d.PublicHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
@@ -203,7 +212,7 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 	s := a.sink
 	found, err := s.api.ListResources(ctx, d.PublicHost())
 	if err != nil {
-		return nil, false, a.failed(ctx, d, "look for resources serving the host", err)
+		return nil, false, a.failed(ctx, d, "search Pangolin for the resources already serving it", err)
 	}
 	for _, r := range found {
 		if r.ResourceID == self || !strings.EqualFold(r.FullDomain, d.PublicHost()) {
@@ -333,7 +342,7 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
 	if pangolinapi.IsNotFound(err) {
 		a.sink.forget(w.niceID)
-		return fmt.Errorf("%s for host %s: it is gone from Pangolin; trying again: %w", what, d.Host, err)
+		return fmt.Errorf("host %s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", hostOf(d), what, err)
 	}
 	return a.failed(ctx, d, what, err)
 }

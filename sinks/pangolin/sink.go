@@ -196,7 +196,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil, unreachable(fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err))
+		return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), s.err))
 	}
 	var out []engine.Existing
 	for _, e := range s.entries {

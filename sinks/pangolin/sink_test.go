@@ -342,7 +342,7 @@ func TestRefusedRequestIsRejectionNotError(t *testing.T) {
 	require.NoError(t, o.err, "no error: the core would retry it at once, forever")
 	require.Len(t, o.rejections, 1)
 	assert.Equal(t, pic.ReasonPangolinError, o.rejections[0].Reason)
-	assert.Equal(t, "Pangolin refused to create a target for host app.example.com: 400 Bad Request", o.rejections[0].Message)
+	assert.Equal(t, "host app.example.com: Pangolin refused to create a target: 400 Bad Request", o.rejections[0].Message)
 
 	w.fault(nil)
 	w.converge(shop, web(shop, "app.example.com", 8080))
