@@ -35,6 +35,10 @@ const maxAlternatives = 8
 // start of a pattern, which makes the pattern's encoding differ from its first character.
 const emptyGroup = "(?:)"
 
+// RouterKey is the key PIC expects Pangolin to name a path group's router after (the
+// contract suite checks it against a real server's Traefik configuration).
+func RouterKey(resourceID int, path, match string) string { return routerKey(resourceID, path, match) }
+
 // routerKey is the key Pangolin names a path group's router after.
 func routerKey(resourceID int, path, match string) string {
 	group := strconv.Itoa(resourceID)

@@ -318,6 +318,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if r.Method == http.MethodGet && path == TraefikConfigPath {
+		// Pangolin serves it on its internal port, without a key; here beside the API.
+		writeJSON(w, http.StatusOK, s.traefikConfig())
+		return
+	}
 	if r.Method == http.MethodGet && (path == "/v1" || path == "/v1/") {
 		writeJSON(w, http.StatusOK, map[string]string{"message": "Healthy"})
 		return

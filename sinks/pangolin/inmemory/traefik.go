@@ -90,6 +90,39 @@ func (s *Server) Served() map[string][]string {
 	return out
 }
 
+// TraefikConfigPath is where Pangolin serves the Traefik configuration (on its internal
+// port, 3001, without authentication); the fake serves it beside the API, at its root.
+const TraefikConfigPath = "/api/v1/traefik-config"
+
+// traefikConfig is the part of Pangolin's Traefik configuration Routers models: the
+// websecure routers and their services, or {} when nothing is routed.
+func (s *Server) traefikConfig() any {
+	routers := s.Routers()
+	if len(routers) == 0 {
+		return map[string]any{}
+	}
+	type server struct {
+		URL string `json:"url"`
+	}
+	type loadBalancer struct {
+		Servers []server `json:"servers"`
+	}
+	rts, svcs := map[string]any{}, map[string]any{}
+	for _, r := range routers {
+		service := strings.TrimSuffix(r.Name, "-router") + "-service"
+		rts[r.Name] = map[string]any{
+			"entryPoints": []string{"websecure"}, "middlewares": []string{"badger"},
+			"service": service, "rule": r.Rule, "priority": r.Priority,
+		}
+		lb := loadBalancer{Servers: []server{}}
+		for _, u := range r.Servers {
+			lb.Servers = append(lb.Servers, server{URL: u})
+		}
+		svcs[service] = map[string]any{"loadBalancer": lb}
+	}
+	return map[string]any{"http": map[string]any{"routers": rts, "services": svcs}}
+}
+
 // groupString is the full key Pangolin groups a resource's targets by: the resource id
 // and, when set, the encoded path, the match type, the raw rewrite path and its type,
 // joined with "-".
