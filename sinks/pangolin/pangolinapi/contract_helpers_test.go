@@ -35,13 +35,13 @@ const traefikEnv = "PIC_CONTRACT_PANGOLIN_TRAEFIK_URL"
 // contract is the server under contract: the in-repo fake, or a real Pangolin.
 type contract struct {
 	traefikURL string // "" when the real server's Traefik configuration is not reachable
-	client  *pangolinapi.Client
-	cfg     pangolinapi.Config
-	site    pangolinapi.Site
-	domain  pangolinapi.Domain
-	prefix  string // "pic-contract-<random>": every name and host this run creates starts with it
-	real    bool
-	created map[int]bool
+	client     *pangolinapi.Client
+	cfg        pangolinapi.Config
+	site       pangolinapi.Site
+	domain     pangolinapi.Domain
+	prefix     string // "pic-contract-<random>": every name and host this run creates starts with it
+	real       bool
+	created    map[int]bool
 }
 
 func newContract(t *testing.T) *contract {
