@@ -26,6 +26,12 @@ enabled: true
 fullDomain: shop.example.com
 name: shop.example.com (Ingress shop/web)
 niceId: pic-default-c02b8ecac722fbe3
+routers:
+- name: 1-2f-prefix-shop-example-com-Ingress-shop-web-router
+  priority: 101
+  rule: Host(`+"`shop.example.com`"+`) && PathPrefix(`+"`/`"+`)
+  servers:
+  - http://web.shop.svc.cluster.local:8080
 sso: true
 subdomain: shop
 targets:

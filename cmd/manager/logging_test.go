@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,20 @@ func TestLoggerTimestampsInMilliseconds(t *testing.T) {
 	ts, err := time.Parse("2006-01-02T15:04:05.000Z0700", line.TS)
 	require.NoError(t, err, "ts %q", line.TS)
 	assert.WithinDuration(t, time.Now(), ts, time.Minute)
+}
+
+// TestErrorsCarryNoStack: a reconcile error is one line, in both formats; a stack is
+// for a panic.
+func TestErrorsCarryNoStack(t *testing.T) {
+	for _, format := range []string{"json", "console"} {
+		var out bytes.Buffer
+		log := zap.New(append(loggerOptions(format, "info"), zap.WriteTo(&out))...)
+		log.Error(errors.New("pangolin unreachable"), "Reconciler error")
+		log.Info("a warning-worthy line")
+		assert.NotContains(t, out.String(), "stacktrace", format)
+		assert.NotContains(t, out.String(), ".go:", "%s: no stack frames: %s", format, out.String())
+		assert.Equal(t, 2, strings.Count(out.String(), "\n"), "%s: one line each: %s", format, out.String())
+	}
 }
 
 // countingEncoder counts the fields encoded when a logger is derived (With).

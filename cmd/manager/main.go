@@ -55,10 +55,14 @@ func run() int {
 
 // loggerOptions are the logger's settings: timestamps to the millisecond (controller-runtime's
 // default is whole seconds, too coarse to order a reconcile's lines against the API
-// server's or an event's).
+// server's or an event's), and a stack only for a programming error (a panic, which
+// controller-runtime recovers and logs with its stack): a failed reconcile, retried with
+// backoff, is one ERROR line, where zap's defaults added a stack to every ERROR (every
+// WARN in console mode).
 func loggerOptions(format, level string) []zap.Opts {
 	return []zap.Opts{
 		zap.UseDevMode(format == "console"), zap.Level(logLevel(level)),
+		zap.StacktraceLevel(zapcore.DPanicLevel),
 		func(o *zap.Options) { o.TimeEncoder = zapcore.ISO8601TimeEncoder },
 		zap.RawZapOpts(uzap.WrapCore(lazyFields)),
 	}

@@ -318,12 +318,21 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 		{pic.ReasonDeleted, "Delete", applied.Deleted},
 	} {
 		for _, d := range c.resources {
-			kind, related := r.sink.Describe(d)
-			logger.Info(strings.ToLower(c.reason)+" "+kind, "resource", d.Name, "host", d.Host, "tunnel", d.Tunnel.String())
-			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeNormal, c.reason, c.action,
-				"%s %s %s for host %s (tunnel %s)", c.reason, kind, d.Name, d.Host, d.Tunnel)
+			desc := r.sink.Describe(d)
+			logger.Info(strings.ToLower(c.reason)+" "+desc.Kind, "resource", desc.Name, "host", publicHost(d), "via", desc.Tunnel)
+			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, c.reason, c.action,
+				"%s %s %s for host %s (%s)", c.reason, desc.Kind, desc.Name, publicHost(d), desc.Tunnel)
 		}
 	}
+}
+
+// publicHost is the host users reach for r: the source host when the sink no longer
+// knows the domain it was published under (a resource deleted after its domain went).
+func publicHost(r engine.Resource) string {
+	if r.Domain == "" {
+		return r.Host
+	}
+	return r.PublicHost()
 }
 
 // report emits a Warning event for each rejection and a Normal one for each notice (a
@@ -344,16 +353,18 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 
 	fresh, transitions := r.seen.record(origin.NamespacedName(), reports, live)
 	for _, e := range transitions {
-		_, related := r.sink.Describe(e.Resource)
+		desc := r.sink.Describe(e.Resource)
 		switch e.Status.Phase {
 		case engine.PhaseReady:
-			logger.Info("exposed", "resource", e.Name, "host", e.Host, "url", e.Status.URL)
-			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
-				"%s is served by Pangolin at %s", e.Host, e.Status.URL)
+			logger.Info("exposed", "resource", desc.Name, "host", publicHost(e.Resource), "url", e.Status.URL)
+			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
+				"%s is served by Pangolin at %s (%s %s)", e.Host, e.Status.URL, desc.Kind, desc.Name)
 		case engine.PhaseError:
-			logger.Info("pangolin error", "resource", e.Name, "host", e.Host, "message", e.Status.Message)
-			r.recorder.Eventf(regarding(origin), related, corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
-				"pangolin-operator could not publish %s (PangolinResource %s): %s", e.Host, e.Name, e.Status.Message)
+			// Only pangolin-operator reports an error of its own; direct mode's refusals
+			// are rejections.
+			logger.Info("pangolin error", "resource", desc.Name, "host", publicHost(e.Resource), "message", e.Status.Message)
+			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
+				"pangolin-operator could not publish %s (%s %s): %s", publicHost(e.Resource), desc.Kind, desc.Name, e.Status.Message)
 		}
 	}
 	for _, rp := range reports {
@@ -382,7 +393,7 @@ func (r *Reconciler) sinkFailed(ctx context.Context, res plugin.Result, err erro
 	}
 	if r.seen.failed(res.Origin.NamespacedName()) {
 		r.recorder.Eventf(regarding(*res.Origin), nil, corev1.EventTypeWarning, pic.ReasonSinkUnavailable, "Publish",
-			"cannot publish, retrying with backoff (nothing is removed meanwhile): %v", err)
+			"cannot publish now; retrying with backoff, and nothing is removed meanwhile: %v", err)
 	}
 	return err
 }

@@ -69,7 +69,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, maxConcurrent int) ([]cl
 			SkipNameValidation: ptr.To(true),
 		})
 	kinds := r.watch(b)
-	return kinds, b.Complete(r)
+	return kinds, b.Complete(retryConflicts(r))
 }
 
 // setupController registers a source's other controller.
@@ -82,7 +82,7 @@ func setupController(mgr ctrl.Manager, c plugin.Controller, sink plugin.SinkDecl
 		For(c.Object, forOpts...).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
 	kinds := watchController(b, c, sink)
-	return kinds, b.Complete(c.Reconciler)
+	return kinds, b.Complete(retryConflicts(c.Reconciler))
 }
 
 func kindOf(src plugin.Source, scheme *runtime.Scheme) (string, error) {

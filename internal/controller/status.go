@@ -70,12 +70,16 @@ func refusalVerdict(routes []route.Route, refused []route.Rejection) *refusal {
 		return nil
 	}
 	refusedHosts := map[string]bool{}
+	partial := map[string]bool{} // published, without some of their paths
 	whole := false
 	var messages []string
 	for _, rj := range refused {
-		if rj.Host == "" {
+		switch {
+		case rj.Host == "":
 			whole = true
-		} else {
+		case rj.Path != "":
+			partial[rj.Host] = true
+		default:
 			refusedHosts[rj.Host] = true
 		}
 		if !slices.Contains(messages, rj.Message) {
@@ -85,9 +89,14 @@ func refusalVerdict(routes []route.Route, refused []route.Rejection) *refusal {
 	all := whole || !slices.ContainsFunc(routes, func(rt route.Route) bool { return !refusedHosts[rt.Host] })
 	v := &refusal{all: all, reason: refused[0].Reason, message: strings.Join(messages, "; ")}
 	if !all {
-		hosts := make([]string, 0, len(refusedHosts))
+		hosts := make([]string, 0, len(refusedHosts)+len(partial))
 		for h := range refusedHosts {
 			hosts = append(hosts, h)
+		}
+		for h := range partial {
+			if !refusedHosts[h] {
+				hosts = append(hosts, h)
+			}
 		}
 		slices.Sort(hosts)
 		// Gateway API asks a PartiallyInvalid message to start so.

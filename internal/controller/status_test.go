@@ -33,6 +33,7 @@ func TestDecideStatus(t *testing.T) {
 	conflict := route.Rejection{Origin: origin, Host: "a.example.com", Reason: pic.ReasonHostConflict, Message: "host a.example.com is already published by Ingress shop/old"}
 	unknownDomain := route.Rejection{Origin: origin, Host: "b.example.org", Reason: pic.ReasonDomainNotFound, Message: "no domain of the org serves b.example.org"}
 	noTunnel := route.Rejection{Origin: origin, Reason: pic.ReasonTunnelNotFound, Message: "PangolinTunnel shop/default does not exist"}
+	shadowed := route.Rejection{Origin: origin, Host: "a.example.com", Path: "/long/b", Reason: pic.ReasonPathNotRoutable, Message: "path /long/b of host a.example.com is not published"}
 
 	for _, tc := range []struct {
 		name    string
@@ -68,6 +69,14 @@ func TestDecideStatus(t *testing.T) {
 			name:   "every host refused, for two reasons: the first reason, both messages",
 			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com", "b.example.org"), refused: []route.Rejection{conflict, unknownDomain},
 			want: []plugin.Condition{{Type: pic.ConditionAccepted, Reason: pic.ReasonHostConflict, Message: conflict.Message + "; " + unknownDomain.Message}, resolved},
+		},
+		{
+			name:   "a route whose only host is published without one of its paths stays accepted, partially invalid",
+			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com"), refused: []route.Rejection{shadowed},
+			want: []plugin.Condition{accepted, resolved, {
+				Type: pic.ConditionPartiallyInvalid, Status: true, Reason: pic.ReasonPathNotRoutable,
+				Message: "Dropped Rule(s) for host a.example.com: " + shadowed.Message,
+			}},
 		},
 		{
 			name:   "a parent the source did not accept keeps the source's reason: the first cause stands",

@@ -128,6 +128,11 @@ const (
 	// region or ASN, which Pangolin can only evaluate with GeoIP databases; without them
 	// CountryIsNot matches every client and the others none.
 	ReasonAccessRuleNeedsGeoIP = "AccessRuleNeedsGeoIP"
+	// ReasonPathNotRoutable (Warning, direct mode): Pangolin would give the path's router
+	// the name of another path's (it cuts router names at 50 characters), and no
+	// equivalent form of the path gets a name of its own: the path is not published,
+	// the rest of the host is.
+	ReasonPathNotRoutable = "PathNotRoutable"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's

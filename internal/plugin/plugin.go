@@ -201,12 +201,28 @@ type Sink interface {
 	// Apply carries out plan for owner. It stops at the first infrastructure error,
 	// which the caller retries with backoff; what was done before it is in Applied.
 	Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (Applied, error)
-	// Describe names a resource in events and logs: its kind in the sink's world, and
-	// the Kubernetes object that holds it, if one does.
-	Describe(r engine.Resource) (kind string, object *corev1.ObjectReference)
+	// Describe names a resource in events and logs as users find it in the sink's world.
+	Describe(r engine.Resource) Description
 	// Declare is what the core wires for the sink: which changes in its world concern
 	// which source objects.
 	Declare() SinkDeclaration
+}
+
+// Description names a resource, and the tunnel it goes through, as users find them in
+// the sink's world: events and logs say "Created <Kind> <Name> for host <public host>
+// (<Tunnel>)".
+type Description struct {
+	// Kind is the resource's kind there: "PangolinResource", "Pangolin resource".
+	Kind string
+	// Name is what users search for: the PangolinResource's name, the Pangolin
+	// resource's niceId.
+	Name string
+	// Tunnel names the tunnel as the sink's world does: "tunnel prod/edge" for a
+	// PangolinTunnel, "site murky-merriams-shrew" for a Pangolin site, which has no
+	// namespace.
+	Tunnel string
+	// Object is the Kubernetes object that holds the resource, if one does.
+	Object *corev1.ObjectReference
 }
 
 // SinkDeclaration is what a sink asks of the core, as data.

@@ -111,8 +111,10 @@ type Route struct {
 // Rejection is a user's mistake: it becomes a Warning event with a stable reason and a
 // log line, never a Go error.
 type Rejection struct {
-	Origin  Origin
-	Host    string // empty when the rejection concerns the whole object
+	Origin Origin
+	Host   string // empty when the rejection concerns the whole object
+	// Path, when set, is the one path of Host refused: the host is published without it.
+	Path    string
 	Reason  string
 	Message string
 	// Hold keeps what already exists for Host (or for the whole object when Host is

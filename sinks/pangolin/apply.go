@@ -51,8 +51,8 @@ type applying struct {
 	owner route.Origin
 	res   plugin.Applied
 	hosts []string
-	// targetWrites counts the target writes sent, to tell an update that wrote from one
-	// that found nothing to change.
+	// targetWrites counts the target writes that succeeded, to tell an update that wrote
+	// from one that found nothing to change, or whose every write failed.
 	targetWrites int
 }
 
@@ -60,10 +60,19 @@ type applying struct {
 // becomes a rejection and Apply goes on.
 func (a *applying) failed(ctx context.Context, d engine.Resource, what string, err error) error {
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
-		return fmt.Errorf("%s for host %s: %w", what, d.Host, err)
+		return fmt.Errorf("host %s: cannot %s: %w", hostOf(d), what, err)
 	}
-	a.reject(d, pic.ReasonPangolinError, "Pangolin refused to %s for host %s: %s", what, d.PublicHost(), refusal(err))
+	a.reject(d, pic.ReasonPangolinError, "host %s: Pangolin refused to %s: %s", hostOf(d), what, refusal(err))
 	return nil
+}
+
+// hostOf is the host users reach for d, in messages: the source host when the domain
+// it was published under is no longer known.
+func hostOf(d engine.Resource) string {
+	if d.Domain == "" {
+		return d.Host
+	}
+	return d.PublicHost()
 }
 
 // refusal is what users read of a refused request: Pangolin's status and message.
@@ -139,7 +148,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 		siteID, known = s.siteIDs[d.Tunnel.Name]
 		s.mu.Unlock()
 		if !known {
-			return w, false, fmt.Errorf("pangolin site %q of host %s disappeared", d.Tunnel.Name, d.Host)
+			return w, false, fmt.Errorf("host %s: Pangolin site %q disappeared while it was being read", hostOf(d), d.Tunnel.Name)
 		}
 	}
 	w.siteID = siteID
@@ -183,11 +192,11 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 		delErr := s.api.DeleteResource(ctx, created.ResourceID)
 		countWrite(pangolinapi.OpDeleteResource, delErr)
 		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
-			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "resourceId", created.ResourceID, "host", d.PublicHost())
+			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "host", d.PublicHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
-	e := &entry{mark: w.mark, res: marked, tunnelNS: d.Tunnel.Namespace}
+	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
 	s.record(w.niceID, e)
 	a.res.Created = append(a.res.Created, d)
 	a.hosts = append(a.hosts, d.Host)
@@ -203,7 +212,7 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 	s := a.sink
 	found, err := s.api.ListResources(ctx, d.PublicHost())
 	if err != nil {
-		return nil, false, a.failed(ctx, d, "look for resources serving the host", err)
+		return nil, false, a.failed(ctx, d, "search Pangolin for the resources already serving it", err)
 	}
 	for _, r := range found {
 		if r.ResourceID == self || !strings.EqualFold(r.FullDomain, d.PublicHost()) {
@@ -238,17 +247,18 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
+	marked := false
 	if res.NiceID != w.niceID {
-		marked, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
+		updated, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
 		countWrite(pangolinapi.OpUpdateResource, err)
 		if err != nil {
 			return a.failed(ctx, d, "mark the resource to adopt", err)
 		}
-		e.res = marked
+		e.res, marked = keepSSO(updated, res, nil), true
 	}
 	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.Host)
-	return a.bring(ctx, d, w, e, true)
+	return a.bring(ctx, d, w, e, marked)
 }
 
 // update brings an existing resource to d.
@@ -304,7 +314,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		if err != nil {
 			return a.lost(ctx, d, w, "update the resource", err)
 		}
-		e.res, wrote = updated, true
+		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
 		s.record(w.niceID, e)
 	}
 	before := len(a.res.Updated)
@@ -332,17 +342,18 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
 	if pangolinapi.IsNotFound(err) {
 		a.sink.forget(w.niceID)
-		return fmt.Errorf("%s for host %s: it is gone from Pangolin; trying again: %w", what, d.Host, err)
+		return fmt.Errorf("host %s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", hostOf(d), what, err)
 	}
 	return a.failed(ctx, d, what, err)
 }
 
-// syncTargets brings e's targets to w's without leaving the host unrouted: a target
-// that matches stays; one on the same path and match type is updated in place (one
+// syncTargets brings e's targets to w's without leaving the host unrouted, once every
+// path group has a router name of its own (routable): a target that matches stays; one on the same path and match type is updated in place (one
 // row, the router never goes); the others are created, and only then are the targets
 // left over deleted. No target is ever disabled.
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
+	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
 	free := func(match func(pangolinapi.Target) bool) int {
 		for i, have := range e.targets {
@@ -373,10 +384,10 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			Path: pathMatch(t), Priority: t.priority,
 		})
 		countWrite(pangolinapi.OpUpdateTarget, err)
-		a.targetWrites++
 		if err != nil {
 			return a.lost(ctx, d, w, "update a target", err)
 		}
+		a.targetWrites++
 		e.targets[i] = updated
 		s.record(w.niceID, e)
 	}
@@ -386,10 +397,10 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			Path: t.path, PathMatchType: t.match, Priority: t.priority,
 		})
 		countWrite(pangolinapi.OpCreateTarget, err)
-		a.targetWrites++
 		if err != nil {
 			return a.lost(ctx, d, w, "create a target", err)
 		}
+		a.targetWrites++
 		e.targets = append(e.targets, created)
 		used = append(used, true)
 		s.record(w.niceID, e)
@@ -400,9 +411,11 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		}
 		err := s.api.DeleteTarget(ctx, e.targets[i].TargetID)
 		countWrite(pangolinapi.OpDeleteTarget, err)
-		a.targetWrites++
 		if err != nil && !pangolinapi.IsNotFound(err) {
 			return a.failed(ctx, d, "delete a target", err)
+		}
+		if err == nil {
+			a.targetWrites++
 		}
 		e.targets = append(e.targets[:i], e.targets[i+1:]...)
 		s.record(w.niceID, e)
@@ -438,6 +451,20 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.Host)
 	return nil
+}
+
+// keepSSO is the resource an update answered, with its effective SSO setting: the one
+// the answer carries (Pangolin 1.22 and later), else the one sent, else the one before
+// the update, which an update that does not send sso cannot change.
+func keepSSO(updated, before pangolinapi.Resource, sent *bool) pangolinapi.Resource {
+	switch {
+	case updated.SSOReported:
+	case sent != nil:
+		updated.SSO, updated.SSOReported = *sent, true
+	default:
+		updated.SSO, updated.SSOReported = before.SSO, before.SSOReported
+	}
+	return updated
 }
 
 // record stores what a write answered.

@@ -45,6 +45,10 @@ func TestGolden(t *testing.T) {
 			}()},
 		}},
 		{"the object goes", [][]route.Route{{web(shop, "app.example.com", 8080)}, nil}},
+		{"two long prefixes whose router names Pangolin cuts alike", [][]route.Route{{withPaths(web(shop, "app.example.com", 8081),
+			route.PathRule{Path: "/api/v1/organizations/settings/notifications/email", Match: route.MatchPrefix, Backend: backend("api", "shop", 9090)},
+			route.PathRule{Path: "/api/v1/organizations/settings/notifications/sms", Match: route.MatchPrefix, Backend: backend("web", "shop", 8081)},
+		)}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,7 +74,7 @@ func TestGolden(t *testing.T) {
 				}
 				fmt.Fprintln(&out, "# routers")
 				for _, r := range w.fake.Routers() {
-					fmt.Fprintf(&out, "%s priority=%d -> %s\n", r.Rule, r.Priority, strings.Join(r.Servers, ", "))
+					fmt.Fprintf(&out, "%s\n  %s priority=%d -> %s\n", r.Name, r.Rule, r.Priority, strings.Join(r.Servers, ", "))
 				}
 			}
 			file := filepath.Join("testdata", strings.ReplaceAll(c.name, " ", "-")+".golden")

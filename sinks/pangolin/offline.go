@@ -24,6 +24,18 @@ type PublishedResource struct {
 	SSO         bool              `json:"sso"`
 	BlockAccess bool              `json:"blockAccess"`
 	Targets     []PublishedTarget `json:"targets"`
+	// Routers are the Traefik routers Pangolin would serve for it, named as Pangolin
+	// names them: a path whose router another took is served by none.
+	Routers []PublishedRouter `json:"routers,omitempty"`
+}
+
+// PublishedRouter is a Traefik router of a PublishedResource, as Pangolin's
+// traefik-config would show it.
+type PublishedRouter struct {
+	Name     string   `json:"name"`
+	Rule     string   `json:"rule"`
+	Priority int      `json:"priority"`
+	Servers  []string `json:"servers"`
 }
 
 // PublishedTarget is a target of a PublishedResource; Site is the site's niceId.
@@ -90,6 +102,7 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 	for _, s := range p.server.Sites() {
 		sites[s.ID] = s.NiceID
 	}
+	routers := p.server.Routers()
 	var resources []PublishedResource
 	for _, r := range p.server.Resources() {
 		res := PublishedResource{
@@ -111,6 +124,11 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 			return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.Path, b.Path),
 				cmp.Compare(a.PathMatchType, b.PathMatchType), cmp.Compare(a.IP, b.IP), cmp.Compare(a.Port, b.Port))
 		})
+		for _, rt := range routers {
+			if rt.ResourceID == r.ID {
+				res.Routers = append(res.Routers, PublishedRouter{Name: rt.Name, Rule: rt.Rule, Priority: rt.Priority, Servers: rt.Servers})
+			}
+		}
 		resources = append(resources, res)
 	}
 	slices.SortFunc(resources, func(a, b PublishedResource) int {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -197,7 +196,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil, unreachable(fmt.Errorf("read the Pangolin resources of %s: the last read of Pangolin failed: %w", owner.Key(), s.err))
+		return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), s.err))
 	}
 	var out []engine.Existing
 	for _, e := range s.entries {
@@ -241,9 +240,12 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 			drifted = true
 		}
 		site = t.SiteID
+		// A path written in an equivalent form, for a router name of its own, reads
+		// back as the path it stands for.
+		path, match := original(t.Path, t.PathMatchType)
 		r.Targets = append(r.Targets, engine.Target{
 			Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: t.Method},
-			Path:    t.Path, Match: t.PathMatchType, Priority: int32(t.Priority),
+			Path:    path, Match: match, Priority: int32(t.Priority),
 		})
 	}
 	// The engine orders targets highest priority first, then by path; creation order
@@ -283,9 +285,15 @@ func (s *Sink) baseDomain(domainID string) string {
 	return ""
 }
 
-// Describe implements plugin.Sink: Pangolin resources are not Kubernetes objects.
-func (s *Sink) Describe(engine.Resource) (string, *corev1.ObjectReference) {
-	return "Pangolin resource", nil
+// Describe implements plugin.Sink: a Pangolin resource is named by its niceId, which
+// users search for in Pangolin's dashboard, and its site by the site's niceId, without
+// the namespace the reference carries. Pangolin resources are not Kubernetes objects.
+func (s *Sink) Describe(r engine.Resource) plugin.Description {
+	return plugin.Description{
+		Kind:   "Pangolin resource",
+		Name:   niceID(s.ownerID, markOf(r.Origin, r.Host, r.PublicHost())),
+		Tunnel: "site " + r.Tunnel.Name,
+	}
 }
 
 // Declare implements plugin.Sink: the sink watches nothing in Kubernetes. What it sees

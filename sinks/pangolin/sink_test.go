@@ -342,7 +342,7 @@ func TestRefusedRequestIsRejectionNotError(t *testing.T) {
 	require.NoError(t, o.err, "no error: the core would retry it at once, forever")
 	require.Len(t, o.rejections, 1)
 	assert.Equal(t, pic.ReasonPangolinError, o.rejections[0].Reason)
-	assert.Equal(t, "Pangolin refused to create a target for host app.example.com: 400 Bad Request", o.rejections[0].Message)
+	assert.Equal(t, "host app.example.com: Pangolin refused to create a target: 400 Bad Request", o.rejections[0].Message)
 
 	w.fault(nil)
 	w.converge(shop, web(shop, "app.example.com", 8080))
@@ -602,4 +602,49 @@ func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
 	assert.Contains(t, o.rejections[0].Message, hand.NiceID)
 	assert.Equal(t, writes, w.fake.Writes(), "no move, no write")
 	assert.Equal(t, before, w.fake.Resources())
+}
+
+// TestOutageReportsNoWrite: while every write fails, Apply reports nothing created,
+// updated or deleted, whatever it tried.
+func TestOutageReportsNoWrite(t *testing.T) {
+	w := newWorld(t)
+	app := ingress("shop", "app")
+	w.converge(app, web(app, "app.example.com", 80))
+	other := ingress("shop", "other")
+	w.converge(other, web(other, "other.example.com", 80))
+
+	w.fault(inmemory.When(inmemory.IsWrite, inmemory.Outage(http.StatusServiceUnavailable)))
+	for range 3 {
+		moved := w.reconcile(app, web(app, "app.example.com", 8081))
+		require.Error(t, moved.err)
+		assert.Empty(t, moved.applied.Created)
+		assert.Empty(t, moved.applied.Updated, "a failed target update is no Updated")
+		assert.Empty(t, moved.applied.Deleted)
+
+		created := w.reconcile(ingress("shop", "new"), web(ingress("shop", "new"), "new.example.com", 80))
+		require.Error(t, created.err)
+		assert.Empty(t, created.applied.Created)
+
+		gone := w.reconcile(other)
+		require.Error(t, gone.err)
+		assert.Empty(t, gone.applied.Deleted)
+	}
+	w.fault(nil)
+	moved := w.reconcile(app, web(app, "app.example.com", 8081))
+	require.NoError(t, moved.err)
+	assert.Len(t, moved.applied.Updated, 1, "once Pangolin answers, the update is reported")
+}
+
+// TestDescribeNamesWhatUsersFindInPangolin: events name the resource's niceId, as
+// Pangolin's dashboard shows it, and the site without a namespace.
+func TestDescribeNamesWhatUsersFindInPangolin(t *testing.T) {
+	w := newWorld(t)
+	app := ingress("shop", "app")
+	o := w.converge(app, web(app, "app.example.com", 80))
+	require.Len(t, o.applied.Created, 1)
+	d := w.sink.Describe(o.applied.Created[0])
+	assert.Equal(t, "Pangolin resource", d.Kind)
+	assert.Equal(t, w.resourceOn("app.example.com").NiceID, d.Name)
+	assert.Equal(t, "site "+site, d.Tunnel)
+	assert.Nil(t, d.Object)
 }

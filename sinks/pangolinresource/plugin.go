@@ -97,8 +97,11 @@ func tunnelCheck(ctx context.Context, c client.Reader, ref route.TunnelRef) (plu
 }
 
 // Describe implements plugin.Sink.
-func (s *Sink) Describe(r engine.Resource) (string, *corev1.ObjectReference) {
-	return "PangolinResource", &corev1.ObjectReference{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource", Namespace: r.Namespace, Name: r.Name}
+func (s *Sink) Describe(r engine.Resource) plugin.Description {
+	return plugin.Description{
+		Kind: "PangolinResource", Name: r.Name, Tunnel: "tunnel " + r.Tunnel.String(),
+		Object: &corev1.ObjectReference{APIVersion: tunnelv1alpha1.GroupVersion.String(), Kind: "PangolinResource", Namespace: r.Namespace, Name: r.Name},
+	}
 }
 
 // indexes are the sink's cache indexes: PangolinResources by owner, for Current.

@@ -349,9 +349,12 @@ func TestFeatures(t *testing.T) {
 		New(nil, nil, tunnelv1alpha1.ForkCapabilities).Features())
 	assert.Equal(t, engine.Features{GarbageCollected: true}, New(nil, nil, tunnelv1alpha1.OriginalCapabilities).Features())
 
-	kind, ref := New(nil, nil, tunnelv1alpha1.ForkCapabilities).Describe(resource(tunnelv1alpha1.ForkCapabilities))
-	assert.Equal(t, "PangolinResource", kind)
-	assert.Equal(t, &corev1.ObjectReference{APIVersion: "tunnel.pangolin.io/v1alpha1", Kind: "PangolinResource", Namespace: "prod", Name: "pic-prod-web-0123456789"}, ref)
+	r := resource(tunnelv1alpha1.ForkCapabilities)
+	d := New(nil, nil, tunnelv1alpha1.ForkCapabilities).Describe(r)
+	assert.Equal(t, "PangolinResource", d.Kind)
+	assert.Equal(t, "pic-prod-web-0123456789", d.Name)
+	assert.Equal(t, "tunnel "+r.Tunnel.String(), d.Tunnel)
+	assert.Equal(t, &corev1.ObjectReference{APIVersion: "tunnel.pangolin.io/v1alpha1", Kind: "PangolinResource", Namespace: "prod", Name: "pic-prod-web-0123456789"}, d.Object)
 }
 
 // TestCurrentWaitsForApplysWrites: Apply returns without waiting for the cache; the

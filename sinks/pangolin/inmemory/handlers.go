@@ -236,6 +236,8 @@ func (s *Server) listSites(q *request) response {
 			})
 		}
 	}
+	// By name, not by id.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	lo, hi := window(len(all), (p-1)*size, size)
 	return ok(http.StatusOK, "Sites retrieved successfully", map[string]any{
 		"sites":      nonNil(all[lo:hi]),
@@ -281,7 +283,8 @@ func (s *Server) getSite(q *request) response {
 // --- resources ---
 
 // resourceJSON is the shape of GET, create and update. sso, emailWhitelistEnabled and
-// applyRules are the policy's values on GET and the resource's null columns otherwise.
+// applyRules are the policy's values on GET and update, the resource's null columns on
+// create.
 type resourceJSON struct {
 	ResourceID               int             `json:"resourceId"`
 	ResourcePolicyID         *int            `json:"resourcePolicyId"`
@@ -612,7 +615,8 @@ func (s *Server) updateResource(q *request) response {
 		res.subdomain = sub
 	}
 	if domainID != nil {
-		if d.Type == "cname" {
+		if d.Type == "cname" || !subSent {
+			// domainId without subdomain moves the resource to the apex of that domain.
 			res.subdomain = nil
 		}
 		res.domainID = d.ID
@@ -641,8 +645,13 @@ func (s *Server) updateResource(q *request) response {
 		res.postAuthPath = postAuthPath
 	}
 	// Unlike the create response, the update response carries the policy's effective
-	// sso, emailWhitelistEnabled and applyRules.
-	return ok(http.StatusOK, "HTTP resource updated successfully", res.json(true))
+	// sso, emailWhitelistEnabled and applyRules, as GET does.
+	out := res.json(true)
+	if len(res.headers) > 0 && string(res.headers) != "null" {
+		// The update response carries headers JSON-encoded, as a string; GET as an array.
+		out.Headers, _ = json.Marshal(string(res.headers))
+	}
+	return ok(http.StatusOK, "HTTP resource updated successfully", out)
 }
 
 func setBool(dst *bool, v *bool) {

@@ -341,6 +341,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if r.Method == http.MethodGet && path == TraefikConfigPath {
+		// Pangolin serves it on its internal port, without a key; here beside the API.
+		writeJSON(w, http.StatusOK, s.traefikConfig())
+		return
+	}
 	if r.Method == http.MethodGet && (path == "/v1" || path == "/v1/") {
 		writeJSON(w, http.StatusOK, map[string]string{"message": "Healthy"})
 		return
@@ -406,7 +411,14 @@ func (s *Server) authenticate(r *http.Request) (*Key, *response) {
 	}
 	token := strings.TrimPrefix(h, "Bearer ")
 	if !strings.Contains(token, ".") {
-		return nil, &response{status: http.StatusInternalServerError, message: "An error occurred checking API key"}
+		// Without a dot the whole token is taken for a key id: unknown, it is refused
+		// like any other; an existing id without its secret makes the check throw.
+		for _, k := range s.opts.Keys {
+			if k.ID == token {
+				return nil, &response{status: http.StatusInternalServerError, message: "An error occurred checking API key"}
+			}
+		}
+		return nil, &response{status: http.StatusUnauthorized, message: "Invalid API key"}
 	}
 	parts := strings.Split(token, ".")
 	for i := range s.opts.Keys {

@@ -106,7 +106,9 @@ func TestProtocol(t *testing.T) {
 		{name: "a scheme other than Bearer counts as no key", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withHeader("Authorization", "Basic abc")}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown key id is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nosuchkey000000.x")}, wantStatus: 401, wantMessage: "Invalid API key"},
 		{name: "a wrong secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID + ".wrong")}, wantStatus: 401, wantMessage: "Invalid API key"},
-		{name: "a token without a dot is a server error", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nodot")}, wantStatus: 500, wantMessage: "An error occurred checking API key"},
+		{name: "a token without a dot is an invalid key", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nodotatall")}, wantStatus: 401, wantMessage: "Invalid API key"},
+		{name: "an existing key id without its secret is a server error", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID)}, wantStatus: 500, wantMessage: "An error occurred checking API key"},
+		{name: "an existing key id with an empty secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID + ".")}, wantStatus: 401, wantMessage: "Invalid API key"},
 		{name: "an unknown route needs a key first", method: "GET", path: "/v1/nothing/here", opts: []opt{noAuth}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown route is an HTML 404", method: "GET", path: "/v1/org/interop/resource/some-nice-id", wantStatus: 404, wantContains: "<pre>Cannot GET /v1/org/interop/resource/some-nice-id</pre>"},
 		{name: "the nested target delete route does not exist", method: "DELETE", path: "/v1/resource/1/target/1", wantStatus: 404, wantContains: "<pre>Cannot DELETE /v1/resource/1/target/1</pre>"},
@@ -261,6 +263,35 @@ func TestResources(t *testing.T) {
 		assert.Equal(t, "shop.example.com", r.data()["fullDomain"])
 	})
 
+	t.Run("domainId without subdomain moves the resource to the apex", func(t *testing.T) {
+		s := newServer(t, inmemory.Options{Domains: []inmemory.Domain{
+			{ID: "domain1", BaseDomain: "example.com", Verified: true},
+			{ID: "domain2", BaseDomain: "apps.example.org", Verified: true},
+		}})
+		id := createApp(t, s, "hc", "hc")
+		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"domainId":"domain2"}`)
+		require.Equal(t, 200, r.Status, r.Body)
+		assert.Nil(t, r.data()["subdomain"])
+		assert.Equal(t, "apps.example.org", r.data()["fullDomain"])
+		require.Len(t, s.Routers(), 0, "no target, no router")
+	})
+
+	t.Run("the update response carries the effective booleans", func(t *testing.T) {
+		s := newServer(t, inmemory.Options{})
+		id := createApp(t, s, "a", "a")
+		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"applyRules":true,"sso":false}`)
+		require.Equal(t, 200, r.Status, r.Body)
+		assert.Equal(t, false, r.data()["sso"])
+		assert.Equal(t, false, r.data()["emailWhitelistEnabled"])
+		assert.Equal(t, true, r.data()["applyRules"])
+		r = do(t, s, "POST", "/v1/resource/"+itoa(id), `{"name":"renamed"}`)
+		assert.Equal(t, false, r.data()["sso"], "not null: the policy's value, as GET shows it")
+		r = do(t, s, "POST", "/v1/resource/"+itoa(id), `{"headers":[{"name":"X-Env","value":"a"}]}`)
+		assert.Equal(t, `[{"name":"X-Env","value":"a"}]`, r.data()["headers"], "a JSON string in the update response")
+		get := do(t, s, "GET", "/v1/resource/"+itoa(id), "").data()
+		assert.IsType(t, []any{}, get["headers"], "an array in GET")
+	})
+
 	t.Run("niceId updates follow the observed rules", func(t *testing.T) {
 		s := newServer(t, inmemory.Options{})
 		a := createApp(t, s, "a", "a")
@@ -326,6 +357,17 @@ func TestResources(t *testing.T) {
 		assert.Equal(t, 403, r.Status)
 		assert.Equal(t, "Key does not have access to this organization", r.message())
 	})
+}
+
+func TestSitesAreListedByName(t *testing.T) {
+	s := newServer(t, inmemory.Options{Sites: []inmemory.Site{
+		{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local"},
+		{ID: 2, NiceID: "quiet-heron", Name: "edge-local"},
+	}})
+	sites := do(t, s, "GET", "/v1/org/interop/sites", "").data()["sites"].([]any)
+	require.Len(t, sites, 2)
+	assert.Equal(t, "edge-local", sites[0].(map[string]any)["name"], "by name, not by id")
+	assert.Equal(t, "k8s-local", sites[1].(map[string]any)["name"])
 }
 
 func TestTargets(t *testing.T) {
@@ -445,6 +487,36 @@ func TestRouters(t *testing.T) {
 		"app.example.com":  {"http://web:80", "http://web2:80", "http://api:80", "http://r:80", "http://h:80", "https://d:80"},
 		"shop.example.com": {"h2c://s:80"},
 	}, s.Served(), "every router's servers, by host, in router order")
+}
+
+// TestRouterNameCollisions replays the reference's worked example (resource 125, four
+// prefix targets) and its rewrite-path collision: names are cut at 50 characters, and
+// the group read later takes the name.
+func TestRouterNameCollisions(t *testing.T) {
+	s := newServer(t, inmemory.Options{})
+	for range 124 {
+		s.SeedResource(inmemory.Resource{Name: "filler", DomainID: "domain1"})
+	}
+	sub := "naming"
+	res := s.SeedResource(inmemory.Resource{Name: "naming.example.com", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
+	require.Equal(t, 125, res.ID)
+	a44 := strings.Repeat("a", 44)
+	a43 := strings.Repeat("a", 43)
+	for i, path := range []string{"/" + a44 + "1", "/" + a44 + "2", "/" + a43 + "3x", "/" + a43 + "4x"} {
+		s.SeedTarget(inmemory.Target{ResourceID: res.ID, SiteID: 1, IP: "t" + itoa(138+i), Port: 80, Method: "http", Path: path, PathMatchType: "prefix", Enabled: true})
+	}
+	routers := s.Routers()
+	require.Len(t, routers, 3, "the first two paths share a name: one of them is lost")
+	assert.Equal(t, "125-2f"+a43+"3-naming-example-com-router", routers[0].Name)
+	assert.Equal(t, "125-2f"+a43+"4-naming-example-com-router", routers[1].Name)
+	assert.Equal(t, "125-2f"+a44+"-naming-example-com-router", routers[2].Name)
+	assert.Equal(t, "Host(`naming.example.com`) && PathPrefix(`/"+a44+"2`)", routers[2].Rule, "the later group overwrites")
+	assert.Equal(t, []string{"http://t139:80"}, routers[2].Servers)
+
+	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix"))
+	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex"))
+	assert.Equal(t, "124", inmemory.RouterKey(124, "", ""))
+	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact")[:6], "a UTF-16 code unit, unpadded")
 }
 
 func TestFaultsAndCounts(t *testing.T) {

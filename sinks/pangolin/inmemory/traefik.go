@@ -1,11 +1,12 @@
 package inmemory
 
 import (
-	"encoding/hex"
 	"fmt"
-	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 )
 
 // Router is one router of the Traefik configuration Pangolin would serve at
@@ -13,7 +14,9 @@ import (
 // each group is listed; Pangolin adds a twin "-redirect" router on web with the same
 // rule and priority.
 type Router struct {
-	Name       string // "<resourceId>-<hex path>-<match>-<name>-router", or "<resourceId>-<name>-router"
+	// Name is "<key>-<name>-router", key and name as RouterKey and sanitize make them:
+	// "71-5e2fapi282f2e2a293f24-regex-app-example-com-router".
+	Name       string
 	ResourceID int
 	Host       string // the resource's full domain, the rule's Host
 	Rule       string // "Host(`h`) && PathPrefix(`/p`)"
@@ -23,12 +26,13 @@ type Router struct {
 	Servers []string
 }
 
-var routerNameJunk = regexp.MustCompile(`[^A-Za-z0-9]+`)
-
 // Routers derives the routers from the stored state, following the reference's
 // section 7: enabled resources; per resource, one router per group of enabled targets
 // sharing path, match type and rewrite; rule by match type; priority explicit unless it
-// is 100 or empty. Sorted by name.
+// is 100 or empty. Router and service names are cut as Pangolin cuts them (RouterKey):
+// two groups of one resource whose keys agree write to the same name, and the group
+// whose first target comes later (by id) overwrites the other, which is then served
+// nowhere, as on a real server. Sorted by name.
 func (s *Server) Routers() []Router {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,7 +51,7 @@ func (s *Server) Routers() []Router {
 			if !t.enabled {
 				continue
 			}
-			key := strings.Join([]string{deref(t.path), deref(t.pathMatchType), deref(t.rewritePath), deref(t.rewritePathType)}, "\x00")
+			key := groupString(r.id, t)
 			g, seen := groups[key]
 			if !seen {
 				g = &group{first: t, servers: []string{}}
@@ -62,9 +66,14 @@ func (s *Server) Routers() []Router {
 				g.servers = append(g.servers, u)
 			}
 		}
+		byName := map[string]Router{}
 		for _, key := range order {
 			g := groups[key]
-			out = append(out, router(r, g.first, g.servers))
+			rt := router(r, g.first, g.servers)
+			byName[rt.Name] = rt // a later group with the same name overwrites
+		}
+		for _, rt := range byName {
+			out = append(out, rt)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -81,16 +90,94 @@ func (s *Server) Served() map[string][]string {
 	return out
 }
 
+// TraefikConfigPath is where Pangolin serves the Traefik configuration (on its internal
+// port, 3001, without authentication); the fake serves it beside the API, at its root.
+const TraefikConfigPath = "/api/v1/traefik-config"
+
+// traefikConfig is the part of Pangolin's Traefik configuration Routers models: the
+// websecure routers and their services, or {} when nothing is routed.
+func (s *Server) traefikConfig() any {
+	routers := s.Routers()
+	if len(routers) == 0 {
+		return map[string]any{}
+	}
+	type server struct {
+		URL string `json:"url"`
+	}
+	type loadBalancer struct {
+		Servers []server `json:"servers"`
+	}
+	rts, svcs := map[string]any{}, map[string]any{}
+	for _, r := range routers {
+		service := strings.TrimSuffix(r.Name, "-router") + "-service"
+		rts[r.Name] = map[string]any{
+			"entryPoints": []string{"websecure"}, "middlewares": []string{"badger"},
+			"service": service, "rule": r.Rule, "priority": r.Priority,
+		}
+		lb := loadBalancer{Servers: []server{}}
+		for _, u := range r.Servers {
+			lb.Servers = append(lb.Servers, server{URL: u})
+		}
+		svcs[service] = map[string]any{"loadBalancer": lb}
+	}
+	return map[string]any{"http": map[string]any{"routers": rts, "services": svcs}}
+}
+
+// groupString is the full key Pangolin groups a resource's targets by: the resource id
+// and, when set, the encoded path, the match type, the raw rewrite path and its type,
+// joined with "-".
+func groupString(resourceID int, t *target) string {
+	parts := []string{strconv.Itoa(resourceID)}
+	for _, p := range []string{encodePath(deref(t.path)), deref(t.pathMatchType), deref(t.rewritePath), deref(t.rewritePathType)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// RouterKey is the key Pangolin 1.22 names a path group's router, service and
+// middlewares after: the group string (resource id, encoded path, match type, rewrite)
+// through sanitize, which keeps only its first 50 characters. Two groups whose strings
+// agree on those get one key. Exported for tests that check the rule itself.
+func RouterKey(resourceID int, path, pathMatchType string) string {
+	t := &target{path: strp(path), pathMatchType: strp(pathMatchType)}
+	return sanitize(groupString(resourceID, t))
+}
+
+// sanitize cuts text to its first 50 UTF-16 code units, then turns every run of
+// characters other than ASCII letters, digits and '-' into one '-', and trims '-' at
+// both ends.
+func sanitize(text string) string {
+	units := utf16.Encode([]rune(text))
+	if len(units) > 50 {
+		units = units[:50]
+	}
+	var b strings.Builder
+	dash := false
+	for _, u := range units {
+		ok := u < 0x80 && (unicode.IsLetter(rune(u)) || unicode.IsDigit(rune(u)))
+		if ok {
+			b.WriteRune(rune(u))
+			dash = false
+			continue
+		}
+		if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
 // router builds the router of the group whose first target (lowest id) is t. Which
 // target's priority a mixed group takes was not observed; the first one's is used.
 func router(r *resource, t *target, servers []string) Router {
-	name := strings.Trim(routerNameJunk.ReplaceAllString(r.name, "-"), "-")
+	key := sanitize(groupString(r.id, t))
 	rt := Router{ResourceID: r.id, Host: r.fullDomain, Servers: servers, Rule: fmt.Sprintf("Host(`%s`)", r.fullDomain)}
+	rt.Name = key + "-" + sanitize(r.name) + "-router"
 	path, match := deref(t.path), deref(t.pathMatchType)
-	if path == "" || match == "" {
-		rt.Name = fmt.Sprintf("%d-%s-router", r.id, name)
-	} else {
-		rt.Name = fmt.Sprintf("%d-%s-%s-%s-router", r.id, encodePath(path), match, name)
+	if path != "" && match != "" {
 		if match != "regex" && !strings.HasPrefix(path, "/") {
 			path = "/" + path
 		}
@@ -107,16 +194,16 @@ func router(r *resource, t *target, servers []string) Router {
 	return rt
 }
 
-// encodePath keeps letters and digits and hex-encodes every other byte, as observed:
-// "^/api(/.*)?$" gives "5e2fapi282f2e2a293f24".
+// encodePath keeps ASCII letters and digits and writes every other UTF-16 code unit as
+// its code in lower-case hex, unpadded, as observed: "^/api(/.*)?$" gives
+// "5e2fapi282f2e2a293f24".
 func encodePath(p string) string {
 	var b strings.Builder
-	for i := range len(p) {
-		c := p[i]
-		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
-			b.WriteByte(c)
+	for _, u := range utf16.Encode([]rune(p)) {
+		if u < 0x80 && (unicode.IsLetter(rune(u)) || unicode.IsDigit(rune(u))) {
+			b.WriteRune(rune(u))
 		} else {
-			b.WriteString(hex.EncodeToString([]byte{c}))
+			b.WriteString(strconv.FormatUint(uint64(u), 16))
 		}
 	}
 	return b.String()

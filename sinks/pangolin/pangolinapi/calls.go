@@ -223,7 +223,9 @@ func (u ResourceUpdate) body() (map[string]any, error) {
 	return b, nil
 }
 
-// UpdateResource changes the fields set in u and returns the resource as it now is.
+// UpdateResource changes the fields set in u and returns the resource as it now is, in
+// one request: the answer carries the effective sso, emailWhitelistEnabled and
+// applyRules, as GET does.
 func (c *Client) UpdateResource(ctx context.Context, id int, u ResourceUpdate) (Resource, error) {
 	body, err := u.body()
 	if err != nil {
@@ -233,19 +235,14 @@ func (c *Client) UpdateResource(ctx context.Context, id int, u ResourceUpdate) (
 	if err := c.do(ctx, OpUpdateResource, http.MethodPost, "/resource/"+strconv.Itoa(id), nil, body, &r); err != nil {
 		return Resource{}, err
 	}
-	if !r.effective() {
-		// A server whose update response carries the raw columns (null), which the
-		// policy overrides: take the values just written, or read the effective ones.
-		for _, f := range []struct {
-			got  *flexBool
-			sent *bool
-		}{{&r.SSO, u.SSO}, {&r.EmailWhitelistEnabled, u.EmailWhitelistEnabled}, {&r.ApplyRules, u.ApplyRules}} {
-			if f.got.set {
-				continue
-			}
-			if f.sent == nil {
-				return c.GetResource(ctx, id)
-			}
+	// The response carries the effective flags (Pangolin 1.22). Should it carry the raw
+	// columns (null), a flag just sent stands for itself; an sso neither sent nor
+	// reported is flagged by Resource.SSOReported, and the caller knows what it had.
+	for _, f := range []struct {
+		got  *flexBool
+		sent *bool
+	}{{&r.SSO, u.SSO}, {&r.EmailWhitelistEnabled, u.EmailWhitelistEnabled}, {&r.ApplyRules, u.ApplyRules}} {
+		if !f.got.set && f.sent != nil {
 			*f.got = flexBool{value: *f.sent, set: true}
 		}
 	}

@@ -370,13 +370,14 @@ func TestResourceRoundTrip(t *testing.T) {
 		assert.False(t, got.SSO)
 		assert.Equal(t, 0, s.Reads(), "the value sent is the value now effective")
 	})
-	t.Run("an update that leaves sso reports the effective value", func(t *testing.T) {
+	t.Run("an update that leaves sso reports the effective value in one request", func(t *testing.T) {
 		s.ResetCounts()
 		got, err := c.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{Name: "renamed"})
 		require.NoError(t, err)
-		assert.False(t, got.SSO, "not the create default")
+		assert.False(t, got.SSO, "the policy's, not the create default")
+		assert.True(t, got.SSOReported)
 		assert.Equal(t, "renamed", got.Name)
-		assert.Equal(t, 0, s.Reads(), "the update response carries the policy's values")
+		assert.Equal(t, 0, s.Reads(), "the update response carries the effective booleans")
 	})
 	t.Run("a host change to the apex sends a null subdomain with the domain", func(t *testing.T) {
 		got, err := c.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{Host: &pangolinapi.Host{DomainID: "domain1"}})

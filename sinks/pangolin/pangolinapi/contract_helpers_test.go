@@ -41,15 +41,21 @@ var contractFixture = inmemory.Options{
 	},
 }
 
+// traefikEnv, optional, is the URL of the real server's Traefik configuration
+// (http://<server>:3001/api/v1/traefik-config, Pangolin's internal port): with it the
+// suite checks how Pangolin names routers. Against the in-repo server it is always on.
+const traefikEnv = "PIC_CONTRACT_PANGOLIN_TRAEFIK_URL"
+
 // contract is the server under contract: the in-repo fake, or a real Pangolin.
 type contract struct {
-	client  *pangolinapi.Client
-	cfg     pangolinapi.Config
-	site    pangolinapi.Site
-	domain  pangolinapi.Domain
-	prefix  string // "pic-contract-<random>": every name and host this run creates starts with it
-	real    bool
-	created map[int]bool
+	traefikURL string // "" when the real server's Traefik configuration is not reachable
+	client     *pangolinapi.Client
+	cfg        pangolinapi.Config
+	site       pangolinapi.Site
+	domain     pangolinapi.Domain
+	prefix     string // "pic-contract-<random>": every name and host this run creates starts with it
+	real       bool
+	created    map[int]bool
 }
 
 func newContract(t *testing.T) *contract {
@@ -74,6 +80,7 @@ func newContract(t *testing.T) *contract {
 			Org:     vals["PIC_CONTRACT_PANGOLIN_ORG"],
 		}
 		siteNiceID, baseDomain = vals["PIC_CONTRACT_PANGOLIN_SITE"], vals["PIC_CONTRACT_PANGOLIN_DOMAIN"]
+		c.traefikURL = os.Getenv(traefikEnv)
 		t.Logf("contract against %s, org %s, names prefixed %s", c.cfg.BaseURL, c.cfg.Org, c.prefix)
 	case len(contractEnv):
 		s := inmemory.NewServer(contractFixture)
@@ -82,6 +89,7 @@ func newContract(t *testing.T) *contract {
 		t.Cleanup(func() { require.Empty(t, s.Resources(), "resources left after the contract") })
 		c.cfg = pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: inmemory.RootKey.Token(), Org: "interop"}
 		siteNiceID, baseDomain = "murky-merriams-shrew", "example.com"
+		c.traefikURL = s.URL + inmemory.TraefikConfigPath
 	default:
 		t.Fatalf("set all of %s to run the contract against a real Pangolin; missing %s",
 			strings.Join(contractEnv, ", "), strings.Join(missing, ", "))
@@ -213,6 +221,56 @@ func (c *contract) raw(t *testing.T, method, path, body string, auth bool) rawRe
 	}
 	if json.Unmarshal(b, &env) == nil {
 		out.JSON, out.Message = true, env.Message
+	}
+	return out
+}
+
+// traefikRouter is a router of Pangolin's Traefik configuration, with its servers.
+type traefikRouter struct {
+	Rule     string
+	Priority int
+	Servers  []string
+}
+
+// routers reads the Traefik configuration and returns the routers whose rule names host,
+// by name.
+func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.traefikURL, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var cfg struct {
+		HTTP struct {
+			Routers map[string]struct {
+				Rule     string `json:"rule"`
+				Service  string `json:"service"`
+				Priority int    `json:"priority"`
+			} `json:"routers"`
+			Services map[string]struct {
+				LoadBalancer struct {
+					Servers []struct {
+						URL string `json:"url"`
+					} `json:"servers"`
+				} `json:"loadBalancer"`
+			} `json:"services"`
+		} `json:"http"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+	out := map[string]traefikRouter{}
+	for name, r := range cfg.HTTP.Routers {
+		if strings.HasSuffix(name, "-redirect") || !strings.Contains(r.Rule, "Host(`"+host+"`)") {
+			continue
+		}
+		rt := traefikRouter{Rule: r.Rule, Priority: r.Priority}
+		for _, s := range cfg.HTTP.Services[r.Service].LoadBalancer.Servers {
+			rt.Servers = append(rt.Servers, s.URL)
+		}
+		out[name] = rt
 	}
 	return out
 }

@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -208,6 +211,50 @@ func TestContract(t *testing.T) {
 		assert.True(t, pangolinapi.IsNotFound(err), "second delete: %v", err)
 	})
 
+	t.Run("router names are the group key cut at 50 characters, as PIC computes it", func(t *testing.T) {
+		if c.traefikURL == "" {
+			t.Skip("set " + traefikEnv + " to the real server's traefik-config URL to check router names")
+		}
+		r := c.create(t, "naming")
+		long := "/" + strings.Repeat("a", 60) // past the 50 characters whatever the resource id
+		paths := []struct {
+			path string
+			port int
+		}{{"/short", 8080}, {long + "1", 8081}, {long + "2", 8082}}
+		for _, p := range paths {
+			_, err := cl.CreateTarget(ctx, r.ResourceID, pangolinapi.TargetSpec{
+				SiteID: c.site.SiteID, IP: c.prefix + ".invalid", Port: p.port, Method: pangolinapi.MethodHTTP, Enabled: true,
+				Path: p.path, PathMatchType: pangolinapi.MatchPrefix, Priority: 150,
+			})
+			require.NoError(t, err)
+		}
+		var routers map[string]traefikRouter
+		require.Eventually(t, func() bool {
+			routers = c.routers(t, r.FullDomain)
+			return len(routers) > 0
+		}, 10*time.Second, 200*time.Millisecond, "no router for %s: is the site served by this server?", r.FullDomain)
+
+		short := pangolin.RouterKey(r.ResourceID, "/short", "prefix")
+		assert.Contains(t, routers, short+"-"+nameKey(r.Name)+"-router", "a short key is kept whole: %v", keys(routers))
+		longKey := pangolin.RouterKey(r.ResourceID, long+"1", "prefix")
+		require.Equal(t, longKey, pangolin.RouterKey(r.ResourceID, long+"2", "prefix"), "PIC expects the two long paths to meet")
+		var named []string
+		for name := range routers {
+			if strings.HasPrefix(name, longKey+"-") {
+				named = append(named, name)
+			}
+		}
+		switch len(named) {
+		case 1:
+			t.Logf("Pangolin cuts router names as PIC expects: the long paths share %s", named[0])
+			assert.Len(t, routers, 2, "one of the two long paths has no router")
+		case 2:
+			t.Logf("this Pangolin keeps long router names apart (%v): PIC's equivalent forms are harmless there", named)
+		default:
+			t.Errorf("no router named after %s for the long paths: Pangolin names routers otherwise than PIC expects: %v", longKey, keys(routers))
+		}
+	})
+
 	t.Run("deleting a resource deletes its targets", func(t *testing.T) {
 		r := c.create(t, "cascade")
 		tg, err := cl.CreateTarget(ctx, r.ResourceID, pangolinapi.TargetSpec{SiteID: c.site.SiteID, IP: c.prefix + ".invalid", Port: 80, Method: pangolinapi.MethodHTTP, Enabled: true})
@@ -343,3 +390,28 @@ func TestContract(t *testing.T) {
 
 // orgPath is path under the contract's org.
 func (c *contract) orgPath(path string) string { return "/org/" + c.cfg.Org + path }
+
+// nameKey is a resource name as Pangolin puts it in router names: letters, digits and
+// '-', runs of anything else one '-', cut at 50 characters first.
+func nameKey(name string) string {
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			b.WriteRune(r)
+		} else if !strings.HasSuffix(b.String(), "-") {
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

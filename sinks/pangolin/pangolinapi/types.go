@@ -33,9 +33,12 @@ type Resource struct {
 	FullDomain string
 	// Subdomain is "" for the domain's apex. It is the stored column, which the server's
 	// update defect can leave out of step with FullDomain: route by FullDomain.
-	Subdomain   string
-	DomainID    string
-	SSO         bool // the effective value (the resource's policy)
+	Subdomain string
+	DomainID  string
+	SSO       bool // the effective value (the resource's policy)
+	// SSOReported is false when the answer carried no sso (null): the create response
+	// carries the raw column, which the policy overrides.
+	SSOReported bool
 	BlockAccess bool
 	Enabled     bool
 	SSL         bool
@@ -181,12 +184,6 @@ type resourceJSON struct {
 	SkipToIdpID           *int     `json:"skipToIdpId"`
 }
 
-// effective reports whether the three policy flags carry the policy's values (GET and
-// update) rather than the null columns (create).
-func (r resourceJSON) effective() bool {
-	return r.SSO.set && r.EmailWhitelistEnabled.set && r.ApplyRules.set
-}
-
 func str(p *string) string {
 	if p == nil {
 		return ""
@@ -203,6 +200,7 @@ func (r resourceJSON) resource() Resource {
 		Subdomain:   str(r.Subdomain),
 		DomainID:    str(r.DomainID),
 		SSO:         r.SSO.value,
+		SSOReported: r.SSO.set,
 		BlockAccess: r.BlockAccess.value,
 		Enabled:     r.Enabled.value,
 		SSL:         r.SSL.value,
