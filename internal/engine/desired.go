@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	accesspolicy "github.com/stefb69/pangolin-ingress-controller/internal/access"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -21,6 +22,9 @@ type Features struct {
 	// garbage collector once the object is gone (owner references). Otherwise the
 	// reconciler removes it when it finds the object gone.
 	GarbageCollected bool
+	// AccessPolicies: the sink applies an AccessPolicy whole (roles, users, secrets,
+	// whitelist, rules), not only its sso and blockAccess.
+	AccessPolicies bool
 	// Domains, when set, are the only domains hosts can be published under (a Pangolin
 	// org's): a host splits against the longest it is or ends with, and may be one of
 	// them. Unset, hosts split by the public-suffix list and an apex is refused.
@@ -54,6 +58,8 @@ type Input struct {
 //	apex host without a subdomain override       | rejected: ApexHost
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
+//	an AccessPolicy asks for more than sso and   | rejected, held: AccessPolicyUnsupported (fails
+//	  blockAccess, sink cannot apply it          |   closed: nothing published, nothing removed)
 //	several backends, CRD without targets[]      | catch-all backend only, or rejected: PathRoutingUnsupported
 //	anything else                                | one Resource
 func Desired(in Input) ([]Resource, []route.Rejection) {
@@ -88,6 +94,15 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			Subdomain: sub,
 			Domain:    domain,
 			Tunnel:    r.Tunnel,
+		}
+		if r.Access.Policy != nil && !in.Features.AccessPolicies {
+			if rj := accesspolicy.Unsupported(r); rj != nil {
+				rejections = append(rejections, *rj)
+				continue
+			}
+		}
+		if in.Features.AccessPolicies {
+			res.Policy = r.Access.Policy
 		}
 		var ok bool
 		if res.SSO, res.BlockAccess, ok = access(r, in, reject); !ok {

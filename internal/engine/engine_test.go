@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -303,6 +304,84 @@ func TestCalculate(t *testing.T) {
 			}
 			assert.Equal(t, tc.delete, deleted)
 			assert.Equal(t, len(tc.create)+len(tc.update)+len(tc.delete) == 0, plan.Empty())
+		})
+	}
+}
+
+func TestDesiredAccessPolicy(t *testing.T) {
+	policy := &route.AccessPolicy{Name: types.NamespacedName{Namespace: "prod", Name: "devs"}, Roles: []string{"Developers"}}
+	ssoOnly := &route.AccessPolicy{Name: types.NamespacedName{Namespace: "prod", Name: "sso"}}
+	withPolicy := func(p *route.AccessPolicy) route.Route {
+		r := rt("app.example.com", prefix("/", web))
+		r.Access = route.Access{SSO: ptr.To(true), Policy: p}
+		return r
+	}
+	direct := fork
+	direct.AccessPolicies = true
+	cases := []struct {
+		name       string
+		features   Features
+		route      route.Route
+		published  bool
+		wantPolicy *route.AccessPolicy
+		reasons    []string
+	}{
+		{"a sink that applies policies gets the policy with the resource", direct, withPolicy(policy), true, policy, nil},
+		{"a sink that cannot apply roles does not publish the host: it fails closed", fork, withPolicy(policy), false, nil, []string{pic.ReasonAccessPolicyUnsupported}},
+		{"a policy of sso alone needs no more than sso: every sink publishes it", fork, withPolicy(ssoOnly), true, nil, nil},
+		{"no policy, no policy on the resource", direct, withPolicy(nil), true, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: tc.features})
+			assert.Equal(t, tc.reasons, reasons(rejections))
+			if !tc.published {
+				assert.Empty(t, got)
+				require.Len(t, rejections, 1)
+				assert.True(t, rejections[0].Hold, "what exists for the host is held, not removed")
+				return
+			}
+			require.Len(t, got, 1)
+			assert.Same(t, tc.wantPolicy, got[0].Policy)
+		})
+	}
+}
+
+func TestCalculateAccess(t *testing.T) {
+	policy := &route.AccessPolicy{Name: types.NamespacedName{Namespace: "prod", Name: "devs"}, Roles: []string{"Developers"}}
+	plain := Resource{Name: "pic-a", Host: "a.example.com", Subdomain: "a", Domain: "example.com", Targets: []Target{{Backend: web}}}
+	protected := plain
+	protected.Policy = policy
+	changed := protected
+	changed.Targets = []Target{{Backend: api}}
+	hold := []route.Rejection{{Origin: prod, Host: "a.example.com", Reason: "ServiceNotFound", Hold: true}}
+	cases := []struct {
+		name                 string
+		desired              Resource
+		existing             Existing
+		rejections           []route.Rejection
+		update, accessChecks []string
+	}{
+		{"a governed host otherwise unchanged gets an access check", protected, Existing{Resource: plain, Governed: true}, nil, nil, []string{"pic-a"}},
+		{"a host with a new policy gets an access check", protected, Existing{Resource: plain}, nil, nil, []string{"pic-a"}},
+		{"a host whose policy was detached gets one, to undo what the policy wrote", plain, Existing{Resource: plain, Governed: true}, nil, nil, []string{"pic-a"}},
+		{"a host that never had a policy gets none", plain, Existing{Resource: plain}, nil, nil, nil},
+		{"an update carries the policy: no separate check", changed, Existing{Resource: plain, Governed: true}, nil, []string{"pic-a"}, nil},
+		{"a held host gets none", protected, Existing{Resource: plain, Governed: true}, hold, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := Calculate(prod, []Resource{tc.desired}, []Existing{tc.existing}, tc.rejections, nil)
+			var update, checks []string
+			for _, r := range plan.Update {
+				update = append(update, r.Name)
+			}
+			for _, r := range plan.Access {
+				checks = append(checks, r.Name)
+			}
+			assert.Equal(t, tc.update, update)
+			assert.Equal(t, tc.accessChecks, checks)
+			assert.Equal(t, len(tc.update) == 0, plan.Empty(), "an access check alone leaves the plan empty of writes")
 		})
 	}
 }

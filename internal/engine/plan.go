@@ -19,6 +19,10 @@ type Existing struct {
 	Drifted bool
 	// Status is what the operator reports for it.
 	Status Status
+	// Governed is set by a sink that applies AccessPolicies when it applied one to the
+	// resource, and still keeps what it wrote: detached, the policy's grants and
+	// secrets must go (Plan.Access).
+	Governed bool
 }
 
 // Phase is the operator's verdict on a resource, reduced to what users act on.
@@ -52,9 +56,14 @@ type Plan struct {
 	Create []Resource
 	Update []Resource
 	Delete []Existing
+	// Access are desired resources, neither created nor updated, whose access the sink
+	// brings to their Policy: to the policy attached, or, once it is detached, back to
+	// what the annotations alone ask. The sink compares with what Pangolin holds and
+	// writes only the differences, so a converged host costs nothing.
+	Access []Resource
 }
 
-// Empty reports whether the plan writes nothing.
+// Empty reports whether the plan asks for nothing but access checks.
 func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
 
 // Calculate compares the desired resources of one source object (self) with those it
@@ -66,7 +75,8 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //	desired | existing             | held | action
 //	--------+----------------------+------+--------
 //	yes     | no                   | -    | create
-//	yes     | equal, not drifted   | -    | none
+//	yes     | equal, not drifted   | -    | none, or access when it has a Policy or the
+//	        |                      |      |   existing one is Governed (not when held)
 //	yes     | differs or drifted   | no   | update
 //	yes     | differs or drifted   | yes  | none
 //	no      | yes                  | no   | delete (host removed, rejected, lost, or object no longer managed)
@@ -94,6 +104,8 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 			plan.Create = append(plan.Create, d)
 		case (e.Drifted || !e.Equal(d)) && !holds(e.Host):
 			plan.Update = append(plan.Update, d)
+		case (d.Policy != nil || e.Governed) && !holds(e.Host):
+			plan.Access = append(plan.Access, d)
 		}
 	}
 	for _, e := range existing {
@@ -105,6 +117,7 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 	byResourceName := func(a, b Resource) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortFunc(plan.Create, byResourceName)
 	slices.SortFunc(plan.Update, byResourceName)
+	slices.SortFunc(plan.Access, byResourceName)
 	slices.SortFunc(plan.Delete, func(a, b Existing) int { return strings.Compare(a.Name, b.Name) })
 	return plan
 }

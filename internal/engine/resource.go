@@ -24,6 +24,10 @@ type Resource struct {
 	// SSO and BlockAccess are nil when the installed CRD cannot carry them.
 	SSO         *bool
 	BlockAccess *bool
+	// Policy is the AccessPolicy that governs the host, for a sink that applies one
+	// whole (Features.AccessPolicies); nil when none is attached. It is not part of
+	// Equal: the sink compares it with what Pangolin holds (Plan.Access).
+	Policy *route.AccessPolicy
 }
 
 // PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself.
