@@ -176,3 +176,47 @@ spec:
 	assert.Equal(t, got, run(scenario, "-f", "-"), "standard input gives what the file gives")
 	assert.Equal(t, failing, run(scenario, "-f", "-", "--fail-on-warning"))
 }
+
+// TestMainNeverPrintsASecret: a policy's password reaches neither render's output nor
+// its warnings, whichever sink renders it.
+func TestMainNeverPrintsASecret(t *testing.T) {
+	const password = "correct-horse-battery"
+	manifest := `
+apiVersion: v1
+kind: Secret
+metadata: {name: web-auth, namespace: shop}
+stringData: {password: ` + password + `}
+data: {password: Y29ycmVjdC1ob3JzZS1iYXR0ZXJ5}
+---
+apiVersion: pic.pangolin.io/v1alpha1
+kind: AccessPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  targetRefs: [{group: networking.k8s.io, kind: Ingress, name: web}]
+  password: {secretRef: {name: web-auth, key: password}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: shop}
+spec:
+  ingressClassName: pangolin
+  rules:
+  - host: shop.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`
+	for _, sink := range []string{"pangolinresource", "pangolin"} {
+		t.Run(sink, func(t *testing.T) {
+			got := run(manifest, "-f", "-", "--sink", sink)
+			t.Log(got)
+			assert.NotContains(t, got.stdout, password)
+			assert.NotContains(t, got.stderr, password)
+			assert.NotContains(t, got.stderr, "Y29ycmVjdC1ob3JzZS1iYXR0ZXJ5")
+			assert.Contains(t, got.stderr, "AccessPolicy", "the host's protection is reported: %s", got.stderr)
+		})
+	}
+}

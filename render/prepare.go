@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
 
@@ -35,6 +36,10 @@ var kinds = map[schema.GroupKind]struct {
 	{Group: gatewayv1.GroupName, Kind: "GatewayClass"}:                 {version: "v1", clusterScoped: true},
 	{Group: gatewayv1.GroupName, Kind: "ReferenceGrant"}:               {version: "v1"},
 	{Group: tunnelv1alpha1.GroupVersion.Group, Kind: "PangolinTunnel"}: {version: "v1alpha1"},
+	// AccessPolicies, and the Secrets they reference: render never prints a Secret's
+	// data, only references to it.
+	{Group: accessv1alpha1.GroupVersion.Group, Kind: accessv1alpha1.KindPolicy}: {version: "v1alpha1"},
+	{Kind: "Secret"}: {version: "v1"},
 }
 
 // accept reads the kinds render knows, at the version PIC reads them. The Gateway API's

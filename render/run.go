@@ -19,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
@@ -107,7 +108,7 @@ func (e Event) Line() string {
 // leaves their status alone, and a status update their spec.
 var statusKinds = []client.Object{
 	&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
-	&gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{},
+	&gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}, &accessv1alpha1.AccessPolicy{},
 }
 
 // Run puts objects in a fake cluster and reconciles every object of the configured
@@ -175,7 +176,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 			indexes = append(indexes, f.Indexes(cfg)...)
 		}
 	}
-	for _, idx := range indexes {
+	for _, idx := range plugin.DistinctIndexes(indexes) {
 		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 	}
 	c := builder.Build()
@@ -276,8 +277,13 @@ func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) [
 			}
 		}
 	}
+	running := map[string]bool{}
 	for _, src := range srcs {
 		for _, ctl := range src.Declare().Controllers {
+			if running[ctl.Name] {
+				continue // declared by several sources, run once, as in the manager
+			}
+			running[ctl.Name] = true
 			for _, o := range objects {
 				if sameKind(o, ctl.Object) {
 					jobs = append(jobs, job{ctl.Reconciler, o})

@@ -32,6 +32,7 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 // each declares, every one with the watches wake.go derives from the declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
 	var watched []client.Object
+	running := map[string]bool{}
 	for _, src := range deps.Sources {
 		r := NewReconciler(src, deps)
 		kinds, err := r.setupWithManager(mgr, maxConcurrent)
@@ -40,6 +41,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 		}
 		watched = append(watched, kinds...)
 		for _, c := range src.Declare().Controllers {
+			// A controller several sources declare (the status of AccessPolicies,
+			// which protect objects of every kind) runs once.
+			if running[c.Name] {
+				continue
+			}
+			running[c.Name] = true
 			kinds, err := setupController(mgr, c, deps.Sink.Declare())
 			if err != nil {
 				return fmt.Errorf("set up the %s controller: %w", c.Name, err)

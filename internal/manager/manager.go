@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -143,7 +145,21 @@ func addIndexes(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, sink 
 			indexes = append(indexes, f.Indexes(cfg)...)
 		}
 	}
-	return plugin.AddIndexes(ctx, mgr.GetFieldIndexer(), indexes)
+	var served []plugin.Index
+	for _, idx := range plugin.DistinctIndexes(indexes) {
+		// An adapter reads an optional kind (an AccessPolicy) only where the cluster
+		// serves it, as it finds out itself; an index on it elsewhere would be an
+		// informer that never syncs.
+		gvk, err := apiutil.GVKForObject(idx.Object, mgr.GetScheme())
+		if err != nil {
+			return fmt.Errorf("index %T: %w", idx.Object, err)
+		}
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); apimeta.IsNoMatchError(err) {
+			continue
+		}
+		served = append(served, idx)
+	}
+	return plugin.AddIndexes(ctx, mgr.GetFieldIndexer(), served)
 }
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
@@ -166,7 +182,7 @@ func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
 // enabledSources builds the configured sources; one whose API is not installed is left
 // out with a log line, so that PIC goes on serving the others.
 func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry, sink plugin.Sink) ([]plugin.Source, error) {
-	deps := plugin.SourceDeps{Client: mgr.GetClient(), Mapper: mgr.GetRESTMapper(), Tunnels: sink, Config: cfg}
+	deps := plugin.SourceDeps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Tunnels: sink, Config: cfg}
 	var out []plugin.Source
 	for _, name := range cfg.Sources {
 		factory, ok := registry.Sources[name]

@@ -106,6 +106,9 @@ type Controller struct {
 type SourceDeps struct {
 	// Client reads from the manager's cache, or from render's fake cluster.
 	Client client.Client
+	// APIReader reads from the API server, past the cache: what PIC does not cache
+	// (the data of the Secrets an AccessPolicy references). Nil reads through Client.
+	APIReader client.Reader
 	// Mapper says which APIs the cluster serves; nil in `render`, where every API a
 	// source reads counts as installed.
 	Mapper meta.RESTMapper
@@ -394,6 +397,21 @@ type Index struct {
 	Object client.Object
 	Field  string
 	Func   client.IndexerFunc
+}
+
+// DistinctIndexes is indexes with each (kind, field) once: several adapters may declare
+// the same index (the AccessPolicy indexes every source that reads policies uses).
+func DistinctIndexes(indexes []Index) []Index {
+	seen := map[string]bool{}
+	var out []Index
+	for _, idx := range indexes {
+		key := fmt.Sprintf("%T/%s", idx.Object, idx.Field)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, idx)
+		}
+	}
+	return out
 }
 
 // AddIndexes registers indexes with the manager's field indexer, before it starts.

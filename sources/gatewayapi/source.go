@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
@@ -36,14 +37,20 @@ type Config struct {
 	// TunnelCheck says whether the tunnel a Gateway stands for exists: the sink's
 	// (SourceDeps.Tunnels).
 	TunnelCheck plugin.TunnelChecker
+	// Policies protect the routes' hosts with the AccessPolicies of the routes and of
+	// their Gateways; nil for none.
+	Policies *sources.Policies
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
 // (plugin.ErrUnavailable) while the Gateway API CRDs are not installed: PIC goes on
 // serving Ingresses rather than stopping for an optional API.
-var Factory = plugin.SourceFactory{Indexes: indexes, New: build}
+var Factory = plugin.SourceFactory{
+	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	New:     build,
+}
 
-func build(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+func build(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 	if deps.Mapper != nil {
 		missing, err := missingKinds(deps.Mapper)
 		if err != nil {
@@ -56,6 +63,11 @@ func build(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 	}
 	conf := configOf(deps.Config)
 	conf.TunnelCheck = deps.Tunnels
+	policies, err := sources.NewPolicies(ctx, deps)
+	if err != nil {
+		return nil, err
+	}
+	conf.Policies = policies
 	return New(deps.Client, conf), nil
 }
 
@@ -192,6 +204,14 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			DomainOverride:    ev.options.Domain,
 			SubdomainOverride: ev.options.Subdomain,
 		})
+	}
+	target := access.Target{Kind: kindHTTPRoute, Namespace: hr.Namespace, Name: hr.Name}
+	gateways := func(host string) []access.Target {
+		gw := ev.hosts[host]
+		return []access.Target{{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}}
+	}
+	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
+		return plugin.Result{}, err
 	}
 	return res, nil
 }

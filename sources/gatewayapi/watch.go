@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
@@ -54,7 +55,7 @@ func (s *Source) Declare() plugin.Declaration {
 		},
 		// PIC writes the status of Gateways and GatewayClasses: a status write changes
 		// nothing for their routes, and would bring every one of them back.
-		Watches: []plugin.Watch{
+		Watches: append([]plugin.Watch{
 			{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
 				return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
 			}},
@@ -66,9 +67,21 @@ func (s *Source) Declare() plugin.Declaration {
 			{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
 				return s.inNamespace(ctx, o.GetName())
 			}},
-		},
-		Controllers: s.statusControllers(),
+		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
+		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
 	}
+}
+
+// routesOfPolicyTarget are the routes an AccessPolicy's target protects: the HTTPRoute
+// it names, or every route attached to the Gateway it names.
+func (s *Source) routesOfPolicyTarget(ctx context.Context, t access.Target) []reconcile.Request {
+	switch t.Kind {
+	case kindHTTPRoute:
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}}}
+	case "Gateway":
+		return toRequests(s.routesBy(ctx, parentIndex, t.Namespace+"/"+t.Name))
+	}
+	return nil
 }
 
 // Hosts are the route's hostnames, and the hostnames it is

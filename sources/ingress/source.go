@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -28,6 +29,8 @@ type Config struct {
 	Tunnels       tunnel.Resolver
 	BackendScheme string // default scheme of targets: http or https
 	ClusterDomain string // cluster.local
+	// Policies protect the Ingresses' hosts with their AccessPolicies; nil for none.
+	Policies *sources.Policies
 }
 
 // Source reads Ingresses, and writes nothing but their status.
@@ -133,6 +136,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			continue
 		}
 		res.Routes = append(res.Routes, r)
+	}
+	target := access.Target{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+	if err := s.config.Policies.Protect(ctx, &res, target, nil); err != nil {
+		return plugin.Result{}, err
 	}
 	return res, nil
 }
@@ -328,9 +335,15 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 
 // Factory builds the Ingress source from PIC's configuration.
 var Factory = plugin.SourceFactory{
-	Indexes: indexes,
-	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
-		return New(deps.Client, configOf(deps.Config)), nil
+	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+		conf := configOf(deps.Config)
+		policies, err := sources.NewPolicies(ctx, deps)
+		if err != nil {
+			return nil, err
+		}
+		conf.Policies = policies
+		return New(deps.Client, conf), nil
 	},
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
@@ -40,13 +41,23 @@ func indexes(cfg *config.Config) []plugin.Index {
 // and IngressClasses bring their Ingresses back, found through cache indexes rather
 // than by listing every Ingress.
 func (s *Source) Declare() plugin.Declaration {
+	policies := s.config.Policies
 	return plugin.Declaration{
 		Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants},
-		Watches: []plugin.Watch{
+		Watches: append([]plugin.Watch{
 			{Object: &corev1.Service{}, Requests: s.ingressesOfService},
 			{Object: &networkingv1.IngressClass{}, Requests: s.ingressesOfClass},
-		},
+		}, policies.Watches(ingressOfPolicyTarget)...),
+		Controllers: policies.StatusController(),
 	}
+}
+
+// ingressOfPolicyTarget is the Ingress an AccessPolicy's target names, if it names one.
+func ingressOfPolicyTarget(_ context.Context, t access.Target) []reconcile.Request {
+	if t.Kind != "Ingress" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}}}
 }
 
 // Claimants are the Ingresses that claim host, from the host index.

@@ -1,0 +1,85 @@
+package integration_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// policyFor is an AccessPolicy in the test namespace on the Ingress named target.
+func policyFor(name, target string, spec accessv1alpha1.AccessPolicySpec) *accessv1alpha1.AccessPolicy {
+	spec.TargetRefs = []gatewayv1.LocalPolicyTargetReference{{Group: accessv1alpha1.GroupIngress, Kind: accessv1alpha1.KindIngress, Name: gatewayv1.ObjectName(target)}}
+	return &accessv1alpha1.AccessPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+}
+
+// policyCondition waits until the policy's ancestor for its first target has condition
+// t with status and reason.
+func (w *world) policyCondition(name, t string, status metav1.ConditionStatus, reason string) {
+	w.t.Helper()
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		var p accessv1alpha1.AccessPolicy
+		if !assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &p)) || !assert.NotEmpty(c, p.Status.Ancestors) {
+			return
+		}
+		cond := meta.FindStatusCondition(p.Status.Ancestors[0].Conditions, t)
+		if assert.NotNil(c, cond, "condition %s", t) {
+			assert.Equal(c, status, cond.Status, "%s: %s", t, cond.Message)
+			assert.Equal(c, reason, cond.Reason)
+		}
+	}, wait, tick)
+}
+
+// TestAccessPolicyWithTheOperator: in PangolinResource mode a policy's sso and
+// blockAccess reach the PangolinResource, the stricter of policy and annotation winning;
+// a policy that asks for more than the operator can carry keeps the host unpublished,
+// failing closed; and two policies on one Ingress leave the younger Conflicted.
+func TestAccessPolicyWithTheOperator(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+		fork := env.Variant.Name == testenv.VariantFork
+
+		open := ingressFor("open", "pangolin", rule(w.host("open"), "/", "web", 8080))
+		open.Annotations = map[string]string{pic.AnnotationSSO: "false"}
+		w.create(open)
+		w.create(policyFor("blocked", "open", accessv1alpha1.AccessPolicySpec{BlockAccess: ptr.To(true)}))
+		w.policyCondition("blocked", "Accepted", metav1.ConditionTrue, "Accepted")
+		if fork {
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				r, ok := w.resources()[w.host("open")]
+				if assert.True(c, ok) && assert.NotNil(c, r.Spec.HTTPConfig) {
+					assert.Equal(c, ptr.To(true), r.Spec.HTTPConfig.BlockAccess, "the policy's blockAccess")
+					assert.Equal(c, ptr.To(false), r.Spec.HTTPConfig.SSO, "the annotation's sso: the policy says nothing of it")
+				}
+			}, wait, tick)
+		} else {
+			w.eventuallyEvent(pic.ReasonAccessControlUnsupported)
+			assert.Empty(t, w.resources(), "the original CRD cannot block access: not published")
+		}
+
+		// The policy comes first, as GitOps tools apply a directory: the host must never
+		// be published without it.
+		w.create(policyFor("devs", "team", accessv1alpha1.AccessPolicySpec{Roles: []string{"Developers"}}))
+		w.create(ingressFor("team", "pangolin", rule(w.host("team"), "/", "web", 8080)))
+		w.eventuallyEvent(pic.ReasonAccessPolicyUnsupported)
+		time.Sleep(time.Second)
+		_, published := w.resources()[w.host("team")]
+		assert.False(t, published, "roles cannot be carried by a PangolinResource: the host is not published")
+
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		w.create(policyFor("late", "team", accessv1alpha1.AccessPolicySpec{SSO: ptr.To(true)}))
+		w.policyCondition("late", "Accepted", metav1.ConditionFalse, "Conflicted")
+	})
+}

@@ -1,0 +1,348 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// Cache indexes on AccessPolicies, so that a policy's or a Secret's change reaches the
+// objects it protects, and an object finds its policies, without listing them all.
+const (
+	policyTargetIndex = "pic.accesspolicy.target" // "namespace/Kind/name" of every targetRef
+	policySecretIndex = "pic.accesspolicy.secret" // "namespace/name" of every referenced Secret
+)
+
+// PolicyIndexes are the cache indexes Policies reads through; a source that protects its
+// objects with AccessPolicies adds them to its own (plugin.SourceFactory.Indexes).
+func PolicyIndexes() []plugin.Index {
+	return []plugin.Index{
+		{Object: &accessv1alpha1.AccessPolicy{}, Field: policyTargetIndex, Func: indexPolicyTargets},
+		{Object: &accessv1alpha1.AccessPolicy{}, Field: policySecretIndex, Func: indexPolicySecrets},
+	}
+}
+
+func indexPolicyTargets(obj client.Object) []string {
+	p, ok := obj.(*accessv1alpha1.AccessPolicy)
+	if !ok {
+		return nil
+	}
+	keys := make([]string, 0, len(p.Spec.TargetRefs))
+	for _, ref := range p.Spec.TargetRefs {
+		keys = append(keys, targetKey(access.Target{Kind: string(ref.Kind), Namespace: p.Namespace, Name: string(ref.Name)}))
+	}
+	return keys
+}
+
+func indexPolicySecrets(obj client.Object) []string {
+	p, ok := obj.(*accessv1alpha1.AccessPolicy)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, name := range secretNames(p) {
+		keys = append(keys, p.Namespace+"/"+name)
+	}
+	return keys
+}
+
+func targetKey(t access.Target) string { return t.Namespace + "/" + t.Kind + "/" + t.Name }
+
+// secretNames are the Secrets a policy references, each once.
+func secretNames(p *accessv1alpha1.AccessPolicy) []string {
+	var names []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if p.Spec.Password != nil {
+		add(p.Spec.Password.SecretRef.Name)
+	}
+	if p.Spec.PinCode != nil {
+		add(p.Spec.PinCode.SecretRef.Name)
+	}
+	if p.Spec.HeaderAuth != nil {
+		add(p.Spec.HeaderAuth.SecretRef.Name)
+	}
+	return names
+}
+
+// Policies finds the AccessPolicy that protects an object, reads the Secrets it
+// references, and merges it with the object's annotations (access.Resolve). It is off
+// where the AccessPolicy CRD is not installed: then no object has a policy, and the
+// annotations alone decide, as before policies existed.
+type Policies struct {
+	// client reads AccessPolicies from the cache.
+	client client.Client
+	// secrets reads a Secret's data from the API server, only when a policy references
+	// it: PIC caches no Secret data, so its memory does not grow with the cluster's
+	// Secrets.
+	secrets client.Reader
+	enabled bool
+}
+
+// NewPolicies returns the policies of a source built with deps. They are enabled when
+// the cluster serves the AccessPolicy kind (always in `render`, which has no cluster to
+// ask).
+func NewPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
+	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true}
+	if p.secrets == nil {
+		p.secrets = deps.Client
+	}
+	if deps.Mapper == nil {
+		return p, nil
+	}
+	gk := schema.GroupKind{Group: accessv1alpha1.GroupVersion.Group, Kind: accessv1alpha1.KindPolicy}
+	_, err := deps.Mapper.RESTMapping(gk, accessv1alpha1.GroupVersion.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		p.enabled = false
+		return p, nil
+	case err != nil:
+		return nil, fmt.Errorf("look up the %s kind: %w", accessv1alpha1.AccessPolicyCRDName, err)
+	}
+	// The CRD is installed: PIC must honour policies, so it must be able to hear their
+	// Secrets change. Said now, rather than as a cache that never syncs.
+	var probe metav1.PartialObjectMetadataList
+	probe.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	opts := []client.ListOption{client.Limit(1)}
+	if ns := deps.Config.WatchNamespaces; len(ns) > 0 {
+		opts = append(opts, client.InNamespace(ns[0]))
+	}
+	if err := p.secrets.List(ctx, &probe, opts...); apierrors.IsForbidden(err) {
+		return nil, fmt.Errorf("the AccessPolicy CRD (%s) is installed, so PIC must read the Secrets policies reference, but it may not list Secrets: grant it get, list and watch on secrets (the chart's accessPolicies.enabled=true, or config/components/access-policies; docs/access-control.md), or remove the CRD: %w",
+			accessv1alpha1.AccessPolicyCRDName, err)
+	}
+	return p, nil
+}
+
+// Enabled reports whether AccessPolicies are read; a nil Policies reads none.
+func (p *Policies) Enabled() bool { return p != nil && p.enabled }
+
+// Protect replaces the access of each of res's routes with what its policy and the
+// annotations give (access.Resolve). A route whose policy cannot be applied is dropped
+// and rejected with Hold, so that it fails closed: a host not yet published is not
+// published, one published keeps what the sink holds. gateways are the Gateways a host
+// of the object is published through, for a policy attached there; nil for an Ingress.
+func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object access.Target, gateways func(host string) []access.Target) error {
+	if !p.Enabled() || len(res.Routes) == 0 {
+		return nil
+	}
+	policies, err := p.policiesOf(ctx, object)
+	if err != nil {
+		return err
+	}
+	routes := make([]route.Route, 0, len(res.Routes))
+	for _, rt := range res.Routes {
+		var gws []access.Target
+		if gateways != nil {
+			gws = gateways(rt.Host)
+		}
+		all := policies
+		for _, gw := range gws {
+			more, err := p.policiesOf(ctx, gw)
+			if err != nil {
+				return err
+			}
+			all = append(slices.Clone(all), more...)
+		}
+		attachment := access.Attach(all, object, gws)
+		var secrets access.Secrets
+		if attachment.Policy != nil {
+			if secrets, err = p.readSecrets(ctx, attachment.Policy); err != nil {
+				return err
+			}
+		}
+		protected, rejections, notices := access.Resolve(access.Input{Route: rt, Attachment: attachment, Secrets: secrets})
+		res.Notices = appendNew(res.Notices, notices...)
+		if len(rejections) > 0 {
+			res.Rejections = append(res.Rejections, rejections...)
+			continue
+		}
+		rt.Access = protected
+		routes = append(routes, rt)
+	}
+	res.Routes = routes
+	return nil
+}
+
+func appendNew(notices []route.Notice, more ...route.Notice) []route.Notice {
+	for _, n := range more {
+		if !slices.Contains(notices, n) {
+			notices = append(notices, n)
+		}
+	}
+	return notices
+}
+
+// policiesOf lists the policies that target t.
+func (p *Policies) policiesOf(ctx context.Context, t access.Target) ([]accessv1alpha1.AccessPolicy, error) {
+	var list accessv1alpha1.AccessPolicyList
+	if err := p.client.List(ctx, &list, client.MatchingFields{policyTargetIndex: targetKey(t)}); err != nil {
+		return nil, fmt.Errorf("list the AccessPolicies of %s: %w", t, err)
+	}
+	return list.Items, nil
+}
+
+// readSecrets reads the data of the Secrets policy references; a missing one is left
+// out, for access.Resolve to refuse.
+func (p *Policies) readSecrets(ctx context.Context, policy *accessv1alpha1.AccessPolicy) (access.Secrets, error) {
+	out := access.Secrets{}
+	for _, name := range secretNames(policy) {
+		var s corev1.Secret
+		err := p.secrets.Get(ctx, types.NamespacedName{Namespace: policy.Namespace, Name: name}, &s)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("get Secret %s/%s of AccessPolicy %s: %w", policy.Namespace, name, policy.Name, err)
+		}
+		out[name] = s.Data
+	}
+	return out, nil
+}
+
+// secretMetadata is a Secret as the cache holds it for Policies: its metadata only,
+// enough to hear it change.
+func secretMetadata() client.Object {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
+// Watches bring back the objects an AccessPolicy targets when it changes (before and
+// after: a target it drops is let go at once), and those of the policies that reference
+// a Secret when the Secret changes. requests maps a target to the source's objects it
+// concerns (a Gateway to its routes).
+func (p *Policies) Watches(requests func(ctx context.Context, t access.Target) []reconcile.Request) []plugin.Watch {
+	if !p.Enabled() {
+		return nil
+	}
+	ofPolicy := func(ctx context.Context, policy *accessv1alpha1.AccessPolicy) []reconcile.Request {
+		var out []reconcile.Request
+		for _, ref := range policy.Spec.TargetRefs {
+			out = append(out, requests(ctx, access.Target{Kind: string(ref.Kind), Namespace: policy.Namespace, Name: string(ref.Name)})...)
+		}
+		return out
+	}
+	return []plugin.Watch{
+		{Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			policy, ok := o.(*accessv1alpha1.AccessPolicy)
+			if !ok {
+				return nil
+			}
+			return ofPolicy(ctx, policy)
+		}},
+		{Object: secretMetadata(), Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			var list accessv1alpha1.AccessPolicyList
+			if err := p.client.List(ctx, &list, client.MatchingFields{policySecretIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+				return nil
+			}
+			var out []reconcile.Request
+			for i := range list.Items {
+				out = append(out, ofPolicy(ctx, &list.Items[i])...)
+			}
+			return out
+		}},
+	}
+}
+
+// StatusControllerName is the name of the controller that writes AccessPolicies'
+// status. Every source that reads policies declares it; the core runs it once.
+const StatusControllerName = "accesspolicy"
+
+// StatusController writes each AccessPolicy's status.ancestors (access.Ancestors).
+func (p *Policies) StatusController() []plugin.Controller {
+	if !p.Enabled() {
+		return nil
+	}
+	return []plugin.Controller{{
+		Name: StatusControllerName, Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true,
+		Reconciler: reconcile.Func(p.reconcileStatus),
+		Watches: []plugin.Watch{{Object: secretMetadata(), Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			var list accessv1alpha1.AccessPolicyList
+			if err := p.client.List(ctx, &list, client.MatchingFields{policySecretIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+				return nil
+			}
+			out := make([]reconcile.Request, len(list.Items))
+			for i, item := range list.Items {
+				out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&item)}
+			}
+			return out
+		}}},
+	}}
+}
+
+func (p *Policies) reconcileStatus(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var policy accessv1alpha1.AccessPolicy
+	if err := p.client.Get(ctx, req.NamespacedName, &policy); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var all accessv1alpha1.AccessPolicyList
+	if err := p.client.List(ctx, &all, client.InNamespace(policy.Namespace)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("list the AccessPolicies of %s: %w", policy.Namespace, err)
+	}
+	secrets, err := p.readSecrets(ctx, &policy)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	ancestors := access.Ancestors(&policy, all.Items, func(t access.Target) bool { return p.exists(ctx, t) }, access.Validate(&policy, secrets))
+	for i := range ancestors {
+		// Start from what was written for the same target, so that unchanged conditions
+		// keep their transition time; SetStatusCondition stamps the others.
+		var conditions []metav1.Condition
+		for _, old := range policy.Status.Ancestors {
+			if equality.Semantic.DeepEqual(old.AncestorRef, ancestors[i].AncestorRef) {
+				conditions = slices.Clone(old.Conditions)
+			}
+		}
+		for _, c := range ancestors[i].Conditions {
+			meta.SetStatusCondition(&conditions, c)
+		}
+		ancestors[i].Conditions = conditions
+	}
+	if equality.Semantic.DeepEqual(ancestors, policy.Status.Ancestors) {
+		return reconcile.Result{}, nil
+	}
+	policy.Status.Ancestors = ancestors
+	if err := p.client.Status().Update(ctx, &policy); err != nil {
+		return reconcile.Result{}, fmt.Errorf("update status of AccessPolicy %s: %w", req.NamespacedName, err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// exists reports whether a policy's target exists. The kinds PIC does not serve
+// (Gateway API not installed) count as absent.
+func (p *Policies) exists(ctx context.Context, t access.Target) bool {
+	key := types.NamespacedName{Namespace: t.Namespace, Name: t.Name}
+	var obj client.Object
+	switch t.Kind {
+	case accessv1alpha1.KindIngress:
+		obj = &networkingv1.Ingress{}
+	case accessv1alpha1.KindHTTPRoute:
+		obj = &gatewayv1.HTTPRoute{}
+	case accessv1alpha1.KindGateway:
+		obj = &gatewayv1.Gateway{}
+	default:
+		return false
+	}
+	return p.client.Get(ctx, key, obj) == nil
+}
