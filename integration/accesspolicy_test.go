@@ -83,3 +83,59 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 		w.policyCondition("late", "Accepted", metav1.ConditionFalse, "Conflicted")
 	})
 }
+
+// TestAccessPolicyOnAGateway: a Gateway's policy protects the routes published through
+// it, a route's own policy replaces it, and a change to the Gateway's policy reaches the
+// route's resource at once. The fork's CRD carries sso and blockAccess, which is what
+// these policies set; the original's cannot, and publishes neither route.
+func TestAccessPolicyOnAGateway(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		testAccessPolicyOnAGateway(t, env)
+	})
+}
+
+func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
+	w := startGateway(t, env, httpListener("")) // with the tunnel default and the Service web
+	onGateway := &accessv1alpha1.AccessPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "gateway-wide"},
+		Spec: accessv1alpha1.AccessPolicySpec{
+			TargetRefs:  []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: "Gateway", Name: "public"}},
+			BlockAccess: ptr.To(true),
+		},
+	}
+	w.create(onGateway)
+	shop, blog := w.httpRoute("shop", "", w.host("shop")), w.httpRoute("blog", "", w.host("blog"))
+	w.create(shop)
+	w.create(blog)
+	w.create(&accessv1alpha1.AccessPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "blog-only"},
+		Spec: accessv1alpha1.AccessPolicySpec{
+			TargetRefs: []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "blog"}},
+			SSO:        ptr.To(true),
+		},
+	})
+	blockAccess := func(c *assert.CollectT, host string) *bool {
+		r, ok := w.resources()[host]
+		if !assert.True(c, ok, host) || !assert.NotNil(c, r.Spec.HTTPConfig) {
+			return nil
+		}
+		return r.Spec.HTTPConfig.BlockAccess
+	}
+	if env.Variant.Name != testenv.VariantFork {
+		w.eventuallyEvent(pic.ReasonAccessControlUnsupported)
+		time.Sleep(time.Second)
+		assert.Empty(t, w.resources(), "the original CRD cannot carry the policies: nothing published")
+		return
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, ptr.To(true), blockAccess(c, w.host("shop")), "the Gateway's policy")
+		assert.Equal(c, ptr.To(false), blockAccess(c, w.host("blog")), "the route's own policy replaces the Gateway's")
+	}, wait, tick)
+
+	require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(onGateway), onGateway))
+	onGateway.Spec.BlockAccess = ptr.To(false)
+	require.NoError(t, w.c.Update(w.ctx, onGateway))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, ptr.To(false), blockAccess(c, w.host("shop")), "the Gateway's policy, edited")
+	}, wait, tick)
+}
