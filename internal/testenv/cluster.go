@@ -37,6 +37,9 @@ type ClusterOptions struct {
 	Variant *Variant
 	// GatewayAPI installs the standard Gateway API CRDs.
 	GatewayAPI bool
+	// AccessPolicies installs PIC's AccessPolicy CRD. PIC then needs the rules of
+	// config/rbac/access-policies, which the default installs do not grant.
+	AccessPolicies bool
 }
 
 // Cluster is a local control plane for e2e runs and the demo: etcd, kube-apiserver with
@@ -75,7 +78,7 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 	if _, err := os.Stat(kcmPath); err != nil {
 		return nil, fmt.Errorf("find kube-controller-manager in %s: %w", assets, err)
 	}
-	paths, err := crdPaths(opts.Variant, opts.GatewayAPI)
+	paths, err := crdPaths(opts.Variant, opts.GatewayAPI, opts.AccessPolicies)
 	if err != nil {
 		return nil, err
 	}

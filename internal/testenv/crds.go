@@ -163,14 +163,15 @@ func holdsCRD(path string) (bool, error) {
 
 // crdPaths lists the files to install for a variant (nil for none) and, optionally,
 // Gateway API.
-func crdPaths(variant *Variant, gatewayAPI bool) ([]string, error) {
-	// PIC's own CRDs (AccessPolicy) are always installed: every suite then runs with
-	// access policies on, as an install that enables them does.
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
+func crdPaths(variant *Variant, gatewayAPI, accessPolicies bool) ([]string, error) {
+	var paths []string
+	if accessPolicies {
+		root, err := RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, filepath.Join(root, "config", "crd", "pic", "pic.pangolin.io_accesspolicies.yaml"))
 	}
-	paths := []string{filepath.Join(root, "config", "crd", "pic", "pic.pangolin.io_accesspolicies.yaml")}
 	if variant != nil && variant.CRDDir != "" {
 		files, err := CRDFiles(variant.CRDDir)
 		if err != nil {

@@ -33,14 +33,16 @@ type Env struct {
 	env *envtest.Environment
 }
 
-// StartEnv starts a control plane with the variant's CRDs and, if withGatewayAPI, the
-// standard Gateway API CRDs, and waits until they are established.
+// StartEnv starts a control plane with the variant's CRDs, PIC's own (AccessPolicy: every
+// envtest suite runs with access policies on, as an install that enables them does, and
+// as admin) and, if withGatewayAPI, the standard Gateway API CRDs, and waits until they
+// are established.
 func StartEnv(variant Variant, withGatewayAPI bool) (*Env, error) {
 	assets, err := Assets()
 	if err != nil {
 		return nil, err
 	}
-	paths, err := crdPaths(&variant, withGatewayAPI)
+	paths, err := crdPaths(&variant, withGatewayAPI, true)
 	if err != nil {
 		return nil, err
 	}
