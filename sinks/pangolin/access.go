@@ -262,6 +262,15 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		e.access = &p
 		s.record(w.niceID, e)
 	}
+	if e.access.Shared {
+		// Pangolin applies a shared policy that the inline one PIC writes does not show.
+		a.res.Rejections = append(a.res.Rejections, route.Rejection{
+			Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied,
+			Message: fmt.Sprintf("host %s: its Pangolin resource %s uses a shared access policy, which PIC does not manage: the AccessPolicy is not applied; %s",
+				hostOf(d), w.niceID, failClosed(published(e))),
+		})
+		return false, nil
+	}
 	run := &accessRun{a: a, d: d, w: w, e: e}
 	s.mu.Lock()
 	rec, known := s.records[w.niceID]
