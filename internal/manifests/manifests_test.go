@@ -140,8 +140,40 @@ func TestInstallations(t *testing.T) {
 			assert.Equal(t, cfg.Sink == pangolinResourceSink, len(grants) > 0, "sink %s, pangolinresource rules %v", cfg.Sink, grants)
 		}},
 		{"the leader-election Role grants exactly the rules of config/rbac/role.yaml", func(t *testing.T, objs []*unstructured.Unstructured) {
-			r := only[rbacv1.Role](t, objs, "Role")
+			r := leaderElectionRole[rbacv1.Role](t, objs, "Role")
 			assert.Equal(t, ruleSet(roleFile.role), ruleSet(r.Rules))
+		}},
+		{"the direct sink, and it alone, may keep its access record: get and update on the ConfigMap pic-access-<owner id>, create on ConfigMaps, in PIC's namespace", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			var roles, bindings []*unstructured.Unstructured
+			for _, o := range ofKind(objs, "Role") {
+				if strings.HasSuffix(o.GetName(), accessRecordSuffix) {
+					roles = append(roles, o)
+				}
+			}
+			for _, o := range ofKind(objs, "RoleBinding") {
+				if strings.HasSuffix(o.GetName(), accessRecordSuffix) {
+					bindings = append(bindings, o)
+				}
+			}
+			if cfg.Sink != directSink {
+				assert.Empty(t, roles)
+				assert.Empty(t, bindings)
+				return
+			}
+			require.Len(t, roles, 1)
+			require.Len(t, bindings, 1)
+			r := decodeStrict[rbacv1.Role](t, roles[0])
+			rb := decodeStrict[rbacv1.RoleBinding](t, bindings[0])
+			assert.Equal(t, d.Namespace, r.Namespace)
+			assert.Equal(t, d.Namespace, rb.Namespace)
+			assert.Equal(t, ruleSet([]rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"pic-access-" + cfg.Pangolin.OwnerID}, Verbs: []string{"get", "update"}},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+			}), ruleSet(r.Rules))
+			assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}, rb.RoleRef)
+			assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: d.Namespace}}, rb.Subjects)
 		}},
 		{"no rule has a wildcard", func(t *testing.T, objs []*unstructured.Unstructured) {
 			for _, rule := range allRules(t, objs) {
@@ -372,8 +404,8 @@ func TestInstallations(t *testing.T) {
 			if ns == "" {
 				ns = d.Namespace
 			}
-			r := only[rbacv1.Role](t, objs, "Role")
-			rb := only[rbacv1.RoleBinding](t, objs, "RoleBinding")
+			r := leaderElectionRole[rbacv1.Role](t, objs, "Role")
+			rb := leaderElectionRole[rbacv1.RoleBinding](t, objs, "RoleBinding")
 			assert.Equal(t, ns, r.Namespace, "the Role's namespace")
 			assert.Equal(t, ns, rb.Namespace, "the RoleBinding's namespace")
 			assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}, rb.RoleRef)
@@ -511,6 +543,23 @@ func clusterRoleProblems(t *testing.T, objs []*unstructured.Unstructured) []stri
 		}
 	}
 	return problems
+}
+
+// accessRecordSuffix ends the name of the direct sink's Role on its access record.
+const accessRecordSuffix = "-access-record"
+
+// leaderElectionRole is the one Role, or RoleBinding, of kind that is not the direct
+// sink's access record.
+func leaderElectionRole[T any](t *testing.T, objs []*unstructured.Unstructured, kind string) *T {
+	t.Helper()
+	var found []*unstructured.Unstructured
+	for _, o := range ofKind(objs, kind) {
+		if !strings.HasSuffix(o.GetName(), accessRecordSuffix) {
+			found = append(found, o)
+		}
+	}
+	require.Len(t, found, 1, "leader-election objects of kind %s", kind)
+	return decodeStrict[T](t, found[0])
 }
 
 // readRoleFile reads config/rbac/role.yaml, the reference of the permissions every

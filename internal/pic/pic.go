@@ -120,6 +120,12 @@ const (
 	// with the PangolinResource sink the host is not published rather than published
 	// with less protection than asked.
 	ReasonAccessPolicyUnsupported = "AccessPolicyUnsupported"
+	// ReasonAccessPolicyNotApplied (Warning, direct mode): the attached AccessPolicy
+	// cannot be applied whole: a role, user or identity provider it names that Pangolin
+	// does not know (PIC never creates them), or Pangolin refusing part of it. It fails
+	// closed: a host not yet published is not published, one already published keeps
+	// what Pangolin holds and nothing that would open it is written.
+	ReasonAccessPolicyNotApplied = "AccessPolicyNotApplied"
 	// ReasonAccessPolicyAnnotationConflict (Normal): the sso or block-access annotation
 	// and the attached AccessPolicy disagree; the stricter applies, and the event says
 	// which.

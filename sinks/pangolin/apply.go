@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -27,22 +28,33 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	// the owner among them: what Pangolin now serves (the status it reports) is read by
 	// that reconcile, not this one.
 	defer func() { s.changes.publish(ctx, plugin.Change{Hosts: a.hosts}) }()
+	err := a.apply(ctx, plan)
+	// What access policies wrote is recorded even when Apply stopped part-way.
+	if saveErr := s.saveRecords(ctx); saveErr != nil && err == nil {
+		err = saveErr
+	}
+	return a.res, err
+}
+
+func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 	for _, d := range plan.Create {
 		if err := a.create(ctx, d); err != nil {
-			return a.res, unreachable(err)
+			return unreachable(err)
 		}
 	}
-	for _, d := range plan.Update {
+	// Access are resources whose access alone may differ: update writes nothing else
+	// for them.
+	for _, d := range slices.Concat(plan.Update, plan.Access) {
 		if err := a.update(ctx, d); err != nil {
-			return a.res, unreachable(err)
+			return unreachable(err)
 		}
 	}
 	for _, e := range plan.Delete {
 		if err := a.delete(ctx, e); err != nil {
-			return a.res, unreachable(err)
+			return unreachable(err)
 		}
 	}
-	return a.res, nil
+	return nil
 }
 
 // applying is one Apply call.
@@ -51,9 +63,11 @@ type applying struct {
 	owner route.Origin
 	res   plugin.Applied
 	hosts []string
-	// targetWrites counts the target writes that succeeded, to tell an update that wrote
-	// from one that found nothing to change, or whose every write failed.
+	// targetWrites and accessWrites count the target and access writes that succeeded,
+	// to tell an update that wrote from one that found nothing to change, or whose every
+	// write failed.
 	targetWrites int
+	accessWrites int
 }
 
 // failed sorts a failed request: transient, it is returned and stops Apply; refused, it
@@ -169,6 +183,14 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	if err != nil || !ok {
 		return err
 	}
+	// Every name the policy gives is resolved before anything is created: one that
+	// Pangolin does not know publishes nothing.
+	var access accessWant
+	if d.Policy != nil {
+		if access, ok, err = a.resolveAccess(ctx, d, nil); err != nil || !ok {
+			return err
+		}
+	}
 	adoptable, free, err := a.hostFree(ctx, d, w, 0)
 	switch {
 	case err != nil || !free:
@@ -198,8 +220,16 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	}
 	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
 	s.record(w.niceID, e)
-	a.res.Created = append(a.res.Created, d)
 	a.hosts = append(a.hosts, d.Host)
+	// The access before the first target: Pangolin routes the host only once it has
+	// one, so it is unreachable until its access is whole, and stays so if part of it
+	// is refused (the next reconcile tries again).
+	if d.Policy != nil {
+		if ok, err := a.syncAccess(ctx, d, w, e, access); err != nil || !ok {
+			return err
+		}
+	}
+	a.res.Created = append(a.res.Created, d)
 	return a.syncTargets(ctx, d, w, e)
 }
 
@@ -280,9 +310,22 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	return a.bring(ctx, d, w, e, false)
 }
 
-// bring writes the differences between e and d: resource fields, then targets.
+// bring writes the differences between e and d: resource fields, then access, then
+// targets. With an AccessPolicy, or once one is detached, every name is resolved before
+// the first write, and the writes that open the host (sso off, blockAccess off) come
+// after the rest of the access: a failure on the way leaves the host as closed as it
+// was, and its targets untouched.
 func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *entry, wrote bool) error {
 	s := a.sink
+	managed := d.Policy != nil || s.governed(w.niceID, e.res.ResourceID)
+	var access accessWant
+	if managed {
+		var ok bool
+		var err error
+		if access, ok, err = a.resolveAccess(ctx, d, e); err != nil || !ok {
+			return err
+		}
+	}
 	var u pangolinapi.ResourceUpdate
 	if e.res.Name != w.name {
 		u.Name = w.name
@@ -308,6 +351,15 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if !e.res.Enabled {
 		u.Enabled = ptrTo(true) // PIC never disables: a disabled resource serves nothing
 	}
+	var opening pangolinapi.ResourceUpdate
+	if managed {
+		if u.SSO != nil && !*u.SSO {
+			opening.SSO, u.SSO = u.SSO, nil
+		}
+		if u.BlockAccess != nil && !*u.BlockAccess {
+			opening.BlockAccess, u.BlockAccess = u.BlockAccess, nil
+		}
+	}
 	if u != (pangolinapi.ResourceUpdate{}) {
 		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
 		countWrite(pangolinapi.OpUpdateResource, err)
@@ -316,6 +368,28 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		}
 		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
 		s.record(w.niceID, e)
+	}
+	if managed {
+		writes := a.accessWrites
+		ok, err := a.syncAccess(ctx, d, w, e, access)
+		if a.accessWrites > writes {
+			wrote = true
+		}
+		if err != nil || !ok {
+			if wrote {
+				a.res.Updated = append(a.res.Updated, d)
+			}
+			return err
+		}
+		if opening != (pangolinapi.ResourceUpdate{}) {
+			updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, opening)
+			countWrite(pangolinapi.OpUpdateResource, err)
+			if err != nil {
+				return a.lost(ctx, d, w, "update the resource", err)
+			}
+			e.res, wrote = keepSSO(updated, e.res, opening.SSO), true
+			s.record(w.niceID, e)
+		}
 	}
 	before := len(a.res.Updated)
 	if wrote {
@@ -447,6 +521,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
 		s.forget(id)
+		s.dropRecord(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.Host)

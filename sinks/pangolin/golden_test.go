@@ -45,6 +45,14 @@ func TestGolden(t *testing.T) {
 			}()},
 		}},
 		{"the object goes", [][]route.Route{{web(shop, "app.example.com", 8080)}, nil}},
+		{"a role, then a password without SSO, then the policy goes", [][]route.Route{
+			{protected(web(shop, "app.example.com", 8080), true, route.AccessPolicy{Roles: []string{"Member"}, Rules: []route.AccessRule{{Action: route.RuleAccept, Match: route.MatchCIDR, Value: "10.0.0.0/8"}}})},
+			{func() route.Route {
+				pw := secretOf("web-auth", "password", passwordValue)
+				return protected(web(shop, "app.example.com", 8080), false, route.AccessPolicy{Password: &pw})
+			}()},
+			{web(shop, "app.example.com", 8080)},
+		}},
 		{"two long prefixes whose router names Pangolin cuts alike", [][]route.Route{{withPaths(web(shop, "app.example.com", 8081),
 			route.PathRule{Path: "/api/v1/organizations/settings/notifications/email", Match: route.MatchPrefix, Backend: backend("api", "shop", 9090)},
 			route.PathRule{Path: "/api/v1/organizations/settings/notifications/sms", Match: route.MatchPrefix, Backend: backend("web", "shop", 8081)},
@@ -67,6 +75,10 @@ func TestGolden(t *testing.T) {
 				fmt.Fprintln(&out, "# resources")
 				for _, r := range w.fake.Resources() {
 					fmt.Fprintf(&out, "%d %s %q host=%s sso=%t blockAccess=%t enabled=%t\n", r.ID, r.NiceID, r.Name, r.FullDomain, r.SSO, r.BlockAccess, r.Enabled)
+					if p, _ := w.fake.Policy(r.ID); p.ApplyRules || p.EmailWhitelistEnabled || p.IdpID != 0 || len(p.RoleIDs)+len(p.UserIDs)+len(p.Whitelist)+len(p.Rules) > 0 || p.PasswordID+p.PincodeID+p.HeaderAuthID > 0 {
+						fmt.Fprintf(&out, "  access roles=%v users=%v idp=%d whitelist=%t%v applyRules=%t rules=%v passwordId=%d pincodeId=%d headerAuthId=%d\n",
+							p.RoleIDs, p.UserIDs, p.IdpID, p.EmailWhitelistEnabled, p.Whitelist, p.ApplyRules, ruleSummary(p), p.PasswordID, p.PincodeID, p.HeaderAuthID)
+					}
 					for _, tg := range w.fake.Targets(r.ID) {
 						fmt.Fprintf(&out, "  target %d site=%d %s://%s:%d path=%q match=%s priority=%d enabled=%t\n",
 							tg.ID, tg.SiteID, tg.Method, tg.IP, tg.Port, tg.Path, tg.PathMatchType, tg.Priority, tg.Enabled)

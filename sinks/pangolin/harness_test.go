@@ -33,6 +33,8 @@ type world struct {
 	api  *pangolinapi.Client
 	sink *Sink
 	wake *wakes
+	// record is the sink's durable record, kept across restart.
+	record RecordStore
 	// requests are the fake's requests, in order, "METHOD /path".
 	mu       sync.Mutex
 	requests []string
@@ -46,7 +48,7 @@ func newWorld(t *testing.T, opts ...func(*inmemory.Options)) *world {
 	}
 	fake := inmemory.NewServer(o)
 	t.Cleanup(fake.Close)
-	w := &world{t: t, ctx: context.Background(), fake: fake}
+	w := &world{t: t, ctx: context.Background(), fake: fake, record: &MemoryRecord{}}
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second, Observe: Observe})
 	require.NoError(t, err)
 	w.api = api
@@ -57,7 +59,7 @@ func newWorld(t *testing.T, opts ...func(*inmemory.Options)) *world {
 // restart replaces the sink by a new one with ownerID, as a restarted PIC, and loads it.
 func (w *world) restart(ownerID string) {
 	w.t.Helper()
-	w.sink = New(w.api, Options{OwnerID: ownerID})
+	w.sink = New(w.api, Options{OwnerID: ownerID, APIKey: secretKey.Token(), Record: w.record})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.NoError(w.t, w.sink.Refresh(w.ctx))
 }

@@ -26,7 +26,7 @@ var (
 	})
 	writes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pic_pangolin_writes_total",
-		Help: "Writes PIC sent to Pangolin, by operation (createResource, updateResource, deleteResource, createTarget, updateTarget, deleteTarget) and result (success, error). A converged PIC sends none.",
+		Help: "Writes PIC sent to Pangolin, by operation (createResource, updateResource, deleteResource, createTarget, updateTarget, deleteTarget, and the access writes: setResourceRoles, setResourcePassword, createResourceRule...) and result (success, error). A converged PIC sends none.",
 	}, []string{"operation", "result"})
 )
 

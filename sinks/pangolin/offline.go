@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -27,6 +29,49 @@ type PublishedResource struct {
 	// Routers are the Traefik routers Pangolin would serve for it, named as Pangolin
 	// names them: a path whose router another took is served by none.
 	Routers []PublishedRouter `json:"routers,omitempty"`
+	// Access is who else may reach it, when an AccessPolicy governs it.
+	Access *PublishedAccess `json:"access,omitempty"`
+}
+
+// PublishedAccess is what an AccessPolicy makes of a host in Pangolin, besides sso and
+// blockAccess: roles, users, emails and rules by name, secrets by reference (the Secret
+// and key they are read from), never by value.
+type PublishedAccess struct {
+	Policy         string   `json:"policy"`
+	Roles          []string `json:"roles,omitempty"`
+	Users          []string `json:"users,omitempty"`
+	AutoLoginIdP   string   `json:"autoLoginIdp,omitempty"`
+	EmailWhitelist []string `json:"emailWhitelist,omitempty"`
+	// Rules in order: "<priority> <ACCEPT|DROP|PASS> <match> <value>"; applyRules is on
+	// when there is one.
+	Rules      []string `json:"rules,omitempty"`
+	Password   string   `json:"password,omitempty"`
+	PinCode    string   `json:"pinCode,omitempty"`
+	HeaderAuth string   `json:"headerAuth,omitempty"`
+}
+
+// publishedAccess describes p for render.
+func publishedAccess(p *route.AccessPolicy) *PublishedAccess {
+	if p == nil {
+		return nil
+	}
+	out := &PublishedAccess{
+		Policy: p.Name.String(), Roles: p.Roles, Users: p.Users, AutoLoginIdP: p.AutoLoginIdP.String(),
+		EmailWhitelist: p.EmailWhitelist,
+	}
+	for _, r := range p.Rules {
+		out.Rules = append(out.Rules, r.String())
+	}
+	if p.Password != nil {
+		out.Password = p.Password.String()
+	}
+	if p.PinCode != nil {
+		out.PinCode = p.PinCode.String()
+	}
+	if p.HeaderAuth != nil {
+		out.HeaderAuth = p.HeaderAuth.String()
+	}
+	return out
 }
 
 // PublishedRouter is a Traefik router of a PublishedResource, as Pangolin's
@@ -74,7 +119,21 @@ func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, 
 	if err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
-	sink := New(api, Options{OwnerID: cfg.Pangolin.OwnerID})
+	sink := New(api, Options{OwnerID: cfg.Pangolin.OwnerID, APIKey: inmemory.RootKey.Token()})
+	// The simulated org has every role and user the policies name: render cannot know
+	// the real org's, and says which names a policy uses.
+	sink.simulateOrg = func(kind, name string) {
+		switch kind {
+		case "role":
+			server.SeedRole(name)
+		case "user":
+			u := inmemory.User{Username: name}
+			if strings.Contains(name, "@") {
+				u.Email, u.Username = name, strings.Split(name, "@")[0]
+			}
+			server.SeedUser(u)
+		}
+	}
 	if err := sink.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
@@ -129,6 +188,11 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 				res.Routers = append(res.Routers, PublishedRouter{Name: rt.Name, Rule: rt.Rule, Priority: rt.Priority, Servers: rt.Servers})
 			}
 		}
+		p.mu.Lock()
+		if e, ok := p.entries[r.NiceID]; ok {
+			res.Access = publishedAccess(e.applied)
+		}
+		p.mu.Unlock()
 		resources = append(resources, res)
 	}
 	slices.SortFunc(resources, func(a, b PublishedResource) int {

@@ -25,6 +25,9 @@ type Options struct {
 	CAPEM []byte
 	// ResyncPeriod is how often the sink reads again everything it owns in Pangolin.
 	ResyncPeriod time.Duration
+	// Record keeps what access policies wrote across restarts; nil keeps it in memory.
+	// Its digests are keyed with route.DigestKey(APIKey).
+	Record RecordStore
 }
 
 // DefaultOwnerID is the owner id of a PIC that was given none.

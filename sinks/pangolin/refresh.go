@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -49,9 +50,13 @@ func (r *refresher) Start(ctx context.Context) error {
 //	+ 1 resource list, searched for "pic-<owner id>-" (one page per 500 owned resources)
 //	+ 2 per owned resource: GET (blockAccess and the effective sso are only there) and its target list
 //	+ 1 GET per site that Tunnel was asked about
+//	+ for the G resources an AccessPolicy governs (the record says which): 1 policies
+//	  read each, and, when G > 0, 1 role list and 1 user list
 //
 // so about 2N+3 requests for N resources: 200 requests, 5 to 10 s at Pangolin's 25-50 ms
-// a request, for 100 hosts. It writes nothing. Afterwards it wakes the owners of what
+// a request, for 100 hosts, plus G+2 with access policies. It writes nothing. The
+// first refresh loads the record of what policies wrote (RecordStore) before it reads
+// Pangolin: without it, Current cannot say which resources a policy governs. Afterwards it wakes the owners of what
 // changed behind PIC's back (a resource deleted or edited by hand); after the first
 // refresh, every owner found, so that what objects deleted while PIC was down published
 // is removed now.
@@ -62,7 +67,11 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	s.touched = map[string]bool{}
 	s.mu.Unlock()
 
-	snap, err := s.read(ctx)
+	err := s.loadRecords(ctx)
+	var snap snapshot
+	if err == nil {
+		snap, err = s.read(ctx)
+	}
 	s.mu.Lock()
 	defer s.loadedOnce.Do(func() { close(s.loaded) })
 	if err != nil {
@@ -83,7 +92,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(union(s.entries, snap.entries))) {
 		before, after := s.entries[id], snap.entries[id]
 		if after != nil && before != nil {
-			after.tunnelNS = before.tunnelNS
+			after.tunnelNS, after.applied = before.tunnelNS, before.applied
 		}
 		if s.touched[id] || !first && sameEntry(before, after) {
 			continue
@@ -93,6 +102,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 		}
 	}
 	s.entries, s.domains, s.err, s.touched = snap.entries, snap.domains, nil, nil
+	s.org = snap.org
 	for niceID, siteID := range snap.siteIDs {
 		s.siteIDs[niceID], s.sites[siteID] = siteID, niceID
 	}
@@ -116,6 +126,8 @@ type snapshot struct {
 	domains []pangolinapi.Domain
 	siteIDs map[string]int
 	tunnels map[string]plugin.TunnelCheck
+	// org holds the org's roles and users when a resource is governed.
+	org orgLists
 }
 
 // read reads Pangolin, without holding s.mu.
@@ -159,7 +171,30 @@ func (s *Sink) read(ctx context.Context) (snapshot, error) {
 		if err != nil {
 			return snap, fmt.Errorf("list the targets of resource %d (%s): %w", summary.ResourceID, summary.NiceID, err)
 		}
-		snap.entries[summary.NiceID] = &entry{mark: m, res: res, targets: targets}
+		e := &entry{mark: m, res: res, targets: targets}
+		if s.governed(summary.NiceID, summary.ResourceID) {
+			p, err := s.api.GetResourcePolicy(ctx, summary.ResourceID)
+			if pangolinapi.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return snap, fmt.Errorf("read the access of resource %d (%s): %w", summary.ResourceID, summary.NiceID, err)
+			}
+			e.access = &p
+		}
+		snap.entries[summary.NiceID] = e
+	}
+	if slices.ContainsFunc(slices.Collect(maps.Values(snap.entries)), func(e *entry) bool { return e.access != nil }) {
+		if snap.org.roles, err = s.api.ListRoles(ctx); err != nil {
+			return snap, fmt.Errorf("list the org's roles: %w", err)
+		}
+		if snap.org.users, err = s.api.ListUsers(ctx); err != nil {
+			return snap, fmt.Errorf("list the org's users: %w", err)
+		}
+		if snap.org.users == nil {
+			snap.org.users = []pangolinapi.User{}
+		}
+		snap.org.rolesAt, snap.org.usersAt = s.now(), s.now()
 	}
 	s.mu.Lock()
 	asked := slices.Collect(maps.Keys(s.tunnels))
@@ -199,7 +234,8 @@ func sameEntry(a, b *entry) bool {
 	ra, rb := a.res, b.res
 	return ra.ResourceID == rb.ResourceID && ra.Name == rb.Name && ra.FullDomain == rb.FullDomain &&
 		ra.Subdomain == rb.Subdomain && ra.DomainID == rb.DomainID && ra.SSO == rb.SSO &&
-		ra.BlockAccess == rb.BlockAccess && ra.Enabled == rb.Enabled && slices.Equal(a.targets, b.targets)
+		ra.BlockAccess == rb.BlockAccess && ra.Enabled == rb.Enabled && slices.Equal(a.targets, b.targets) &&
+		(a.access == nil || b.access == nil || reflect.DeepEqual(a.access, b.access))
 }
 
 func union(a, b map[string]*entry) map[string]*entry {

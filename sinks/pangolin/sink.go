@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -26,7 +27,7 @@ var Factory = plugin.SinkFactory{New: build, Offline: offline}
 
 // build takes the options from the configuration, which has validated them (a URL, an
 // org, a key, a readable CA bundle) before anything starts.
-func build(_ context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
+func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	opts, err := optionsFrom(deps.Config)
 	if err != nil {
 		return nil, err
@@ -35,7 +36,19 @@ func build(_ context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure the pangolin sink: %w", err)
 	}
+	opts.Record = recordStore(ctx, deps, opts.OwnerID)
 	return New(client, opts), nil
+}
+
+// recordStore is where the access records are kept: a ConfigMap in PIC's own namespace,
+// or, outside a cluster, memory.
+func recordStore(ctx context.Context, deps plugin.SinkDeps, ownerID string) RecordStore {
+	ns := ownNamespace()
+	if ns == "" || deps.Client == nil || deps.APIReader == nil {
+		log.FromContext(ctx).WithName("pangolin").Info("PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file): the record of the secrets written to Pangolin is kept in memory only, and each is written again once after a restart")
+		return &MemoryRecord{}
+	}
+	return &ConfigMapRecord{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, Name: RecordConfigMapName(ownerID)}
 }
 
 // tunnelTTL is how long a site's state is trusted: every reconcile asks, and a site
@@ -70,6 +83,19 @@ type Sink struct {
 	// siteChecks keeps one question per site in flight: the workers that need a site
 	// at once (all of them, at start) share its answer.
 	siteChecks singleflight.Group
+
+	// Access control (access.go): the durable record of what policies wrote, by niceId,
+	// loaded at the first refresh; the org's roles and users.
+	store         RecordStore
+	digestKey     []byte
+	records       map[string]AccessRecord
+	recordsLoaded bool
+	recordsDirty  bool
+	saving        sync.Mutex
+	org           orgLists
+	orgReads      singleflight.Group
+	// simulateOrg, for render, adds to the simulated org a role or user a policy names.
+	simulateOrg func(kind, name string)
 }
 
 // entry is one resource of this owner id's, with its targets, as Pangolin last answered.
@@ -81,11 +107,18 @@ type entry struct {
 	// knows sites, not namespaces: until this process writes, the engine's reference
 	// and the one read back differ only by it, and Apply then writes nothing.
 	tunnelNS string
+	// access is the resource's access state (GET /resource/:id/policies), read for the
+	// resources a policy governs and kept up to date by the sink's writes; nil when not
+	// read.
+	access *pangolinapi.ResourcePolicy
+	// applied is the policy last applied whole, for render; nil for none.
+	applied *route.AccessPolicy
 }
 
 func (e *entry) clone() *entry {
 	c := *e
 	c.targets = slices.Clone(e.targets)
+	c.access = clonePolicy(e.access)
 	return &c
 }
 
@@ -105,24 +138,30 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = DefaultResyncPeriod
 	}
+	if opts.Record == nil {
+		opts.Record = &MemoryRecord{}
+	}
 	return &Sink{
-		api:     client,
-		ownerID: opts.OwnerID,
-		resync:  opts.ResyncPeriod,
-		now:     time.Now,
-		loaded:  make(chan struct{}),
-		entries: map[string]*entry{},
-		siteIDs: map[string]int{},
-		sites:   map[int]string{},
-		tunnels: map[string]*siteSeen{},
+		store:     opts.Record,
+		digestKey: route.DigestKey(opts.APIKey),
+		records:   map[string]AccessRecord{},
+		api:       client,
+		ownerID:   opts.OwnerID,
+		resync:    opts.ResyncPeriod,
+		now:       time.Now,
+		loaded:    make(chan struct{}),
+		entries:   map[string]*entry{},
+		siteIDs:   map[string]int{},
+		sites:     map[int]string{},
+		tunnels:   map[string]*siteSeen{},
 	}
 }
 
 var _ plugin.Sink = (*Sink)(nil)
 
 // Features implements plugin.Sink: everything the engine can express, within the org's
-// verified domains. Pangolin keeps no owner references, so the core deletes what a gone
-// object published.
+// verified domains, AccessPolicies whole included (access.go). Pangolin keeps no owner
+// references, so the core deletes what a gone object published.
 func (s *Sink) Features() engine.Features {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,7 +171,7 @@ func (s *Sink) Features() engine.Features {
 			domains = append(domains, strings.ToLower(d.BaseDomain))
 		}
 	}
-	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, Domains: domains}
+	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Domains: domains}
 }
 
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
@@ -199,9 +238,11 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 		return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), s.err))
 	}
 	var out []engine.Existing
-	for _, e := range s.entries {
+	for id, e := range s.entries {
 		if e.mark.sameObject(owner) {
-			out = append(out, s.existing(e, owner))
+			ex := s.existing(e, owner)
+			ex.Governed = s.governedLocked(id, e.res.ResourceID)
+			out = append(out, ex)
 		}
 	}
 	slices.SortFunc(out, func(a, b engine.Existing) int { return strings.Compare(a.Name, b.Name) })

@@ -261,3 +261,39 @@ func sortedRules(a *access) []*rule {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].priority < out[j].priority })
 	return out
 }
+
+// SeedRole adds a role to the org, as its admins would, and returns it with its id; a
+// role of that name already there is returned as is. PIC never creates roles: this is
+// for tests and for `render`, whose simulated org has every role a policy names.
+func (s *Server) SeedRole(name string) Role {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := AdminRoleID + 1
+	for _, r := range s.opts.Roles {
+		if r.Name == name {
+			return r
+		}
+		next = max(next, r.ID+1)
+	}
+	r := Role{ID: next, Name: name}
+	s.opts.Roles = append(s.opts.Roles, r)
+	return r
+}
+
+// SeedUser adds a member to the org and returns it; u.ID "" takes a new id. A user with
+// that id already there is returned as is.
+func (s *Server) SeedUser(u User) User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u.ID == "" {
+		u.ID = fmt.Sprintf("picseeduser%04d", len(s.opts.Users)+1)
+	}
+	if i := slices.IndexFunc(s.opts.Users, func(have User) bool { return have.ID == u.ID }); i >= 0 {
+		return s.opts.Users[i]
+	}
+	if u.Type == "" {
+		u.Type = "internal"
+	}
+	s.opts.Users = append(s.opts.Users, u)
+	return u
+}
