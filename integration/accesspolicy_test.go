@@ -1,11 +1,14 @@
 package integration_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -15,6 +18,7 @@ import (
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // policyFor is an AccessPolicy in the test namespace on the Ingress named target.
@@ -138,4 +142,74 @@ func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, ptr.To(false), blockAccess(c, w.host("shop")), "the Gateway's policy, edited")
 	}, wait, tick)
+}
+
+// TestDirectModeAccessPolicy: in direct mode a policy's roles and password reach
+// Pangolin before the host is routed; an edit of the password's Secret rewrites it once;
+// a restart with the record in PIC's namespace writes nothing; and a policy whose Secret
+// is missing keeps a new host unpublished.
+func TestDirectModeAccessPolicy(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "Developers"}}})
+		t.Cleanup(fake.Close)
+		ns := testenv.NewNamespace(t, env.Client)
+		t.Setenv("POD_NAMESPACE", ns) // where the direct sink keeps its record of secrets
+		stop := startDirect(t, env, fake, ns)
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		w.service("web", 8080)
+		webURL := "http://web." + ns + ".svc.cluster.local:8080"
+
+		w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-auth"}, StringData: map[string]string{"password": "first-password"}})
+		w.create(policyFor("devs", "team", accessv1alpha1.AccessPolicySpec{
+			Roles:    []string{"Developers"},
+			Password: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "web-auth", Key: "password"}},
+		}))
+		w.create(ingressFor("team", "pangolin", rule("team.example.com", "/", "web", 8080)))
+		eventuallyServed(t, fake, map[string][]string{"team.example.com": {webURL}})
+		team := resourceFor(t, fake, "team.example.com")
+		policy, ok := fake.Policy(team.ID)
+		require.True(t, ok)
+		assert.Equal(t, []int{3}, policy.RoleIDs, "the role, by id; never the Admin role")
+		assert.True(t, policy.SSO)
+		assert.True(t, fake.CheckPassword(team.ID, "first-password"))
+		w.policyCondition("devs", "Accepted", metav1.ConditionTrue, "Accepted")
+
+		writes := fake.SecretWrites()
+		var secret corev1.Secret
+		require.NoError(t, w.c.Get(w.ctx, client.ObjectKey{Namespace: ns, Name: "web-auth"}, &secret))
+		secret.Data = map[string][]byte{"password": []byte("second-password")}
+		require.NoError(t, w.c.Update(w.ctx, &secret))
+		require.Eventually(t, func() bool { return fake.CheckPassword(team.ID, "second-password") }, wait, tick, "the edited Secret reaches Pangolin")
+		time.Sleep(time.Second)
+		assert.Equal(t, writes+1, fake.SecretWrites(), "one rewrite for one edit")
+
+		stop()
+		fake.ResetCounts()
+		writes = fake.SecretWrites()
+		startDirect(t, env, fake, ns)
+		w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": "1"} })
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, writes, fake.SecretWrites(), "after a restart, the record says Pangolin holds the password: no rewrite, no visitor logged out")
+		assert.Zero(t, fake.Writes(), "a converged host costs no write after a restart")
+
+		w.create(policyFor("missing", "fresh", accessv1alpha1.AccessPolicySpec{
+			PinCode: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "nowhere", Key: "pin"}},
+		}))
+		w.create(ingressFor("fresh", "pangolin", rule("fresh.example.com", "/", "web", 8080)))
+		w.eventuallyEvent(pic.ReasonAccessPolicySecretNotFound)
+		time.Sleep(time.Second)
+		_, served := fake.Served()["fresh.example.com"]
+		assert.False(t, served, "a host whose policy cannot be applied is not published")
+	})
+}
+
+func resourceFor(t *testing.T, fake *inmemory.Server, host string) inmemory.Resource {
+	t.Helper()
+	for _, r := range fake.Resources() {
+		if r.FullDomain == host {
+			return r
+		}
+	}
+	require.Failf(t, "no resource", "for %s", host)
+	return inmemory.Resource{}
 }
