@@ -17,7 +17,9 @@ import (
 //
 //	the source's verdict on the parent | refused                                  | conditions written
 //	Accepted=False                     | anything                                 | the source's: the first cause stands
-//	Accepted=True                      | nothing                                  | Accepted=True, no PartiallyInvalid
+//	Accepted=True                      | nothing                                  | Accepted=True, no PartiallyInvalid; the
+//	                                   |                                          |   message names the AccessPolicy that
+//	                                   |                                          |   protects its hosts, if one does
 //	Accepted=True                      | every host the object asks for, or it all | Accepted=False, reason and message of the refusals
 //	Accepted=True                      | some of its hosts                        | Accepted=True, PartiallyInvalid=True ("Dropped Rule(s) for host …")
 //
@@ -33,6 +35,7 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 		return status
 	}
 	verdict := refusalVerdict(res.Routes, refused)
+	protection := protectedBy(res.Notices)
 	for _, p := range res.Parents {
 		parent := plugin.ParentStatus{Parent: p.Parent}
 		accepted := slices.ContainsFunc(p.Conditions, func(c plugin.Condition) bool {
@@ -42,8 +45,11 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 			if c.Type == pic.ConditionPartiallyInvalid {
 				continue // decided here, below
 			}
-			if c.Type == pic.ConditionAccepted && accepted && verdict != nil && verdict.all {
+			switch {
+			case c.Type == pic.ConditionAccepted && accepted && verdict != nil && verdict.all:
 				c = plugin.Condition{Type: pic.ConditionAccepted, Status: false, Reason: verdict.reason, Message: verdict.message}
+			case c.Type == pic.ConditionAccepted && accepted && protection != "":
+				c.Message += "; " + protection
 			}
 			parent.Conditions = append(parent.Conditions, c)
 		}
@@ -55,6 +61,18 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 		status.Parents = append(status.Parents, parent)
 	}
 	return status
+}
+
+// protectedBy says which AccessPolicy protects the object's hosts, from the notices the
+// source made of it: an accepted route says so in its status as well as in its events.
+func protectedBy(notices []route.Notice) string {
+	var out []string
+	for _, n := range notices {
+		if n.Reason == pic.ReasonAccessPolicyAttached && !slices.Contains(out, n.Message) {
+			out = append(out, n.Message)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // refusal is what the refusals after the source amount to for an object.

@@ -98,6 +98,18 @@ func TestDecideStatus(t *testing.T) {
 	}
 }
 
+func TestDecideStatusNamesTheProtectingPolicy(t *testing.T) {
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web", Generation: 1}
+	accepted := plugin.Condition{Type: pic.ConditionAccepted, Status: true, Reason: "Accepted", Message: "attached to a Pangolin Gateway"}
+	res := plugin.Result{
+		Origin: &origin, Routes: []route.Route{{Origin: origin, Host: "a.example.com"}},
+		Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: []plugin.Condition{accepted}}},
+		Notices: []route.Notice{{Origin: origin, Reason: pic.ReasonAccessPolicyAttached, Message: "host a.example.com is protected by AccessPolicy shop/devs"}},
+	}
+	got := decideStatus(res, nil, plugin.Hostnames{})
+	assert.Equal(t, "attached to a Pangolin Gateway; host a.example.com is protected by AccessPolicy shop/devs", got.Parents[0].Conditions[0].Message)
+}
+
 func TestDecideStatusWithoutParents(t *testing.T) {
 	origin := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Generation: 2}
 	hostnames := plugin.Hostnames{Served: []string{"a.example.com"}, Pending: []string{"b.example.com"}}
