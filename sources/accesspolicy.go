@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -97,18 +98,27 @@ type Policies struct {
 	// Secrets.
 	secrets client.Reader
 	enabled bool
+	// gatewayAPI: the cluster serves HTTPRoutes and Gateways, whose policies' status
+	// follows them.
+	gatewayAPI bool
 }
 
 // NewPolicies returns the policies of a source built with deps. They are enabled when
 // the cluster serves the AccessPolicy kind (always in `render`, which has no cluster to
 // ask).
 func NewPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
-	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true}
+	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true, gatewayAPI: true}
 	if p.secrets == nil {
 		p.secrets = deps.Client
 	}
 	if deps.Mapper == nil {
 		return p, nil
+	}
+	for _, kind := range []string{accessv1alpha1.KindHTTPRoute, accessv1alpha1.KindGateway} {
+		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
+		if _, err := deps.Mapper.RESTMapping(gk, gatewayv1.GroupVersion.Version); err != nil {
+			p.gatewayAPI = false
+		}
 	}
 	gk := schema.GroupKind{Group: accessv1alpha1.GroupVersion.Group, Kind: accessv1alpha1.KindPolicy}
 	_, err := deps.Mapper.RESTMapping(gk, accessv1alpha1.GroupVersion.Version)
@@ -254,6 +264,7 @@ func (p *Policies) Watches(requests func(ctx context.Context, t access.Target) [
 		{Object: secretMetadata(), Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
 			var list accessv1alpha1.AccessPolicyList
 			if err := p.client.List(ctx, &list, client.MatchingFields{policySecretIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+				log.FromContext(ctx).Error(err, "cannot find the AccessPolicies of a Secret", "secret", client.ObjectKeyFromObject(o))
 				return nil
 			}
 			var out []reconcile.Request
@@ -274,21 +285,47 @@ func (p *Policies) StatusController() []plugin.Controller {
 	if !p.Enabled() {
 		return nil
 	}
+	// A policy's status follows its Secrets and its targets: a target created after
+	// the policy is found, one deleted is lost.
+	watches := []plugin.Watch{
+		{Object: secretMetadata(), Requests: p.policiesBy(policySecretIndex, func(o client.Object) string {
+			return o.GetNamespace() + "/" + o.GetName()
+		})},
+		{Object: &networkingv1.Ingress{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindIngress))},
+	}
+	if p.gatewayAPI {
+		watches = append(watches,
+			plugin.Watch{Object: &gatewayv1.HTTPRoute{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindHTTPRoute))},
+			plugin.Watch{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindGateway))},
+		)
+	}
 	return []plugin.Controller{{
 		Name: StatusControllerName, Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true,
-		Reconciler: reconcile.Func(p.reconcileStatus),
-		Watches: []plugin.Watch{{Object: secretMetadata(), Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-			var list accessv1alpha1.AccessPolicyList
-			if err := p.client.List(ctx, &list, client.MatchingFields{policySecretIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
-				return nil
-			}
-			out := make([]reconcile.Request, len(list.Items))
-			for i, item := range list.Items {
-				out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&item)}
-			}
-			return out
-		}}},
+		Reconciler: reconcile.Func(p.reconcileStatus), Watches: watches,
 	}}
+}
+
+// targetKeyOf is the policyTargetIndex key of an object of kind.
+func targetKeyOf(kind string) func(client.Object) string {
+	return func(o client.Object) string {
+		return targetKey(access.Target{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+}
+
+// policiesBy maps an object to the policies whose index holds its key.
+func (p *Policies) policiesBy(index string, key func(client.Object) string) func(context.Context, client.Object) []reconcile.Request {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list accessv1alpha1.AccessPolicyList
+		if err := p.client.List(ctx, &list, client.MatchingFields{index: key(o)}); err != nil {
+			log.FromContext(ctx).Error(err, "cannot find the AccessPolicies of an object", "index", index, "object", client.ObjectKeyFromObject(o))
+			return nil
+		}
+		out := make([]reconcile.Request, len(list.Items))
+		for i := range list.Items {
+			out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		}
+		return out
+	}
 }
 
 func (p *Policies) reconcileStatus(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
