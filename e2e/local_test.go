@@ -61,6 +61,28 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 		directKubeconfig: serviceAccountUser(t, cluster, saNamespace, direct)}
 }
 
+// newLocalAccessProvider starts a cluster without the operator's CRDs and with PIC's
+// AccessPolicy CRD, where PIC runs in direct mode only, as the ServiceAccount of
+// accessRBACObjects(ownerID) with exactly that RBAC: a direct-mode install with access
+// policies and the Gateway API. PIC gets POD_NAMESPACE, its namespace, where a pod
+// would read its ServiceAccount's namespace file: the direct sink keeps its record of
+// secrets there, where the install's Role lets it.
+func newLocalAccessProvider(t *testing.T, ownerID string) *localProvider {
+	t.Helper()
+	none := testenv.Variant{Name: testenv.VariantNone}
+	cluster, dir := startLocalCluster(t, "access", testenv.ClusterOptions{Variant: &none, GatewayAPI: true, AccessPolicies: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rbac, err := accessRBACObjects(ownerID)
+	require.NoError(t, err, "render the RBAC of a direct-mode install with access policies")
+	saNamespace, saName := serviceAccountIdentity(rbac)
+	require.NoError(t, ensureNamespace(ctx, cluster.Client, saNamespace))
+	require.NoError(t, applyObjects(ctx, cluster.Client, rbac), "apply the RBAC of a direct-mode install with access policies")
+	return &localProvider{variant: none, cluster: cluster, dir: dir,
+		directKubeconfig: serviceAccountUser(t, cluster, saNamespace, saName),
+		env:              append(os.Environ(), "POD_NAMESPACE="+saNamespace)}
+}
+
 // startLocalCluster starts a cluster with opts in a directory of its own; the cluster
 // stops with t, and its directory (logs of every process) is kept when t fails.
 func startLocalCluster(t *testing.T, name string, opts testenv.ClusterOptions) (*testenv.Cluster, string) {
