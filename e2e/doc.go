@@ -24,6 +24,12 @@
 // direct-mode flags and the key mounted from a Secret, and the server listens on the
 // kind network's gateway, where the pods reach this host.
 //
+// Another, access, runs access policies in direct mode on a local cluster of its own with
+// PIC's AccessPolicy CRD (the other runs must not have it: they check the default
+// installs), PIC having the RBAC of config/direct-gateway-api with
+// config/components/access-policies, and POD_NAMESPACE set so that its record of secrets
+// lands in its namespace. It is skipped on kind.
+//
 // The specs are written once against the Provider and PIC interfaces. Run them with
 // `make test-e2e`; `make test` runs them too, as part of `go test ./...`.
 package e2e

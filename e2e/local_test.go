@@ -25,30 +25,17 @@ type localProvider struct {
 	kubeconfig        string // PIC's ServiceAccount: the pangolinresource sink's RBAC with the Gateway API's
 	ingressKubeconfig string // a second ServiceAccount with an Ingress-only install's grants alone
 	directKubeconfig  string // a third with a direct-mode install's (and the Gateway API's): no tunnel.pangolin.io rights
-	dir               string
-	seq               int // numbers PIC processes, for log file names
+	// env is PIC's environment; nil is the suite's.
+	env []string
+	dir string
+	seq int // numbers PIC processes, for log file names
 }
 
 // newLocalProvider starts a cluster with the variant's CRDs and PIC's RBAC; the cluster
 // stops with t. Its directory (logs of every process) is kept when t fails.
 func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pic-e2e-"+v.Name+"-")
-	require.NoError(t, err)
-	start := time.Now()
-	cluster, err := testenv.StartCluster(testenv.ClusterOptions{Dir: dir, Variant: &v, GatewayAPI: true})
-	require.NoError(t, err, "start the local cluster")
-	t.Logf("local cluster (%s CRDs) ready in %s; files in %s", v.Name, time.Since(start).Round(time.Millisecond), dir)
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the local cluster: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("kept the cluster's files (logs of etcd, kube-apiserver, kube-controller-manager and PIC) in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	})
+	cluster, dir := startLocalCluster(t, v.Name, testenv.ClusterOptions{Variant: &v, GatewayAPI: true})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -69,17 +56,66 @@ func newLocalProvider(t *testing.T, v testenv.Variant) *localProvider {
 	direct := saName + "-direct"
 	require.NoError(t, applyObjects(ctx, cluster.Client, append(directCore, directGateway...)), "apply the direct-mode RBAC")
 	require.NoError(t, applyObjects(ctx, cluster.Client, rebound(append(directCore, directGateway...), saNamespace, direct)), "bind the direct-mode RBAC to %s", direct)
-	// RBAC matches a ServiceAccount subject by this user name and these groups, which
-	// is what a ServiceAccount token would authenticate as.
-	addServiceAccountUser := func(name string) string {
-		user := fmt.Sprintf("system:serviceaccount:%s:%s", saNamespace, name)
-		kubeconfig, err := cluster.AddUser(user, []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"})
-		require.NoError(t, err)
-		return kubeconfig
-	}
 	return &localProvider{variant: v, cluster: cluster, dir: dir,
-		kubeconfig: addServiceAccountUser(saName), ingressKubeconfig: addServiceAccountUser(ingressOnly),
-		directKubeconfig: addServiceAccountUser(direct)}
+		kubeconfig: serviceAccountUser(t, cluster, saNamespace, saName), ingressKubeconfig: serviceAccountUser(t, cluster, saNamespace, ingressOnly),
+		directKubeconfig: serviceAccountUser(t, cluster, saNamespace, direct)}
+}
+
+// newLocalAccessProvider starts a cluster without the operator's CRDs and with PIC's
+// AccessPolicy CRD, where PIC runs in direct mode only, as the ServiceAccount of
+// accessRBACObjects(ownerID) with exactly that RBAC: a direct-mode install with access
+// policies and the Gateway API. PIC gets POD_NAMESPACE, its namespace, where a pod
+// would read its ServiceAccount's namespace file: the direct sink keeps its record of
+// secrets there, where the install's Role lets it.
+func newLocalAccessProvider(t *testing.T, ownerID string) *localProvider {
+	t.Helper()
+	none := testenv.Variant{Name: testenv.VariantNone}
+	cluster, dir := startLocalCluster(t, "access", testenv.ClusterOptions{Variant: &none, GatewayAPI: true, AccessPolicies: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rbac, err := accessRBACObjects(ownerID)
+	require.NoError(t, err, "render the RBAC of a direct-mode install with access policies")
+	saNamespace, saName := serviceAccountIdentity(rbac)
+	require.NoError(t, ensureNamespace(ctx, cluster.Client, saNamespace))
+	require.NoError(t, applyObjects(ctx, cluster.Client, rbac), "apply the RBAC of a direct-mode install with access policies")
+	return &localProvider{variant: none, cluster: cluster, dir: dir,
+		directKubeconfig: serviceAccountUser(t, cluster, saNamespace, saName),
+		env:              append(os.Environ(), "POD_NAMESPACE="+saNamespace)}
+}
+
+// startLocalCluster starts a cluster with opts in a directory of its own; the cluster
+// stops with t, and its directory (logs of every process) is kept when t fails.
+func startLocalCluster(t *testing.T, name string, opts testenv.ClusterOptions) (*testenv.Cluster, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pic-e2e-"+name+"-")
+	require.NoError(t, err)
+	opts.Dir = dir
+	start := time.Now()
+	cluster, err := testenv.StartCluster(opts)
+	require.NoError(t, err, "start the local cluster")
+	t.Logf("local cluster (%s) ready in %s; files in %s", name, time.Since(start).Round(time.Millisecond), dir)
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stop the local cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("kept the cluster's files (logs of etcd, kube-apiserver, kube-controller-manager and PIC) in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return cluster, dir
+}
+
+// serviceAccountUser provisions the user a ServiceAccount token would authenticate as
+// (RBAC matches a ServiceAccount subject by this user name and these groups) and
+// returns its kubeconfig.
+func serviceAccountUser(t *testing.T, cluster *testenv.Cluster, namespace, name string) string {
+	t.Helper()
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", namespace, name)
+	kubeconfig, err := cluster.AddUser(user, []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"})
+	require.NoError(t, err)
+	return kubeconfig
 }
 
 func (p *localProvider) Name() string               { return "local" }
@@ -104,6 +140,7 @@ func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 	if opts.Pangolin != nil {
 		kubeconfig = p.directKubeconfig
 	}
+	require.NotEmpty(t, kubeconfig, "this cluster runs PIC in direct mode only")
 	args := []string{"--kubeconfig", kubeconfig, "--log-format", "console"}
 	if opts.LeaderElect {
 		args = append(args, "--leader-elect=true", "--leader-election-namespace", picNamespace)
@@ -127,6 +164,7 @@ func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		name := fmt.Sprintf("pic-%d", p.seq)
 		proc, err := testenv.NewProcess(name, managerBinary, filepath.Join(p.cluster.LogDir, name+".log"), args...)
 		require.NoError(t, err)
+		proc.Env = p.env
 		lp := &localPIC{proc}
 		require.NoError(t, proc.Start())
 		pics[i], out[i] = lp, lp

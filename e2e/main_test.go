@@ -156,7 +156,29 @@ func TestE2E(t *testing.T) {
 			defer func() { t.Logf("direct took %s", time.Since(start).Round(time.Millisecond)) }()
 			specDirect(t, newProvider(t, testenv.Variant{Name: testenv.VariantNone}))
 		})
+		// Access policies need PIC's AccessPolicy CRD, which the default installs lack
+		// and the other specs run without: a cluster of their own.
+		t.Run("access", func(t *testing.T) {
+			start := time.Now()
+			defer func() { t.Logf("access took %s", time.Since(start).Round(time.Millisecond)) }()
+			specAccessPolicies(t, newAccessProvider(t))
+		})
 	}
+}
+
+// accessOwnerID is the owner id of the access-policy spec's PIC: its record of secrets
+// is the ConfigMap pic-access-<accessOwnerID>.
+const accessOwnerID = "e2e-access"
+
+// newAccessProvider is a cluster with PIC's AccessPolicy CRD and no operator, where PIC
+// runs in direct mode with the RBAC of an install with access policies.
+func newAccessProvider(t *testing.T) Provider {
+	if k := clusterKind(); k != "local" {
+		// The kind cluster is shared by every spec and deploys config/gateway-api: the
+		// AccessPolicy CRD there would change what the other specs check.
+		t.Skipf("the access-policy spec runs on the local cluster only (E2E_CLUSTER=%s)", k)
+	}
+	return newLocalAccessProvider(t, accessOwnerID)
 }
 
 // newProvider is the cluster of E2E_CLUSTER with the variant's CRDs.

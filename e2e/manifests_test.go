@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,15 +55,77 @@ func kustomize(dir, namespace string) ([]*unstructured.Unstructured, error) {
 		}
 		target = overlay
 	}
+	return build(target, dir)
+}
+
+// build runs kustomize on target; name is what errors call it.
+func build(target, name string) ([]*unstructured.Unstructured, error) {
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), target)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+		return nil, fmt.Errorf("kustomize %s: %w", name, err)
 	}
 	data, err := m.AsYaml()
 	if err != nil {
-		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+		return nil, fmt.Errorf("kustomize %s: %w", name, err)
 	}
 	return testenv.DecodeYAML(data)
+}
+
+// rbacKinds are the kinds of an install that make up PIC's RBAC.
+var rbacKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// accessRBACObjects is the RBAC of a direct-mode install with access policies and the
+// Gateway API: config/direct-gateway-api with the component
+// config/components/access-policies, as docs/access-control.md installs it, rendered
+// through an overlay that names the access record's Role after ownerID, which is the
+// edit config/rbac/direct/role.yaml asks for (EDIT). Only the RBAC objects: the
+// Deployment does not run here, and the CRD comes with the cluster
+// (testenv.ClusterOptions.AccessPolicies).
+func accessRBACObjects(ownerID string) ([]*unstructured.Unstructured, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	overlay, err := os.MkdirTemp("", "pic-e2e-overlay-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(overlay)
+	rel := func(dir string) (string, error) { return filepath.Rel(overlay, filepath.Join(root, "config", dir)) }
+	install, err := rel("direct-gateway-api")
+	if err != nil {
+		return nil, err
+	}
+	component, err := rel(filepath.Join("components", "access-policies"))
+	if err != nil {
+		return nil, err
+	}
+	// The test operation fails the render if the shipped Role no longer names the
+	// placeholder: the edit would then silently grant something else.
+	k := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - %s
+components:
+  - %s
+patches:
+  - target: {kind: Role, name: pangolin-ingress-controller-access-record}
+    patch: |-
+      - op: test
+        path: /rules/0/resourceNames
+        value: [pic-access-my-cluster]
+      - op: replace
+        path: /rules/0/resourceNames
+        value: [pic-access-%s]
+`, install, component, ownerID)
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		return nil, err
+	}
+	objs, err := build(overlay, "config/direct-gateway-api with config/components/access-policies")
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !slices.Contains(rbacKinds, o.GetKind()) }), nil
 }
 
 // applyObjects server-side applies objects in order, creating namespaces first.
