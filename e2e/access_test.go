@@ -81,10 +81,8 @@ func specAccessPolicies(t *testing.T, p Provider) {
 	})
 
 	t.Run("a policy created before its target is Accepted once the target exists", func(t *testing.T) {
-		// PIC's accesspolicy controller watches policies and Secrets, not their targets:
-		// a policy applied before its Ingress keeps Accepted False TargetNotFound, though
-		// PIC applies it, until something else wakes it.
-		t.Skip("known defect: the AccessPolicy status is not updated when its target appears (sources/accesspolicy.go StatusController)")
+		// As a GitOps tool applies a directory: the policy first. Its status follows its
+		// target's creation.
 		a := a.in(t)
 		a.eventuallyCondition("devs", "Accepted", metav1.ConditionTrue, "Accepted")
 	})
