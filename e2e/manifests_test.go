@@ -189,8 +189,8 @@ func serviceAccountIdentity(objs []*unstructured.Unstructured) (namespace, name 
 // install of that sink grants); and config/rbac/gateway-api (the opt-in httproute
 // source's rules, bound to the same ServiceAccount), with
 // config/rbac/pangolinresource/gateway-api for the pangolinresource sink. The direct
-// sink's are config/rbac and config/rbac/gateway-api alone, as config/direct and
-// config/direct-gateway-api install.
+// sink's are config/rbac with config/rbac/direct (its access record's Role), and
+// config/rbac/gateway-api, as config/direct and config/direct-gateway-api install.
 func rbacObjects(sink string) (ingress, gatewayAPI []*unstructured.Unstructured, err error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -198,9 +198,12 @@ func rbacObjects(sink string) (ingress, gatewayAPI []*unstructured.Unstructured,
 	}
 	rbac := filepath.Join(root, "config", "rbac")
 	ingressDirs, gatewayDirs := []string{rbac}, []string{filepath.Join(rbac, "gateway-api")}
-	if sink == "pangolinresource" {
+	switch sink {
+	case "pangolinresource":
 		ingressDirs = append(ingressDirs, filepath.Join(rbac, "pangolinresource"))
 		gatewayDirs = append(gatewayDirs, filepath.Join(rbac, "pangolinresource", "gateway-api"))
+	case "pangolin":
+		ingressDirs = append(ingressDirs, filepath.Join(rbac, "direct"))
 	}
 	render := func(dirs []string) ([]*unstructured.Unstructured, error) {
 		var out []*unstructured.Unstructured

@@ -3,6 +3,7 @@ package pangolin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
@@ -163,6 +167,23 @@ func TestConfigMapRecord(t *testing.T) {
 	var cm corev1.ConfigMap
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: "pic-access-my-cluster"}, &cm))
 	assert.JSONEq(t, `{"resourceId":12,"governed":true,"password":{"digest":"d1","id":4}}`, cm.Data["pic-my-cluster-0123456789abcdef"])
+}
+
+// TestForbiddenRecordIsNoRecord: an install whose Role does not grant its record keeps
+// direct mode working: the record reads as empty, and only a save would fail.
+func TestForbiddenRecordIsNoRecord(t *testing.T) {
+	ctx := context.Background()
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "pic-access-other", errors.New("not granted"))
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return forbidden
+		},
+	}).Build()
+	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", Name: RecordConfigMapName("other")}
+	got, err := store.Load(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	assert.Error(t, store.Save(ctx, map[string]AccessRecord{"pic-other-0123456789abcdef": {Governed: true}}), "a save says what is missing")
 }
 
 // TestRecordSurvivesRestartInAConfigMap: the sink saves what it wrote, and a new sink

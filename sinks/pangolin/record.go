@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
@@ -119,6 +120,13 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
+		return map[string]AccessRecord{}, nil
+	case apierrors.IsForbidden(err):
+		// An install whose Role names another owner id's record: direct mode goes on
+		// (a host without a policy needs no record), and saying so is enough. A policy
+		// with a secret then fails to save its record, loudly, and its secrets are
+		// written again once after each restart.
+		log.FromContext(ctx).WithName("pangolin").Error(err, "cannot read the access record: grant get and update on this ConfigMap (config/rbac/direct names it after the owner id); until then a restart writes each policy's secrets again once", "record", c.String())
 		return map[string]AccessRecord{}, nil
 	case err != nil:
 		return nil, fmt.Errorf("read the access record %s (PIC needs get on it): %w", c, err)
