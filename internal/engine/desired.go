@@ -246,6 +246,13 @@ func pangolinTarget(p route.PathRule) (Target, error) {
 	return rewritten(t, p)
 }
 
+// CheckRewrite says why Pangolin cannot express the rewrite of p, if it cannot: for a
+// source to refuse the rule itself.
+func CheckRewrite(p route.PathRule) error {
+	_, err := pangolinTarget(p)
+	return err
+}
+
 // rewritten gives t the rewrite of p, in Pangolin's terms. Pangolin's prefix and
 // stripPrefix rewrites assume its own prefix match (a plain string prefix: /api would
 // also match /apix), so a Prefix path is always written as a regular expression, and
