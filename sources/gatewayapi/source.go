@@ -146,7 +146,7 @@ type evaluation struct {
 	tunnels    map[gatewayKey]route.TunnelRef
 	paths      []route.PathRule
 	headers    []route.Header // set on every request to its hosts
-	served     bool // accepted and resolved: its paths may be published
+	served     bool           // accepted and resolved: its paths may be published
 	rejections []route.Rejection
 }
 

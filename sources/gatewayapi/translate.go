@@ -143,7 +143,9 @@ type ruleFilters struct {
 // nor any other filter.
 func filters(list []gatewayv1.HTTPRouteFilter) ruleFilters {
 	var out ruleFilters
-	problem := func(format string, args ...any) { out.unsupported = append(out.unsupported, fmt.Sprintf(format, args...)) }
+	problem := func(format string, args ...any) {
+		out.unsupported = append(out.unsupported, fmt.Sprintf(format, args...))
+	}
 	for _, f := range list {
 		switch {
 		case f.Type == gatewayv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:

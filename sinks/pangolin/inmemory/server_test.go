@@ -514,10 +514,10 @@ func TestRouterNameCollisions(t *testing.T) {
 	assert.Equal(t, "Host(`naming.example.com`) && PathPrefix(`/"+a44+"2`)", routers[2].Rule, "the later group overwrites")
 	assert.Equal(t, []string{"http://t139:80"}, routers[2].Servers)
 
-	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix"))
-	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex"))
-	assert.Equal(t, "124", inmemory.RouterKey(124, "", ""))
-	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact")[:6], "a UTF-16 code unit, unpadded")
+	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix", "", ""))
+	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex", "", ""))
+	assert.Equal(t, "124", inmemory.RouterKey(124, "", "", "", ""))
+	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact", "", "")[:6], "a UTF-16 code unit, unpadded")
 }
 
 func TestFaultsAndCounts(t *testing.T) {
@@ -630,9 +630,9 @@ func TestRewritesAndHeaders(t *testing.T) {
 		assert.Equal(t, []string{"badger", "rewrite-r124-" + strings.TrimSuffix(r.Name, "-hc-test-router")}, r.Middlewares)
 	}
 	assert.Equal(t, map[string]string{
-		"124-2fapi-prefix-stripPrefix-hc-test-router":             "stripPrefix /api",
-		"124-2fold-exact-new-exact-hc-test-router":                "replacePathRegex ^/old$ -> /new",
-		"124-2fv1-prefix-api-v1-prefix-hc-test-router":            "replacePathRegex ^/v1(.*) -> /api/v1$1",
+		"124-2fapi-prefix-stripPrefix-hc-test-router":              "stripPrefix /api",
+		"124-2fold-exact-new-exact-hc-test-router":                 "replacePathRegex ^/old$ -> /new",
+		"124-2fv1-prefix-api-v1-prefix-hc-test-router":             "replacePathRegex ^/v1(.*) -> /api/v1$1",
 		"124-5e2fu2f282e2a2924-regex-users-1-regex-hc-test-router": "replacePathRegex ^/u/(.*)$ -> /users/$1",
 	}, rewrites, "the rewrite without a path has no router")
 

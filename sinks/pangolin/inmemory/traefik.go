@@ -332,8 +332,8 @@ func groupString(resourceID int, t *target) string {
 // middlewares after: the group string (resource id, encoded path, match type, rewrite)
 // through sanitize, which keeps only its first 50 characters. Two groups whose strings
 // agree on those get one key. Exported for tests that check the rule itself.
-func RouterKey(resourceID int, path, pathMatchType string) string {
-	t := &target{path: strp(path), pathMatchType: strp(pathMatchType)}
+func RouterKey(resourceID int, path, pathMatchType, rewritePath, rewritePathType string) string {
+	t := &target{path: strp(path), pathMatchType: strp(pathMatchType), rewritePath: strp(rewritePath), rewritePathType: strp(rewritePathType)}
 	return sanitize(groupString(resourceID, t))
 }
 

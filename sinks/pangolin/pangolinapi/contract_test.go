@@ -234,10 +234,10 @@ func TestContract(t *testing.T) {
 			return len(routers) > 0
 		}, 10*time.Second, 200*time.Millisecond, "no router for %s: is the site served by this server?", r.FullDomain)
 
-		short := pangolin.RouterKey(r.ResourceID, "/short", "prefix")
+		short := pangolin.RouterKey(r.ResourceID, "/short", "prefix", "", "")
 		assert.Contains(t, routers, short+"-"+nameKey(r.Name)+"-router", "a short key is kept whole: %v", keys(routers))
-		longKey := pangolin.RouterKey(r.ResourceID, long+"1", "prefix")
-		require.Equal(t, longKey, pangolin.RouterKey(r.ResourceID, long+"2", "prefix"), "PIC expects the two long paths to meet")
+		longKey := pangolin.RouterKey(r.ResourceID, long+"1", "prefix", "", "")
+		require.Equal(t, longKey, pangolin.RouterKey(r.ResourceID, long+"2", "prefix", "", ""), "PIC expects the two long paths to meet")
 		var named []string
 		for name := range routers {
 			if strings.HasPrefix(name, longKey+"-") {
