@@ -277,6 +277,15 @@ func TestContract(t *testing.T) {
 			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{Path: "/v3$1", Type: "regex"}})
 		require.NoError(t, err)
 		assert.Equal(t, "/v3$1", moved.RewritePath)
+		// A rule that loses its filter keeps its target: null clears the rewrite.
+		cleared, err := cl.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: c.site.SiteID, IP: spec.IP,
+			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{}})
+		require.NoError(t, err)
+		assert.Empty(t, cleared.RewritePath)
+		assert.Empty(t, cleared.RewritePathType)
+		_, err = cl.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: c.site.SiteID, IP: spec.IP,
+			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{Path: "/v3$1", Type: "regex"}})
+		require.NoError(t, err)
 
 		// Headers: the update response encodes them as a string, GET as an array; PIC
 		// reads both the same.
