@@ -181,6 +181,47 @@ func TestDirectMode(t *testing.T) {
 			}
 			assert.Equal(t, "store.example.com (HTTPRoute "+ns+"/store)", named.Name)
 
+			// Filters Pangolin can carry reach its routers; one it cannot refuses the route.
+			editRoute := func(mutate func(*gatewayv1.HTTPRouteRule)) {
+				require.EventuallyWithT(t, func(c *assert.CollectT) {
+					var got gatewayv1.HTTPRoute
+					if !assert.NoError(c, w.c.Get(w.ctx, client.ObjectKeyFromObject(hr), &got)) {
+						return
+					}
+					mutate(&got.Spec.Rules[0])
+					assert.NoError(c, w.c.Update(w.ctx, &got))
+				}, wait, tick)
+			}
+			editRoute(func(rule *gatewayv1.HTTPRouteRule) {
+				rule.Matches = []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/shop")}}}
+				rule.Filters = []gatewayv1.HTTPRouteFilter{
+					{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+						Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr.To("/")},
+					}},
+					{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{
+						Set: []gatewayv1.HTTPHeader{{Name: "X-Env", Value: "prod"}},
+					}},
+				}
+			})
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				var store []inmemory.Router
+				for _, r := range fake.Routers() {
+					if r.Host == "store.example.com" {
+						store = append(store, r)
+					}
+				}
+				if assert.Len(c, store, 1) && assert.NotNil(c, store[0].Rewrite) {
+					assert.Equal(c, "replacePathRegex ^/shop(?:/(.*))?$ -> /$1", store[0].Rewrite.String())
+					assert.Equal(c, map[string]string{"X-Env": "prod"}, store[0].RequestHeaders)
+				}
+			}, wait, tick)
+			gw.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionTrue, gatewayv1.RouteReasonAccepted)
+			editRoute(func(rule *gatewayv1.HTTPRouteRule) {
+				rule.Filters[1].RequestHeaderModifier.Remove = []string{"X-Debug"}
+			})
+			gw.routeCondition(hr, gatewayv1.RouteConditionAccepted, metav1.ConditionFalse, gatewayv1.RouteReasonUnsupportedValue)
+			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
+
 			require.NoError(t, w.c.Delete(w.ctx, hr))
 			eventuallyServed(t, fake, map[string][]string{"press.example.com": {apiURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 		})

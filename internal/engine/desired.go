@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 
@@ -25,6 +26,11 @@ type Features struct {
 	// AccessPolicies: the sink applies an AccessPolicy whole (roles, users, secrets,
 	// whitelist, rules), not only its sso and blockAccess.
 	AccessPolicies bool
+	// Rewrites: a target can rewrite the path of the requests it matches (Pangolin's
+	// rewritePath and rewritePathType).
+	Rewrites bool
+	// RequestHeaders: a host can set request headers (Pangolin's resource headers).
+	RequestHeaders bool
 	// Domains, when set, are the only domains hosts can be published under (a Pangolin
 	// org's): a host splits against the longest it is or ends with, and may be one of
 	// them. Unset, hosts split by the public-suffix list and an apex is refused.
@@ -60,6 +66,9 @@ type Input struct {
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
 //	an AccessPolicy asks for more than sso and   | rejected, held: AccessPolicyUnsupported (fails
 //	  blockAccess, sink cannot apply it          |   closed: nothing published, nothing removed)
+//	a path rewrite or request headers, sink      | rejected: FilterUnsupported (fails closed)
+//	  cannot carry them                          |
+//	a path rewrite Pangolin cannot express       | rejected: FilterUnsupported
 //	several backends, CRD without targets[]      | catch-all backend only, or rejected: PathRoutingUnsupported
 //	anything else                                | one Resource
 func Desired(in Input) ([]Resource, []route.Rejection) {
@@ -108,6 +117,10 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		if res.SSO, res.BlockAccess, ok = access(r, in, reject); !ok {
 			continue
 		}
+		if !filters(r, in.Features, reject) {
+			continue
+		}
+		res.Headers = r.RequestHeaders
 		if res.Targets, ok = targets(r, in.Features.PathRouting, reject); !ok {
 			continue
 		}
@@ -145,6 +158,33 @@ func access(r route.Route, in Input, reject func(route.Route, string, string, ..
 	return nil, nil, true
 }
 
+// filters fails closed: a rewrite or request headers the sink cannot carry mean no
+// resource at all, never one that sends requests to the backend unchanged.
+func filters(r route.Route, f Features, reject func(route.Route, string, string, ...any)) bool {
+	var missing []string
+	if !f.Rewrites {
+		var rewritten []string
+		for _, p := range r.Paths {
+			if p.Rewrite != nil {
+				rewritten = append(rewritten, p.Path)
+			}
+		}
+		if len(rewritten) > 0 {
+			missing = append(missing, "path rewrites (URLRewrite) on "+strings.Join(rewritten, ", "))
+		}
+	}
+	if !f.RequestHeaders && len(r.RequestHeaders) > 0 {
+		missing = append(missing, "request headers (RequestHeaderModifier)")
+	}
+	if len(missing) > 0 {
+		reject(r, pic.ReasonFilterUnsupported,
+			"host %s asks for %s, which the PangolinResource CRD cannot carry (only the direct mode, sink: pangolin, writes them): the host is not published rather than published without them",
+			r.Host, strings.Join(missing, " and "))
+		return false
+	}
+	return true
+}
+
 // Priorities: Pangolin matches the highest first (1 to 1000). Exact paths come before
 // prefixes and regular expressions, longer before shorter, and the default backend last.
 const (
@@ -164,7 +204,11 @@ func targets(r route.Route, pathRouting bool, reject func(route.Route, string, s
 	}
 	out := make([]Target, 0, len(r.Paths))
 	for _, p := range r.Paths {
-		t := pangolinTarget(p)
+		t, err := pangolinTarget(p)
+		if err != nil {
+			reject(r, pic.ReasonFilterUnsupported, "host %s, path %s: %v; the host is not published rather than published without it", r.Host, p.Path, err)
+			return nil, false
+		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
@@ -178,7 +222,7 @@ func targets(r route.Route, pathRouting bool, reject func(route.Route, string, s
 // pangolinTarget maps a Kubernetes path match onto Pangolin's. Pangolin's prefix is a
 // plain string prefix, so a Kubernetes Prefix other than "/" becomes a regular
 // expression that matches whole path elements: /foo matches /foo and /foo/bar, not /foobar.
-func pangolinTarget(p route.PathRule) Target {
+func pangolinTarget(p route.PathRule) (Target, error) {
 	band := func(base int) int32 { return int32(base + min(len(p.Path), maxBand)) }
 	t := Target{Backend: p.Backend}
 	switch {
@@ -196,7 +240,87 @@ func pangolinTarget(p route.PathRule) Target {
 			t.Path, t.Match, t.Priority = "^"+regexp.QuoteMeta(elements)+"(/.*)?$", "regex", band(prefixBase)
 		}
 	}
-	return t
+	if p.Rewrite == nil {
+		return t, nil
+	}
+	return rewritten(t, p)
+}
+
+// CheckRewrite says why Pangolin cannot express the rewrite of p, if it cannot: for a
+// source to refuse the rule itself.
+func CheckRewrite(p route.PathRule) error {
+	_, err := pangolinTarget(p)
+	return err
+}
+
+// rewritten gives t the rewrite of p, in Pangolin's terms. Pangolin's prefix and
+// stripPrefix rewrites assume its own prefix match (a plain string prefix: /api would
+// also match /apix), so a Prefix path is always written as a regular expression, and
+// its rewrite as a regular expression replacement that Traefik applies to the path
+// (replacePathRegex, with the path as the expression):
+//
+//	match (value)  | rewrite                     | Pangolin path            | rewritePath | rewritePathType
+//	---------------+-----------------------------+--------------------------+-------------+----------------
+//	Prefix /v1     | ReplacePrefixMatch /v2      | ^/v1(/.*)?$              | /v2$1       | regex
+//	Prefix /api    | ReplacePrefixMatch / or ""  | ^/api(?:/(.*))?$         | /$1         | regex
+//	Prefix /old    | ReplaceFullPath /new        | ^/old(/.*)?$             | /new        | regex
+//	Prefix /       | ReplacePrefixMatch /app     | ^(/.*)?$                 | /app$1      | regex
+//	Exact /old     | ReplaceFullPath /new        | /old (exact)             | /new        | exact
+//	Regex ^...$    | ReplaceFullPath /new        | the expression           | /new        | regex
+//
+// A '$' of a value is written "$$", a literal in a replacement. ReplacePrefixMatch needs
+// a Prefix match, and ReplaceFullPath on a regular expression one anchored at both ends
+// (^...$), or only the matched part of the path would be replaced.
+func rewritten(t Target, p route.PathRule) (Target, error) {
+	rw := *p.Rewrite
+	literal := strings.ReplaceAll(rw.Value, "$", "$$")
+	if !strings.HasPrefix(rw.Value, "/") && !(rw.Type == route.RewritePrefixMatch && rw.Value == "") {
+		return t, fmt.Errorf("the rewrite %s is not an absolute path", rw)
+	}
+	if rw.Type != route.RewriteFullPath && rw.Type != route.RewritePrefixMatch {
+		return t, fmt.Errorf("the rewrite %s is of an unknown type", rw)
+	}
+	switch {
+	case p.Fallback:
+		return t, fmt.Errorf("a default backend cannot rewrite paths")
+	case p.Match == route.MatchExact || p.Match == route.MatchRegex:
+		if rw.Type != route.RewriteFullPath {
+			return t, fmt.Errorf("%s needs a PathPrefix match", rw.Type)
+		}
+		if p.Match == route.MatchRegex && !anchored(p.Path) {
+			return t, fmt.Errorf("%s on a regular expression needs one anchored at both ends (^...$), or only the part of the path it matches would be replaced", rw.Type)
+		}
+		t.Rewrite, t.RewriteType = literal, "exact"
+		if p.Match == route.MatchRegex {
+			t.RewriteType = "regex"
+		}
+		return t, nil
+	}
+	elements := regexp.QuoteMeta(strings.TrimRight(p.Path, "/"))
+	replacement := strings.TrimRight(literal, "/")
+	switch {
+	case rw.Type == route.RewriteFullPath:
+		t.Path, t.Rewrite = "^"+elements+"(/.*)?$", literal
+	case replacement == "":
+		// The prefix goes and the rest stays, "/" when nothing is left: /api/x -> /x,
+		// /api and /api/ -> /.
+		t.Path, t.Rewrite = "^"+elements+"(?:/(.*))?$", "/$1"
+	default:
+		// /v1 -> /v2, /v1/ -> /v2/, /v1/x -> /v2/x.
+		t.Path, t.Rewrite = "^"+elements+"(/.*)?$", replacement+"$1"
+	}
+	t.Match, t.RewriteType = "regex", "regex"
+	return t, nil
+}
+
+// anchored reports whether a regular expression matches whole paths only: ^ first and
+// $ last, at its top level (so not "^/a|/b$").
+func anchored(expr string) bool {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 {
+		return false
+	}
+	return re.Sub[0].Op == syntax.OpBeginText && re.Sub[len(re.Sub)-1].Op == syntax.OpEndText
 }
 
 // singleTarget serves the original operator's CRD, which has one target per host.

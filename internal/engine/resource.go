@@ -28,6 +28,9 @@ type Resource struct {
 	// whole (Features.AccessPolicies); nil when none is attached. It is not part of
 	// Equal: the sink compares it with what Pangolin holds (Plan.Access).
 	Policy *route.AccessPolicy
+	// Headers are set on every request to the host (Features.RequestHeaders), sorted
+	// by name.
+	Headers []route.Header
 }
 
 // PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself.
@@ -45,6 +48,11 @@ type Target struct {
 	Path     string
 	Match    string // "exact", "prefix" or "regex"
 	Priority int32
+	// Rewrite and RewriteType are Pangolin's rewritePath and rewritePathType
+	// (Features.Rewrites): Traefik replaces what the Path regex matches with Rewrite, a
+	// Go regexp replacement ($1 is the first group, $$ a dollar sign). Both "" for none.
+	Rewrite     string
+	RewriteType string // "exact" or "regex"
 }
 
 // Equal reports whether two resources would be written identically.
@@ -52,7 +60,8 @@ func (r Resource) Equal(o Resource) bool {
 	return r.Name == o.Name && r.Namespace == o.Namespace &&
 		r.Origin.UID == o.Origin.UID && r.Origin.Name == o.Origin.Name && r.Origin.Kind == o.Origin.Kind &&
 		r.Host == o.Host && r.Subdomain == o.Subdomain && r.Domain == o.Domain && r.Tunnel == o.Tunnel &&
-		slices.Equal(r.Targets, o.Targets) && equalBool(r.SSO, o.SSO) && equalBool(r.BlockAccess, o.BlockAccess)
+		slices.Equal(r.Targets, o.Targets) && equalBool(r.SSO, o.SSO) && equalBool(r.BlockAccess, o.BlockAccess) &&
+		slices.Equal(r.Headers, o.Headers)
 }
 
 func equalBool(a, b *bool) bool {

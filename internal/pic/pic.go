@@ -139,6 +139,11 @@ const (
 	// equivalent form of the path gets a name of its own: the path is not published,
 	// the rest of the host is.
 	ReasonPathNotRoutable = "PathNotRoutable"
+	// ReasonFilterUnsupported (Warning): a path rewrite or request headers (HTTPRoute
+	// URLRewrite, RequestHeaderModifier) that the sink cannot carry: the PangolinResource
+	// CRD has neither, and a rewrite must suit Pangolin's. It fails closed: the host is
+	// not published rather than published without them.
+	ReasonFilterUnsupported = "FilterUnsupported"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's

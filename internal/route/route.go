@@ -80,6 +80,34 @@ type PathRule struct {
 	Backend Backend
 	// Fallback marks the catch-all (Ingress defaultBackend): it matches what nothing else does.
 	Fallback bool
+	// Rewrite, when set, changes the path of a request before it reaches Backend.
+	Rewrite *PathRewrite
+}
+
+// RewriteType is how a path rewrite replaces the path, with the Gateway API meaning.
+type RewriteType string
+
+const (
+	// RewriteFullPath replaces the whole path with the rewrite's value.
+	RewriteFullPath RewriteType = "ReplaceFullPath"
+	// RewritePrefixMatch replaces the matched prefix (whole path elements) with the
+	// rewrite's value and keeps the rest: only for a Prefix match.
+	RewritePrefixMatch RewriteType = "ReplacePrefixMatch"
+)
+
+// PathRewrite changes the path of the requests a PathRule matches (Gateway API
+// URLRewrite with a path modifier).
+type PathRewrite struct {
+	Type  RewriteType
+	Value string
+}
+
+func (r PathRewrite) String() string { return fmt.Sprintf("%s %q", r.Type, r.Value) }
+
+// Header is one HTTP header.
+type Header struct {
+	Name  string
+	Value string
 }
 
 // Access is the access control the user asked for. Nil means "not asked": the
@@ -103,6 +131,10 @@ type Route struct {
 	Tunnel TunnelRef
 	Paths  []PathRule
 	Access Access
+	// RequestHeaders are set on every request to the host, whatever its path (Gateway
+	// API RequestHeaderModifier set), sorted by name. Pangolin sets headers per host,
+	// so a source gives them only when every rule of the host asks for the same.
+	RequestHeaders []Header
 	// DomainOverride and SubdomainOverride replace the public-suffix split.
 	DomainOverride    string
 	SubdomainOverride string

@@ -104,11 +104,12 @@ func (a *applying) reject(d engine.Resource, reason, format string, args ...any)
 
 // target is what PIC writes for one engine target.
 type target struct {
-	siteID              int
-	ip                  string
-	port                int
-	method, path, match string
-	priority            int
+	siteID   int
+	ip       string
+	port     int
+	method   string
+	form     // path match and rewrite
+	priority int
 }
 
 // wanted is what d asks of Pangolin, or why it cannot be written.
@@ -169,7 +170,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 	for _, t := range d.Targets {
 		w.targets = append(w.targets, target{
 			siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), method: t.Backend.Scheme,
-			path: t.Path, match: t.Match, priority: int(t.Priority),
+			form: form{path: t.Path, match: t.Match, rewrite: t.Rewrite, rewriteType: t.RewriteType}, priority: int(t.Priority),
 		})
 	}
 	return w, true, nil
@@ -206,7 +207,11 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	}
 	// Pangolin picks a random niceId and takes none on create: the marks go on at once,
 	// with the access settings, which the create refuses too.
-	marked, err := s.api.UpdateResource(ctx, created.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID, SSO: d.SSO, BlockAccess: d.BlockAccess})
+	mark := pangolinapi.ResourceUpdate{NiceID: w.niceID, SSO: d.SSO, BlockAccess: d.BlockAccess}
+	if len(d.Headers) > 0 {
+		mark.Headers = headersOf(d.Headers)
+	}
+	marked, err := s.api.UpdateResource(ctx, created.ResourceID, mark)
 	countWrite(pangolinapi.OpUpdateResource, err)
 	if err != nil {
 		// Unmarked, the resource is no one's: remove it rather than leave a stray
@@ -351,6 +356,9 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if !e.res.Enabled {
 		u.Enabled = ptrTo(true) // PIC never disables: a disabled resource serves nothing
 	}
+	if !slices.Equal(e.res.Headers, *headersOf(d.Headers)) {
+		u.Headers = headersOf(d.Headers) // an empty list clears them
+	}
 	var opening pangolinapi.ResourceUpdate
 	if managed {
 		if u.SSO != nil && !*u.SSO {
@@ -453,10 +461,14 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			continue
 		}
 		used[i] = true
-		updated, err := s.api.UpdateTarget(ctx, e.targets[i].TargetID, pangolinapi.TargetUpdate{
+		u := pangolinapi.TargetUpdate{
 			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: ptrTo(true),
 			Path: pathMatch(t), Priority: t.priority,
-		})
+		}
+		if have := e.targets[i]; have.RewritePath != t.rewrite || have.RewritePathType != t.rewriteType {
+			u.Rewrite = &pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType}
+		}
+		updated, err := s.api.UpdateTarget(ctx, e.targets[i].TargetID, u)
 		countWrite(pangolinapi.OpUpdateTarget, err)
 		if err != nil {
 			return a.lost(ctx, d, w, "update a target", err)
@@ -469,6 +481,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		created, err := s.api.CreateTarget(ctx, e.res.ResourceID, pangolinapi.TargetSpec{
 			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: true,
 			Path: t.path, PathMatchType: t.match, Priority: t.priority,
+			Rewrite: pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType},
 		})
 		countWrite(pangolinapi.OpCreateTarget, err)
 		if err != nil {
@@ -500,7 +513,16 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 // is reports whether have is t, in every field PIC writes.
 func (t target) is(have pangolinapi.Target) bool {
 	return have.SiteID == t.siteID && have.IP == t.ip && have.Port == t.port && have.Method == t.method &&
-		have.Enabled && have.Path == t.path && have.PathMatchType == t.match && have.Priority == t.priority
+		have.Enabled && formOf(have) == t.form && have.Priority == t.priority
+}
+
+// headersOf is d's headers as Pangolin takes them; an empty list for none.
+func headersOf(headers []route.Header) *[]pangolinapi.Header {
+	out := make([]pangolinapi.Header, 0, len(headers))
+	for _, h := range headers {
+		out = append(out, pangolinapi.Header{Name: h.Name, Value: h.Value})
+	}
+	return &out
 }
 
 func pathMatch(t target) *pangolinapi.PathMatch {

@@ -17,15 +17,17 @@ import (
 // PublishedResource is a resource as the sink leaves it in Pangolin, with its targets:
 // what `manager render` prints in direct mode. The fields are Pangolin's.
 type PublishedResource struct {
-	NiceID      string            `json:"niceId"`
-	Name        string            `json:"name"`
-	FullDomain  string            `json:"fullDomain"`
-	Domain      string            `json:"domain"`
-	Subdomain   string            `json:"subdomain,omitempty"`
-	Enabled     bool              `json:"enabled"`
-	SSO         bool              `json:"sso"`
-	BlockAccess bool              `json:"blockAccess"`
-	Targets     []PublishedTarget `json:"targets"`
+	NiceID      string `json:"niceId"`
+	Name        string `json:"name"`
+	FullDomain  string `json:"fullDomain"`
+	Domain      string `json:"domain"`
+	Subdomain   string `json:"subdomain,omitempty"`
+	Enabled     bool   `json:"enabled"`
+	SSO         bool   `json:"sso"`
+	BlockAccess bool   `json:"blockAccess"`
+	// Headers are set on every request to the host.
+	Headers []pangolinapi.Header `json:"headers,omitempty"`
+	Targets []PublishedTarget    `json:"targets"`
 	// Routers are the Traefik routers Pangolin would serve for it, named as Pangolin
 	// names them: a path whose router another took is served by none.
 	Routers []PublishedRouter `json:"routers,omitempty"`
@@ -81,6 +83,11 @@ type PublishedRouter struct {
 	Rule     string   `json:"rule"`
 	Priority int      `json:"priority"`
 	Servers  []string `json:"servers"`
+	// Rewrite is the path rewrite Traefik applies, e.g.
+	// "replacePathRegex ^/v1(/.*)?$ -> /v2$1".
+	Rewrite string `json:"rewrite,omitempty"`
+	// Headers are set on the requests it routes (customRequestHeaders).
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // PublishedTarget is a target of a PublishedResource; Site is the site's niceId.
@@ -93,6 +100,9 @@ type PublishedTarget struct {
 	PathMatchType string `json:"pathMatchType,omitempty"`
 	Priority      int    `json:"priority,omitempty"`
 	Enabled       bool   `json:"enabled"`
+	// RewritePath and RewritePathType are Pangolin's rewrite of the matched path.
+	RewritePath     string `json:"rewritePath,omitempty"`
+	RewritePathType string `json:"rewritePathType,omitempty"`
 }
 
 // renderOrg is the org of the simulated Pangolin when the configuration names none.
@@ -168,6 +178,9 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 			NiceID: r.NiceID, Name: r.Name, FullDomain: r.FullDomain, Domain: p.domains[r.DomainID], Enabled: r.Enabled,
 			SSO: r.SSO, BlockAccess: r.BlockAccess, Targets: []PublishedTarget{},
 		}
+		for _, h := range r.Headers {
+			res.Headers = append(res.Headers, pangolinapi.Header{Name: h.Name, Value: h.Value})
+		}
 		if r.Subdomain != nil {
 			res.Subdomain = *r.Subdomain
 		}
@@ -175,6 +188,7 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 			res.Targets = append(res.Targets, PublishedTarget{
 				Site: sites[t.SiteID], Method: t.Method, IP: t.IP, Port: t.Port, Path: t.Path,
 				PathMatchType: t.PathMatchType, Priority: t.Priority, Enabled: t.Enabled,
+				RewritePath: t.RewritePath, RewritePathType: t.RewritePathType,
 			})
 		}
 		// Pangolin keeps targets in creation order; a sorted list reads the same
@@ -185,7 +199,11 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 		})
 		for _, rt := range routers {
 			if rt.ResourceID == r.ID {
-				res.Routers = append(res.Routers, PublishedRouter{Name: rt.Name, Rule: rt.Rule, Priority: rt.Priority, Servers: rt.Servers})
+				pr := PublishedRouter{Name: rt.Name, Rule: rt.Rule, Priority: rt.Priority, Servers: rt.Servers, Headers: rt.RequestHeaders}
+				if rt.Rewrite != nil {
+					pr.Rewrite = rt.Rewrite.String()
+				}
+				res.Routers = append(res.Routers, pr)
 			}
 		}
 		p.mu.Lock()

@@ -10,12 +10,13 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
-// Router names. Pangolin groups a resource's targets by path and match type, and names
-// each group's Traefik router and service after a key: the group string
-// "<resourceId>-<encoded path>-<match>" cut to its first 50 characters (the reference's
-// section 7). Two groups whose strings agree on those 50 characters get one router: the
+// Router names. Pangolin groups a resource's targets by path, match type and rewrite,
+// and names each group's Traefik router and service after a key: the group string
+// "<resourceId>-<encoded path>-<match>-<rewrite path>-<rewrite type>" cut to its first
+// 50 characters (the reference's section 7). Two groups whose strings agree on those 50 characters get one router: the
 // one Pangolin reads later overwrites the other, whose path then goes to the host's other
 // routers, with no error anywhere. Before it writes a host's targets the sink computes
 // every group's key as Pangolin will and, when two would meet, writes the later group in
@@ -37,16 +38,27 @@ const emptyGroup = "(?:)"
 
 // RouterKey is the key PIC expects Pangolin to name a path group's router after (the
 // contract suite checks it against a real server's Traefik configuration).
-func RouterKey(resourceID int, path, match string) string { return routerKey(resourceID, path, match) }
+func RouterKey(resourceID int, path, match, rewritePath, rewriteType string) string {
+	return routerKey(resourceID, form{path, match, rewritePath, rewriteType})
+}
 
-// routerKey is the key Pangolin names a path group's router after.
-func routerKey(resourceID int, path, match string) string {
+// form is how a path group is written to Pangolin: its path match and its rewrite.
+// Pangolin groups targets by all four, and names the group's router after them.
+type form struct{ path, match, rewrite, rewriteType string }
+
+func formOf(t pangolinapi.Target) form {
+	return form{t.Path, t.PathMatchType, t.RewritePath, t.RewritePathType}
+}
+
+// routerKey is the key Pangolin names a path group's router after: the resource id,
+// then the non-empty parts of the encoded path, the match type, the raw rewrite path
+// and the rewrite type.
+func routerKey(resourceID int, f form) string {
 	group := strconv.Itoa(resourceID)
-	if enc := encodedPath(path); enc != "" {
-		group += "-" + enc
-	}
-	if match != "" {
-		group += "-" + match
+	for _, part := range []string{encodedPath(f.path), f.match, f.rewrite, f.rewriteType} {
+		if part != "" {
+			group += "-" + part
+		}
 	}
 	return sanitizedKey(group)
 }
@@ -87,51 +99,68 @@ func sanitizedKey(s string) string {
 	return strings.Trim(b.String(), "-")
 }
 
-// alternative is the n-th form of a path match (0: itself). The others are regular
-// expressions Traefik matches exactly as the original: n empty groups at the start of a
-// regular expression, or after the anchor of the literal a prefix or exact path becomes.
-// A prefix or exact path Pangolin prefixes with '/' when it lacks one.
-func alternative(path, match string, n int) (string, string) {
+// alternative is the n-th form of a path group (0: itself), ok false when there is
+// none. The others are regular expressions Traefik matches exactly as the original: n
+// empty groups at the start of a regular expression, or after the anchor of the
+// literal a prefix or exact path becomes. A prefix or exact path Pangolin prefixes
+// with '/' when it lacks one. An exact path's rewrite, a replacement of the whole
+// path, becomes a regex rewrite, the same replacement of what the expression matches;
+// a prefix path's rewrite depends on Pangolin's prefix match, and has no alternative.
+func alternative(f form, n int) (form, bool) {
 	if n == 0 {
-		return path, match
+		return f, true
 	}
 	marks := strings.Repeat(emptyGroup, n)
-	if match == "regex" {
-		return marks + path, "regex"
+	if f.match == "regex" {
+		f.path = marks + f.path
+		return f, true
 	}
+	if f.rewriteType != "" && (f.match != "exact" || f.rewriteType != "exact" && f.rewriteType != "regex") {
+		return f, false
+	}
+	path := f.path
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
 	literal := "^" + marks + regexp.QuoteMeta(path)
-	if match == "exact" {
+	if f.match == "exact" {
 		literal += "$"
 	}
-	return literal, "regex"
+	f.path, f.match = literal, "regex"
+	if f.rewriteType != "" {
+		f.rewriteType = "regex"
+	}
+	return f, true
 }
 
-// original reads a form alternative wrote back into the path match it stands for; any
-// other path match is its own.
-func original(path, match string) (string, string) {
-	if match != "regex" {
-		return path, match
+// original reads a form alternative wrote back into the path group it stands for; any
+// other form is its own.
+func original(f form) form {
+	if f.match != "regex" {
+		return f
 	}
-	if strings.HasPrefix(path, emptyGroup) {
-		return trimAll(path, emptyGroup), "regex"
+	if strings.HasPrefix(f.path, emptyGroup) {
+		f.path = trimAll(f.path, emptyGroup)
+		return f
 	}
-	body, ok := strings.CutPrefix(path, "^"+emptyGroup)
+	body, ok := strings.CutPrefix(f.path, "^"+emptyGroup)
 	if !ok {
-		return path, match
+		return f
 	}
 	body = trimAll(body, emptyGroup)
 	if exact, ok := strings.CutSuffix(body, "$"); ok {
 		if lit, ok := unquoteMeta(exact); ok {
-			return lit, "exact"
+			f.path, f.match = lit, "exact"
+			if f.rewriteType == "regex" {
+				f.rewriteType = "exact"
+			}
+			return f
 		}
 	}
-	if lit, ok := unquoteMeta(body); ok {
-		return lit, "prefix"
+	if lit, ok := unquoteMeta(body); ok && f.rewriteType == "" {
+		f.path, f.match = lit, "prefix"
 	}
-	return path, match
+	return f
 }
 
 func trimAll(s, prefix string) string {
@@ -178,10 +207,10 @@ func shownPath(path, match string) string {
 	return path
 }
 
-// pathGroup is the targets of w that share a path and match type.
+// pathGroup is the targets of w that share a path match and a rewrite.
 type pathGroup struct {
-	path, match string
-	targets     []int // indexes in w.targets
+	form
+	targets []int // indexes in w.targets
 }
 
 // routable gives every path group of d a router key of its own in resource e: a group
@@ -193,28 +222,28 @@ func (a *applying) routable(d engine.Resource, w wanted, e *entry) []target {
 	for i, t := range w.targets {
 		found := false
 		for g := range groups {
-			if groups[g].path == t.path && groups[g].match == t.match {
+			if groups[g].form == t.form {
 				groups[g].targets = append(groups[g].targets, i)
 				found = true
 			}
 		}
 		if !found {
-			groups = append(groups, pathGroup{path: t.path, match: t.match, targets: []int{i}})
+			groups = append(groups, pathGroup{form: t.form, targets: []int{i}})
 		}
 	}
 	id := e.res.ResourceID
-	type form struct{ path, match string }
 	chosen := make([]*form, len(groups))
 	owner := map[string]int{} // key -> group
 	// What Pangolin holds keeps its form while its key is its own: no rewrite, no churn.
 	for g, grp := range groups {
 		for _, have := range e.targets {
-			if p, m := original(have.Path, have.PathMatchType); p != grp.path || m != grp.match {
+			held := formOf(have)
+			if original(held) != grp.form {
 				continue
 			}
-			if _, taken := owner[routerKey(id, have.Path, have.PathMatchType)]; !taken {
-				owner[routerKey(id, have.Path, have.PathMatchType)] = g
-				chosen[g] = &form{have.Path, have.PathMatchType}
+			if _, taken := owner[routerKey(id, held)]; !taken {
+				owner[routerKey(id, held)] = g
+				chosen[g] = &held
 				break
 			}
 		}
@@ -222,25 +251,28 @@ func (a *applying) routable(d engine.Resource, w wanted, e *entry) []target {
 	var out []target
 	for g, grp := range groups {
 		for n := 0; chosen[g] == nil && n <= maxAlternatives; n++ {
-			p, m := alternative(grp.path, grp.match, n)
-			if _, taken := owner[routerKey(id, p, m)]; !taken {
-				owner[routerKey(id, p, m)] = g
-				chosen[g] = &form{p, m}
+			f, ok := alternative(grp.form, n)
+			if !ok {
+				break
+			}
+			if _, taken := owner[routerKey(id, f)]; !taken {
+				owner[routerKey(id, f)] = g
+				chosen[g] = &f
 			}
 		}
 		if chosen[g] == nil {
-			other := groups[owner[routerKey(id, grp.path, grp.match)]]
+			other := groups[owner[routerKey(id, grp.form)]]
 			a.res.Rejections = append(a.res.Rejections, route.Rejection{
 				Origin: a.owner, Host: d.Host, Path: grp.path, Reason: pic.ReasonPathNotRoutable,
 				Message: fmt.Sprintf(
-					"path %s of host %s is not published: Pangolin names the router of each path after the first %d characters of the resource id and the hex-encoded path, and this path's name would be that of %s, which would take its requests; no equivalent form of it gets a name of its own: shorten the paths, or publish this one on another host",
+					"path %s of host %s is not published: Pangolin names the router of each path after the first %d characters of the resource id, the hex-encoded path and its rewrite, and this path's name would be that of %s, which would take its requests; no equivalent form of it gets a name of its own: shorten the paths, or publish this one on another host",
 					shownPath(grp.path, grp.match), d.PublicHost(), routerKeyLength, shownPath(other.path, other.match)),
 			})
 			continue
 		}
 		for _, i := range grp.targets {
 			t := w.targets[i]
-			t.path, t.match = chosen[g].path, chosen[g].match
+			t.form = *chosen[g]
 			out = append(out, t)
 		}
 	}

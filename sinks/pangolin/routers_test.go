@@ -16,39 +16,55 @@ import (
 // the rule, written apart, agree.
 func TestRouterKey(t *testing.T) {
 	a44 := strings.Repeat("a", 44)
-	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", routerKey(71, "^/api(/.*)?$", "regex"))
-	assert.Equal(t, "124", routerKey(124, "", ""))
-	assert.Equal(t, "125-2f"+a44, routerKey(125, "/"+a44+"1", "prefix"), "cut at 50")
-	assert.Equal(t, routerKey(125, "/"+a44+"1", "prefix"), routerKey(125, "/"+a44+"2", "prefix"))
-	assert.NotEqual(t, routerKey(125, "/"+a44[1:]+"3x", "prefix"), routerKey(125, "/"+a44[1:]+"4x", "prefix"))
+	key := func(id int, path, match string) string { return routerKey(id, form{path: path, match: match}) }
+	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", key(71, "^/api(/.*)?$", "regex"))
+	assert.Equal(t, "124", key(124, "", ""))
+	assert.Equal(t, "125-2f"+a44, key(125, "/"+a44+"1", "prefix"), "cut at 50")
+	assert.Equal(t, key(125, "/"+a44+"1", "prefix"), key(125, "/"+a44+"2", "prefix"))
+	assert.NotEqual(t, key(125, "/"+a44[1:]+"3x", "prefix"), key(125, "/"+a44[1:]+"4x", "prefix"))
+	// The reference's section 7: the raw rewrite path goes through sanitize.
+	assert.Equal(t, "124-2fapi-prefix-stripPrefix", routerKey(124, form{"/api", "prefix", "/", "stripPrefix"}))
+	assert.Equal(t, "124-2fv1-prefix-api-v1-prefix", routerKey(124, form{"/v1", "prefix", "/api/v1", "prefix"}))
+	assert.Equal(t, "124-5e2fu2f282e2a2924-regex-users-1-regex", routerKey(124, form{"^/u/(.*)$", "regex", "/users/$1", "regex"}))
+	assert.Equal(t, routerKey(125, form{"/r", "prefix", "/a/b", "prefix"}), routerKey(125, form{"/r", "prefix", "/a-b", "prefix"}),
+		"rewrite paths that differ in punctuation only meet")
 	for _, path := range []string{"/", "/a/b", "/a-b", "^/x$", "/é/日本", "/" + strings.Repeat("b.", 40), "\t/x"} {
 		for _, match := range []string{"exact", "prefix", "regex"} {
-			for _, id := range []int{1, 42, 125, 123456} {
-				assert.Equal(t, inmemory.RouterKey(id, path, match), routerKey(id, path, match), "%d %q %s", id, path, match)
+			for _, rw := range [][2]string{{}, {"/v2$1", "regex"}, {"/", "stripPrefix"}} {
+				for _, id := range []int{1, 42, 125, 123456} {
+					assert.Equal(t, inmemory.RouterKey(id, path, match, rw[0], rw[1]), RouterKey(id, path, match, rw[0], rw[1]), "%d %q %s %v", id, path, match, rw)
+				}
 			}
 		}
 	}
 }
 
-// TestAlternativesStandForTheirOriginal: every form reads back as the path match it
+// TestAlternativesStandForTheirOriginal: every form reads back as the path group it
 // replaces, and none but the first is the original.
 func TestAlternativesStandForTheirOriginal(t *testing.T) {
-	for _, pm := range [][2]string{{"/api/v1.2/x", "prefix"}, {"/healthz", "exact"}, {"^/api(/.*)?$", "regex"}, {"noslash", "prefix"}} {
+	for _, f := range []form{
+		{path: "/api/v1.2/x", match: "prefix"}, {path: "/healthz", match: "exact"}, {path: "^/api(/.*)?$", match: "regex"},
+		{path: "noslash", match: "prefix"}, {path: "/old", match: "exact", rewrite: "/new", rewriteType: "exact"},
+		{path: "^/v1(/.*)?$", match: "regex", rewrite: "/v2$1", rewriteType: "regex"},
+	} {
 		for n := range 4 {
-			p, m := alternative(pm[0], pm[1], n)
-			want := pm
-			if n > 0 && pm[0] == "noslash" {
-				want[0] = "/noslash"
+			alt, ok := alternative(f, n)
+			require.True(t, ok)
+			want := f
+			if n > 0 && f.path == "noslash" {
+				want.path = "/noslash"
 			}
-			gotP, gotM := original(p, m)
-			assert.Equal(t, want, [2]string{gotP, gotM}, "form %d: %s %s", n, p, m)
+			assert.Equal(t, want, original(alt), "form %d: %+v", n, alt)
 			if n > 0 {
-				assert.Equal(t, "regex", m)
+				assert.Equal(t, "regex", alt.match)
+				assert.NotEqual(t, f.path, alt.path)
 			}
 		}
 	}
-	p, m := original("^/plain$", "regex")
-	assert.Equal(t, [2]string{"^/plain$", "regex"}, [2]string{p, m}, "a user's regular expression is its own")
+	_, ok := alternative(form{path: "/api", match: "prefix", rewrite: "/", rewriteType: "stripPrefix"}, 1)
+	assert.False(t, ok, "a rewrite that relies on Pangolin's prefix match has no equivalent form")
+	plain := form{path: "^/plain$", match: "regex"}
+	assert.Equal(t, plain, original(plain), "a user's regular expression is its own")
 }
 
 // longHost is the Ingress: two long prefixes that share their first 45

@@ -171,7 +171,7 @@ func (s *Sink) Features() engine.Features {
 			domains = append(domains, strings.ToLower(d.BaseDomain))
 		}
 	}
-	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Domains: domains}
+	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Rewrites: true, RequestHeaders: true, Domains: domains}
 }
 
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
@@ -262,6 +262,9 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 		// BlockAccess is only in GET: the record holds what GET or an update answered.
 		BlockAccess: ptrTo(e.res.BlockAccess),
 	}
+	for _, h := range e.res.Headers {
+		r.Headers = append(r.Headers, route.Header{Name: h.Name, Value: h.Value})
+	}
 	drifted := !e.res.Enabled || e.res.Name != resourceName(markOf(owner, e.mark.Host, e.res.FullDomain))
 	if base := s.baseDomain(e.res.DomainID); base == "" {
 		drifted = true // a domain the org lost, or one not verified any more
@@ -283,10 +286,11 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 		site = t.SiteID
 		// A path written in an equivalent form, for a router name of its own, reads
 		// back as the path it stands for.
-		path, match := original(t.Path, t.PathMatchType)
+		f := original(formOf(t))
 		r.Targets = append(r.Targets, engine.Target{
 			Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: t.Method},
-			Path:    path, Match: match, Priority: int32(t.Priority),
+			Path:    f.path, Match: f.match, Priority: int32(t.Priority),
+			Rewrite: f.rewrite, RewriteType: f.rewriteType,
 		})
 	}
 	// The engine orders targets highest priority first, then by path; creation order

@@ -145,7 +145,8 @@ type evaluation struct {
 	hosts      map[string]gatewayKey // effective host → the Gateway it is served through
 	tunnels    map[gatewayKey]route.TunnelRef
 	paths      []route.PathRule
-	served     bool // accepted and resolved: its paths may be published
+	headers    []route.Header // set on every request to its hosts
+	served     bool           // accepted and resolved: its paths may be published
 	rejections []route.Rejection
 }
 
@@ -191,9 +192,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			// Published through the oldest route that shares the host. Its access
 			// settings are the host's: rules asking for others are not merged, so that
 			// a route that relies on SSO is never served through a public host.
-			if differ := settingsDiff(owner.options, ev.options); len(differ) > 0 {
+			if differ := settingsDiff(owner, ev); len(differ) > 0 {
 				res.Rejections = append(res.Rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: pic.ReasonHostSettingsConflict,
-					Message: fmt.Sprintf("host %s is published by %s, the oldest route for it on Gateway %s, whose annotations differ from this route's (%s): this route's rules are not served for it",
+					Message: fmt.Sprintf("host %s is published by %s, the oldest route for it on Gateway %s, whose host-wide settings differ from this route's (%s): this route's rules are not served for it",
 						host, owner.origin.Key(), gw, strings.Join(differ, ", "))})
 			}
 			continue
@@ -201,6 +202,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		res.Routes = append(res.Routes, route.Route{
 			Origin: ev.origin, Host: host, Tunnel: ev.tunnels[gw], Paths: paths,
 			Access:            route.Access{SSO: ev.options.SSO, BlockAccess: ev.options.BlockAccess},
+			RequestHeaders:    ev.headers,
 			DomainOverride:    ev.options.Domain,
 			SubdomainOverride: ev.options.Subdomain,
 		})
@@ -228,7 +230,7 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 	}
 	group := map[types.UID]*evaluation{ev.origin.UID: ev}
 	claim := func(e *evaluation, deleting bool) engine.Claim {
-		return engine.Claim{Origin: e.origin, Deleting: deleting, Group: gw.String(), Settings: settingsKey(e.options)}
+		return engine.Claim{Origin: e.origin, Deleting: deleting, Group: gw.String(), Settings: settingsKey(e)}
 	}
 	var others []engine.Claim
 	for i := range siblings {
@@ -258,21 +260,27 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 
 // settingsKey is the host-wide settings of a route, as one comparable value: routes
 // merge only when theirs are equal.
-func settingsKey(o sources.Options) string {
+func settingsKey(e *evaluation) string {
+	o := e.options
 	b := func(p *bool) string {
 		if p == nil {
 			return "-"
 		}
 		return strconv.FormatBool(*p)
 	}
-	return strings.Join([]string{b(o.SSO), b(o.BlockAccess), o.Domain, o.Subdomain}, "\x00")
+	return strings.Join([]string{b(o.SSO), b(o.BlockAccess), o.Domain, o.Subdomain, fmt.Sprintf("%q", e.headers)}, "\x00")
 }
 
-// settingsDiff names the host-wide settings (access control, public name) on which two
-// routes differ. Only routes that differ on none share a PangolinResource.
-func settingsDiff(a, b sources.Options) []string {
+// settingsDiff names the host-wide settings (access control, public name, request
+// headers) on which two routes differ. Only routes that differ on none share a
+// PangolinResource.
+func settingsDiff(x, y *evaluation) []string {
+	a, b := x.options, y.options
 	sameBool := func(x, y *bool) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	var out []string
+	if !slices.Equal(x.headers, y.headers) {
+		out = append(out, "RequestHeaderModifier")
+	}
 	if !sameBool(a.SSO, b.SSO) {
 		out = append(out, pic.AnnotationSSO)
 	}
@@ -366,7 +374,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 	}
 
 	t := translate(hr, s.resolver(ctx, hr, ev.options))
-	ev.paths = t.paths
+	ev.paths, ev.headers = t.paths, t.headers
 	ev.served = true
 	refs := verdict{true, gatewayv1.RouteReasonResolvedRefs, "every backendRef resolved"}
 	if t.refs != nil {

@@ -2,10 +2,13 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -23,6 +26,9 @@ type backendResolver func(ref gatewayv1.BackendObjectReference) (route.Backend, 
 // translation is what a route's rules become.
 type translation struct {
 	paths []route.PathRule
+	// headers are the request headers every rule sets (RequestHeaderModifier set):
+	// Pangolin sets them per host, so rules that set different ones are unsupported.
+	headers []route.Header
 	// unsupported lists what Pangolin cannot express; the route is then not served at
 	// all rather than served without it.
 	unsupported []string
@@ -31,17 +37,27 @@ type translation struct {
 }
 
 // translate turns the rules of an HTTPRoute into path rules. Pangolin routes on the path
-// alone, to one backend: header, query and method matches, filters, timeouts, retries,
-// session persistence and weighted splits between backends cannot be expressed.
+// alone, to one backend: header, query and method matches, timeouts, retries, session
+// persistence and weighted splits between backends cannot be expressed, nor filters
+// other than a path rewrite and request headers set alike by every rule (filters).
 func translate(r *gatewayv1.HTTPRoute, resolve backendResolver) translation {
 	var t translation
 	unsupported := func(i int, format string, args ...any) {
 		t.unsupported = append(t.unsupported, fmt.Sprintf("rule %d: ", i)+fmt.Sprintf(format, args...))
 	}
 	for i, rule := range r.Spec.Rules {
+		f := filters(rule.Filters)
+		for _, problem := range f.unsupported {
+			unsupported(i, "%s", problem)
+		}
 		switch {
-		case len(rule.Filters) > 0:
-			unsupported(i, "filters (%s)", filterTypes(rule.Filters))
+		case i == 0:
+			t.headers = f.headers
+		case !slices.Equal(f.headers, t.headers):
+			unsupported(i, "RequestHeaderModifier sets other request headers than rule 0's (%s, against %s): Pangolin sets request headers per host, on every path of it",
+				headerList(f.headers), headerList(t.headers))
+		}
+		switch {
 		case rule.Timeouts != nil:
 			unsupported(i, "timeouts")
 		case rule.Retry != nil:
@@ -54,7 +70,7 @@ func translate(r *gatewayv1.HTTPRoute, resolve backendResolver) translation {
 		var backend route.Backend
 		for j, ref := range rule.BackendRefs {
 			if len(ref.Filters) > 0 {
-				unsupported(i, "backendRef filters")
+				unsupported(i, "backendRef filters (%s)", filterTypes(ref.Filters))
 			}
 			if ref.Weight != nil && *ref.Weight == 0 {
 				unsupported(i, "a backendRef of weight 0")
@@ -87,7 +103,7 @@ func translate(r *gatewayv1.HTTPRoute, resolve backendResolver) translation {
 				unsupported(i, "method matches")
 				continue
 			}
-			p := route.PathRule{Path: "/", Match: route.MatchPrefix, Backend: backend}
+			p := route.PathRule{Path: "/", Match: route.MatchPrefix, Backend: backend, Rewrite: f.rewrite}
 			if m.Path != nil {
 				if m.Path.Value != nil {
 					p.Path = *m.Path.Value
@@ -101,12 +117,99 @@ func translate(r *gatewayv1.HTTPRoute, resolve backendResolver) translation {
 					}
 				}
 			}
+			if err := engine.CheckRewrite(p); err != nil {
+				unsupported(i, "URLRewrite on path %s: %v", p.Path, err)
+				continue
+			}
 			t.paths = append(t.paths, p)
 		}
 	}
 	// Within a route too, the first rule with a given path and match wins.
 	t.paths = merge(nil, t.paths)
 	return t
+}
+
+// ruleFilters is what the filters of one rule ask of Pangolin.
+type ruleFilters struct {
+	rewrite     *route.PathRewrite
+	headers     []route.Header // sorted by name
+	unsupported []string
+}
+
+// filters reads a rule's filters. Pangolin can carry a path rewrite per target and
+// request headers per host (the reference's section 14); it cannot carry a host name
+// rewrite per rule (setHostHeader is per host), nor remove a header, nor append to one
+// (its headers replace what the request carries: add would drop the client's value),
+// nor any other filter.
+func filters(list []gatewayv1.HTTPRouteFilter) ruleFilters {
+	var out ruleFilters
+	problem := func(format string, args ...any) {
+		out.unsupported = append(out.unsupported, fmt.Sprintf(format, args...))
+	}
+	for _, f := range list {
+		switch {
+		case f.Type == gatewayv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
+			rw := f.URLRewrite
+			if rw.Hostname != nil {
+				problem("filter URLRewrite with hostname %q (Pangolin sets the Host header per host, for every path, not per rule)", *rw.Hostname)
+			}
+			if rw.Path == nil {
+				continue
+			}
+			switch rw.Path.Type {
+			case gatewayv1.FullPathHTTPPathModifier:
+				out.rewrite = &route.PathRewrite{Type: route.RewriteFullPath, Value: ptr.Deref(rw.Path.ReplaceFullPath, "")}
+			case gatewayv1.PrefixMatchHTTPPathModifier:
+				out.rewrite = &route.PathRewrite{Type: route.RewritePrefixMatch, Value: ptr.Deref(rw.Path.ReplacePrefixMatch, "")}
+			default:
+				problem("filter URLRewrite with path type %q", rw.Path.Type)
+			}
+		case f.Type == gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil:
+			m := f.RequestHeaderModifier
+			if len(m.Remove) > 0 {
+				problem("filter RequestHeaderModifier remove (%s): Pangolin can only set request headers", strings.Join(m.Remove, ", "))
+			}
+			if len(m.Add) > 0 {
+				problem("filter RequestHeaderModifier add (%s): add appends to a header the request already carries, and Pangolin's headers replace it; use set", headerList(headersOf(m.Add)))
+			}
+			for _, h := range headersOf(m.Set) {
+				switch {
+				case h.Value == "":
+					problem("filter RequestHeaderModifier set %s with an empty value (Pangolin's proxy would remove the header)", h.Name)
+				case slices.ContainsFunc(out.headers, func(o route.Header) bool { return strings.EqualFold(o.Name, h.Name) }):
+					problem("filter RequestHeaderModifier sets %s twice", h.Name)
+				default:
+					out.headers = append(out.headers, h)
+				}
+			}
+		default:
+			problem("filter %s", f.Type)
+		}
+	}
+	slices.SortFunc(out.headers, func(a, b route.Header) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	return out
+}
+
+func headersOf(list []gatewayv1.HTTPHeader) []route.Header {
+	out := make([]route.Header, 0, len(list))
+	for _, h := range list {
+		out = append(out, route.Header{Name: string(h.Name), Value: h.Value})
+	}
+	return out
+}
+
+// headerList names headers for messages: "X-Env=prod, X-Team=k8s", or "none".
+func headerList(headers []route.Header) string {
+	if len(headers) == 0 {
+		return "none"
+	}
+	out := make([]string, 0, len(headers))
+	for _, h := range headers {
+		out = append(out, h.Name+"="+h.Value)
+	}
+	return strings.Join(out, ", ")
 }
 
 func filterTypes(filters []gatewayv1.HTTPRouteFilter) string {

@@ -52,9 +52,11 @@ package inmemory
 // policies (/resource-policy, resourcePolicyId; sharedPolicy is always null) and visitor
 // sessions, so a secret rewrite logs nobody out here; resource-names, OpenAPI and docs
 // routes; modes other than http (so no "Cannot create rule for non-http resource"), and
-// the SSH, inference and maintenance fields (refused as unrecognized keys); rewrite
-// middlewares, TLS, transports, header middlewares and the web redirect twins in
-// Routers; the labels and health filters of the resource list (healthStatus is accepted
+// the SSH, inference and maintenance fields (refused as unrecognized keys); TLS,
+// transports, sticky sessions and the web redirect twins in Routers (rewrite and header
+// middlewares are modelled, from the reference's section 14 and Pangolin's
+// createPathRewriteMiddleware, and a group whose rewrite Pangolin rejects has no
+// router); the labels and health filters of the resource list (healthStatus is accepted
 // and ignored); health checks, which never turn healthy; domains and sites of any org
 // but Options.Org; the hash Pangolin releases after 1.22 may append to long router keys;
 // argon2's 25-50 ms per request (use Latency).

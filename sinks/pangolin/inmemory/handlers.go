@@ -581,7 +581,7 @@ func (s *Server) updateResource(q *request) response {
 	sticky, _ := v.boolean("stickySession", false)
 	tlsServerName, tlsSent := v.str("tlsServerName", false, true)
 	setHostHeader, hostHeaderSent := v.str("setHostHeader", false, true)
-	headers, headersSent := v.any("headers")
+	headers, headersSent := v.headers("headers")
 	postAuthPath, postAuthSent := v.str("postAuthPath", false, true)
 	v.strict()
 	if msg := v.err(); msg != "" {

@@ -473,14 +473,15 @@ func TestRouters(t *testing.T) {
 	tgt(dup.ID, "d", "https", "", "", 100, true)
 	tgt(shop.ID, "s", "h2c", "/", "prefix", 0, true)
 
+	badger := []string{"badger"}
 	want := []inmemory.Router{
-		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}},
-		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}},
-		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}},
-		{Name: "1-5e2fr24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/r$`)", Priority: 112, Servers: []string{"http://r:80"}},
-		{Name: "1-healthz-exact-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && Path(`/healthz`)", Priority: 115, Servers: []string{"http://h:80"}},
-		{Name: "3-app-dup2-router", ResourceID: 3, Host: "app.example.com", Rule: "Host(`app.example.com`)", Priority: 100, Servers: []string{"https://d:80"}},
-		{Name: "4-2f-prefix-Shop-renamed-router", ResourceID: 4, Host: "shop.example.com", Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"h2c://s:80"}},
+		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}, Middlewares: badger},
+		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}, Middlewares: badger},
+		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}, Middlewares: badger},
+		{Name: "1-5e2fr24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/r$`)", Priority: 112, Servers: []string{"http://r:80"}, Middlewares: badger},
+		{Name: "1-healthz-exact-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && Path(`/healthz`)", Priority: 115, Servers: []string{"http://h:80"}, Middlewares: badger},
+		{Name: "3-app-dup2-router", ResourceID: 3, Host: "app.example.com", Rule: "Host(`app.example.com`)", Priority: 100, Servers: []string{"https://d:80"}, Middlewares: badger},
+		{Name: "4-2f-prefix-Shop-renamed-router", ResourceID: 4, Host: "shop.example.com", Rule: "Host(`shop.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"h2c://s:80"}, Middlewares: badger},
 	}
 	assert.Equal(t, want, s.Routers())
 	assert.Equal(t, map[string][]string{
@@ -513,10 +514,10 @@ func TestRouterNameCollisions(t *testing.T) {
 	assert.Equal(t, "Host(`naming.example.com`) && PathPrefix(`/"+a44+"2`)", routers[2].Rule, "the later group overwrites")
 	assert.Equal(t, []string{"http://t139:80"}, routers[2].Servers)
 
-	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix"))
-	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex"))
-	assert.Equal(t, "124", inmemory.RouterKey(124, "", ""))
-	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact")[:6], "a UTF-16 code unit, unpadded")
+	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix", "", ""))
+	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex", "", ""))
+	assert.Equal(t, "124", inmemory.RouterKey(124, "", "", "", ""))
+	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact", "", "")[:6], "a UTF-16 code unit, unpadded")
 }
 
 func TestFaultsAndCounts(t *testing.T) {
@@ -599,4 +600,62 @@ func TestAnySite(t *testing.T) {
 	assert.Len(t, s.Sites(), 2)
 	assert.Equal(t, http.StatusNotFound, do(t, s, "GET", "/v1/org/other/site/edge", "").Status,
 		"sites appear in the server's org only")
+}
+
+// TestRewritesAndHeaders replays the reference's section 14 on resource 124 hc-test:
+// each rewrite's middleware and router name, a rewrite without a path left out of the
+// routing, and the headers middleware after badger and the rewrite.
+func TestRewritesAndHeaders(t *testing.T) {
+	s := newServer(t, inmemory.Options{})
+	for range 123 {
+		s.SeedResource(inmemory.Resource{Name: "filler", DomainID: "domain1"})
+	}
+	sub := "hc"
+	res := s.SeedResource(inmemory.Resource{Name: "hc-test", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
+	require.Equal(t, 124, res.ID)
+	target := func(body string) {
+		r := do(t, s, "PUT", "/v1/resource/124/target", `{"siteId":1,"ip":"web.hc.svc","port":80,"method":"http",`+body+`}`)
+		require.Equal(t, 201, r.Status, r.Body)
+	}
+	target(`"path":"/api","pathMatchType":"prefix","rewritePath":"/","rewritePathType":"stripPrefix"`)
+	target(`"path":"/old","pathMatchType":"exact","rewritePath":"/new","rewritePathType":"exact"`)
+	target(`"path":"/v1","pathMatchType":"prefix","rewritePath":"/api/v1","rewritePathType":"prefix"`)
+	target(`"path":"^/u/(.*)$","pathMatchType":"regex","rewritePath":"/users/$1","rewritePathType":"regex"`)
+	target(`"rewritePath":"/x","rewritePathType":"prefix"`)
+
+	rewrites := map[string]string{}
+	for _, r := range s.Routers() {
+		require.NotNil(t, r.Rewrite, r.Name)
+		rewrites[r.Name] = r.Rewrite.String()
+		assert.Equal(t, []string{"badger", "rewrite-r124-" + strings.TrimSuffix(r.Name, "-hc-test-router")}, r.Middlewares)
+	}
+	assert.Equal(t, map[string]string{
+		"124-2fapi-prefix-stripPrefix-hc-test-router":              "stripPrefix /api",
+		"124-2fold-exact-new-exact-hc-test-router":                 "replacePathRegex ^/old$ -> /new",
+		"124-2fv1-prefix-api-v1-prefix-hc-test-router":             "replacePathRegex ^/v1(.*) -> /api/v1$1",
+		"124-5e2fu2f282e2a2924-regex-users-1-regex-hc-test-router": "replacePathRegex ^/u/(.*)$ -> /users/$1",
+	}, rewrites, "the rewrite without a path has no router")
+
+	r := do(t, s, "POST", "/v1/resource/124", `{"headers":[{"name":"X-A"}]}`)
+	assert.Equal(t, 400, r.Status)
+	assert.Equal(t, `Validation error: Invalid input: expected string, received undefined at "headers[0].value"`, r.message())
+	r = do(t, s, "POST", "/v1/resource/124", `{"headers":[{"name":"X-Env","value":"prod"},{"name":"X-Team","value":"k8s"}],"setHostHeader":"internal.hc.svc"}`)
+	require.Equal(t, 200, r.Status, r.Body)
+	for _, rt := range s.Routers() {
+		if rt.Name != "124-2fapi-prefix-stripPrefix-hc-test-router" {
+			continue
+		}
+		assert.Equal(t, []string{"badger", "rewrite-r124-124-2fapi-prefix-stripPrefix", "124-2fapi-prefix-stripPrefix-headers-middleware"}, rt.Middlewares)
+		assert.Equal(t, map[string]string{"X-Env": "prod", "X-Team": "k8s", "Host": "internal.hc.svc"}, rt.RequestHeaders)
+	}
+	config := do(t, s, "GET", inmemory.TraefikConfigPath, "").Body
+	assert.Contains(t, config, `"124-2fapi-prefix-stripPrefix-headers-middleware":{"headers":{"customRequestHeaders":{"Host":"internal.hc.svc","X-Env":"prod","X-Team":"k8s"}}}`)
+	assert.Contains(t, config, `"rewrite-r124-124-2fapi-prefix-stripPrefix":{"stripPrefix":{"prefixes":["/api"]}}`)
+
+	r = do(t, s, "POST", "/v1/resource/124", `{"headers":null,"setHostHeader":null}`)
+	require.Equal(t, 200, r.Status, r.Body)
+	for _, rt := range s.Routers() {
+		assert.Nil(t, rt.RequestHeaders, "cleared")
+		assert.Len(t, rt.Middlewares, 2)
+	}
 }

@@ -76,7 +76,12 @@ type Resource struct {
 	SSL         bool
 	BlockAccess bool
 	SSO         bool
+	// Headers are the resource's headers, as stored; not seeded.
+	Headers []Header
 }
+
+// Header is one of a resource's headers.
+type Header struct{ Name, Value string }
 
 // Target is a target as the fake stores it.
 type Target struct {
@@ -91,6 +96,9 @@ type Target struct {
 	PathMatchType string
 	Priority      int // 0 when none is stored
 	HCEnabled     bool
+	// RewritePath and RewritePathType are "" when unset.
+	RewritePath     string
+	RewritePathType string
 }
 
 func strp(s string) *string {
@@ -108,11 +116,15 @@ func deref(p *string) string {
 }
 
 func (r *resource) snapshot() Resource {
-	return Resource{
+	out := Resource{
 		ID: r.id, Org: r.org, NiceID: r.niceID, Name: r.name, Subdomain: r.subdomain,
 		FullDomain: r.fullDomain, DomainID: r.domainID, Enabled: r.enabled, SSL: r.ssl,
 		BlockAccess: r.blockAccess, SSO: r.sso,
 	}
+	if len(r.headers) > 0 {
+		_ = json.Unmarshal(r.headers, &out.Headers) // validated on the way in
+	}
+	return out
 }
 
 func (t *target) snapshot() Target {
@@ -120,6 +132,7 @@ func (t *target) snapshot() Target {
 		ID: t.id, ResourceID: t.resourceID, SiteID: t.siteID, IP: t.ip, Port: t.port,
 		Method: deref(t.method), Enabled: t.enabled, Path: deref(t.path),
 		PathMatchType: deref(t.pathMatchType), HCEnabled: t.hcEnabled,
+		RewritePath: deref(t.rewritePath), RewritePathType: deref(t.rewritePathType),
 	}
 	if t.priority != nil {
 		out.Priority = *t.priority

@@ -1,6 +1,7 @@
 package inmemory
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -24,6 +25,53 @@ type Router struct {
 	// Servers are "<method>://<ip>:<port>", de-duplicated, in target order. Targets
 	// without a method and unhealthy ones are left out, which can leave none.
 	Servers []string
+	// Middlewares are the router's, in order: "badger", then the group's rewrite
+	// ("rewrite-r<resourceId>-<key>", and "addprefix-r<resourceId>-<key>" after a
+	// stripPrefix with a path to add), then "<key>-headers-middleware" when the
+	// resource has headers or a host header.
+	Middlewares []string
+	// Rewrite is the group's path rewrite; nil for none.
+	Rewrite *Rewrite
+	// RequestHeaders are the headers middleware's customRequestHeaders: the resource's
+	// headers, and Host from its setHostHeader. Nil for none.
+	RequestHeaders map[string]string
+}
+
+// Rewrite is the Traefik middleware (or pair) Pangolin makes of a target's rewrite
+// (the reference's section 14).
+type Rewrite struct {
+	// ReplacePathRegex is set for a replacePathRegex middleware: Regex, Replacement.
+	ReplacePathRegex bool
+	Regex            string
+	Replacement      string
+	// StripPrefix is set for a stripPrefix middleware (prefix match with a stripPrefix
+	// rewrite); AddPrefix, when set, is the addPrefix middleware chained after it.
+	StripPrefix string
+	AddPrefix   string
+}
+
+func (r Rewrite) String() string {
+	if r.ReplacePathRegex {
+		return fmt.Sprintf("replacePathRegex %s -> %s", r.Regex, r.Replacement)
+	}
+	if r.AddPrefix != "" {
+		return fmt.Sprintf("stripPrefix %s, addPrefix %s", r.StripPrefix, r.AddPrefix)
+	}
+	return "stripPrefix " + r.StripPrefix
+}
+
+// traefik is the middleware's Traefik configuration, by middleware name.
+func (r Rewrite) traefik(name string) (map[string]any, []string) {
+	if r.ReplacePathRegex {
+		return map[string]any{name: map[string]any{"replacePathRegex": map[string]string{"regex": r.Regex, "replacement": r.Replacement}}}, []string{name}
+	}
+	out := map[string]any{name: map[string]any{"stripPrefix": map[string][]string{"prefixes": {r.StripPrefix}}}}
+	if r.AddPrefix == "" {
+		return out, []string{name}
+	}
+	add := "addprefix-" + strings.TrimPrefix(name, "rewrite-")
+	out[add] = map[string]any{"addPrefix": map[string]string{"prefix": r.AddPrefix}}
+	return out, []string{name, add}
 }
 
 // Routers derives the routers from the stored state, following the reference's
@@ -67,9 +115,26 @@ func (s *Server) Routers() []Router {
 			}
 		}
 		byName := map[string]Router{}
+		headers := requestHeaders(r)
 		for _, key := range order {
 			g := groups[key]
+			if !validRewrite(g.first) {
+				// Pangolin logs "Path rewriting requires path matching to be
+				// configured" (or the like) and leaves the group out: no router, no
+				// service, no error to the client.
+				continue
+			}
 			rt := router(r, g.first, g.servers)
+			rt.Middlewares = []string{"badger"}
+			if rw := rewriteOf(g.first); rw != nil {
+				rt.Rewrite = rw
+				_, chain := rw.traefik(rewriteName(r.id, g.first))
+				rt.Middlewares = append(rt.Middlewares, chain...)
+			}
+			if headers != nil {
+				rt.RequestHeaders = headers
+				rt.Middlewares = append(rt.Middlewares, sanitize(groupString(r.id, g.first))+"-headers-middleware")
+			}
 			byName[rt.Name] = rt // a later group with the same name overwrites
 		}
 		for _, rt := range byName {
@@ -107,12 +172,23 @@ func (s *Server) traefikConfig() any {
 	type loadBalancer struct {
 		Servers []server `json:"servers"`
 	}
-	rts, svcs := map[string]any{}, map[string]any{}
+	rts, svcs, mws := map[string]any{}, map[string]any{}, map[string]any{}
 	for _, r := range routers {
 		service := strings.TrimSuffix(r.Name, "-router") + "-service"
 		rts[r.Name] = map[string]any{
-			"entryPoints": []string{"websecure"}, "middlewares": []string{"badger"},
+			"entryPoints": []string{"websecure"}, "middlewares": r.Middlewares,
 			"service": service, "rule": r.Rule, "priority": r.Priority,
+		}
+		for _, name := range r.Middlewares {
+			switch {
+			case strings.HasPrefix(name, "rewrite-") && r.Rewrite != nil:
+				defs, _ := r.Rewrite.traefik(name)
+				for k, v := range defs {
+					mws[k] = v
+				}
+			case strings.HasSuffix(name, "-headers-middleware"):
+				mws[name] = map[string]any{"headers": map[string]any{"customRequestHeaders": r.RequestHeaders}}
+			}
 		}
 		lb := loadBalancer{Servers: []server{}}
 		for _, u := range r.Servers {
@@ -120,7 +196,123 @@ func (s *Server) traefikConfig() any {
 		}
 		svcs[service] = map[string]any{"loadBalancer": lb}
 	}
-	return map[string]any{"http": map[string]any{"routers": rts, "services": svcs}}
+	out := map[string]any{"routers": rts, "services": svcs}
+	if len(mws) > 0 {
+		out["middlewares"] = mws
+	}
+	return map[string]any{"http": out}
+}
+
+// validRewrite is Pangolin's check of a group's rewrite (validatePathRewriteConfig):
+// a rewrite needs a path match, and, except for stripPrefix, a rewrite path and its
+// type come together. Empty strings count as unset, as in JavaScript.
+func validRewrite(t *target) bool {
+	path, match, rw, rwType := deref(t.path), deref(t.pathMatchType), deref(t.rewritePath), deref(t.rewritePathType)
+	if path == "" || match == "" {
+		return rw == "" && rwType == ""
+	}
+	if rwType != "stripPrefix" && (rw == "") != (rwType == "") {
+		return false
+	}
+	return true
+}
+
+func rewriteName(resourceID int, t *target) string {
+	return fmt.Sprintf("rewrite-r%d-%s", resourceID, sanitize(groupString(resourceID, t)))
+}
+
+// rewriteOf is the middleware Pangolin makes of a group's rewrite
+// (createPathRewriteMiddleware): none without a rewrite path (null) or a type. A
+// missing leading '/' is added to non-regex paths and, for rewrite types other than
+// regex, to a non-empty rewrite path; Pangolin escapes a literal path with
+// [.*+?^${}()|[\]\\].
+func rewriteOf(t *target) *Rewrite {
+	if t.rewritePath == nil || t.path == nil || deref(t.pathMatchType) == "" || deref(t.rewritePathType) == "" {
+		return nil
+	}
+	path, match, rw, rwType := *t.path, *t.pathMatchType, *t.rewritePath, *t.rewritePathType
+	if match != "regex" && !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if rwType != "regex" && rw != "" && !strings.HasPrefix(rw, "/") {
+		rw = "/" + rw
+	}
+	literal := jsEscapeRegex(path)
+	replace := func(regex, replacement string) *Rewrite {
+		return &Rewrite{ReplacePathRegex: true, Regex: regex, Replacement: replacement}
+	}
+	switch rwType {
+	case "exact":
+		return replace("^"+literal+"$", rw)
+	case "prefix":
+		switch match {
+		case "prefix":
+			return replace("^"+literal+"(.*)", rw+"$1")
+		case "exact":
+			return replace("^"+literal+"$", rw)
+		}
+		return replace(path, rw)
+	case "regex":
+		switch match {
+		case "regex":
+			return replace(path, rw)
+		case "prefix":
+			return replace("^"+literal+"(.*)", rw)
+		}
+		return replace("^"+literal+"$", rw)
+	case "stripPrefix":
+		switch match {
+		case "prefix":
+			out := &Rewrite{StripPrefix: path}
+			if rw != "" && rw != "/" {
+				out.AddPrefix = rw
+			}
+			return out
+		case "exact":
+			return replace("^"+literal+"$", cmpOr(rw, "/"))
+		}
+		return replace(path, cmpOr(rw, "/"))
+	}
+	return nil // Pangolin logs the unknown type and writes no middleware
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// jsEscapeRegex escapes what Pangolin's escapeRegex escapes: . * + ? ^ $ { } ( ) | [ ] \
+func jsEscapeRegex(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`.*+?^${}()|[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// requestHeaders is the customRequestHeaders of a resource's headers middleware: its
+// headers, then Host from setHostHeader; nil when it has neither.
+func requestHeaders(r *resource) map[string]string {
+	var list []struct{ Name, Value string }
+	if len(r.headers) > 0 {
+		_ = json.Unmarshal(r.headers, &list) // validated on the way in
+	}
+	if len(list) == 0 && deref(r.setHostHeader) == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, h := range list {
+		out[h.Name] = h.Value
+	}
+	if host := deref(r.setHostHeader); host != "" {
+		out["Host"] = host
+	}
+	return out
 }
 
 // groupString is the full key Pangolin groups a resource's targets by: the resource id
@@ -140,8 +332,8 @@ func groupString(resourceID int, t *target) string {
 // middlewares after: the group string (resource id, encoded path, match type, rewrite)
 // through sanitize, which keeps only its first 50 characters. Two groups whose strings
 // agree on those get one key. Exported for tests that check the rule itself.
-func RouterKey(resourceID int, path, pathMatchType string) string {
-	t := &target{path: strp(path), pathMatchType: strp(pathMatchType)}
+func RouterKey(resourceID int, path, pathMatchType, rewritePath, rewritePathType string) string {
+	t := &target{path: strp(path), pathMatchType: strp(pathMatchType), rewritePath: strp(rewritePath), rewritePathType: strp(rewritePathType)}
 	return sanitize(groupString(resourceID, t))
 }
 

@@ -225,6 +225,33 @@ func (v *validator) any(key string) (json.RawMessage, bool) {
 	return raw, present
 }
 
+// headers reads an optional, nullable list of {name, value}, both strings and both
+// required (a resource's headers, a target's hcHeaders).
+func (v *validator) headers(key string) (json.RawMessage, bool) {
+	raw, present, isNull := v.field(key)
+	if !present || isNull {
+		return raw, present
+	}
+	var list []json.RawMessage
+	if jsType(raw) != "array" || json.Unmarshal(raw, &list) != nil {
+		v.typeIssue(key, "array", raw)
+		return raw, present
+	}
+	for i, item := range list {
+		var fields map[string]json.RawMessage
+		if jsType(item) != "object" || json.Unmarshal(item, &fields) != nil {
+			v.typeIssue(fmt.Sprintf("%s[%d]", key, i), "object", item)
+			continue
+		}
+		for _, f := range []string{"name", "value"} {
+			if jsType(fields[f]) != "string" {
+				v.typeIssue(fmt.Sprintf("%s[%d].%s", key, i, f), "string", fields[f])
+			}
+		}
+	}
+	return raw, present
+}
+
 // strict adds zod's issue for the keys no field declared, in input order.
 func (v *validator) strict() {
 	var unknown []string

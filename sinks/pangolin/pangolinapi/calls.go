@@ -175,6 +175,9 @@ type ResourceUpdate struct {
 	ApplyRules            *bool
 	// SkipToIdpID is left unchanged when nil; a pointer to 0 clears it.
 	SkipToIdpID *int
+	// Headers are left unchanged when nil; a pointer to an empty list clears them.
+	// Each needs a name and a value.
+	Headers *[]Header
 }
 
 func (u ResourceUpdate) body() (map[string]any, error) {
@@ -215,6 +218,18 @@ func (u ResourceUpdate) body() (map[string]any, error) {
 			b["skipToIdpId"] = nil
 		default:
 			b["skipToIdpId"] = id
+		}
+	}
+	if u.Headers != nil {
+		for _, h := range *u.Headers {
+			if h.Name == "" || h.Value == "" {
+				return nil, fmt.Errorf("header %q: a name and a value are required", h.Name)
+			}
+		}
+		if len(*u.Headers) == 0 {
+			b["headers"] = nil
+		} else {
+			b["headers"] = *u.Headers
 		}
 	}
 	if len(b) == 0 {
@@ -295,6 +310,15 @@ type TargetSpec struct {
 	PathMatchType string
 	// Priority 1-1000; 0 leaves the server's default (100: derived from the path).
 	Priority int
+	// Rewrite, when set, needs Path: see checkRewrite.
+	Rewrite Rewrite
+}
+
+// Rewrite is a target's path rewrite: Pangolin's rewritePath and rewritePathType. The
+// zero Rewrite is none.
+type Rewrite struct {
+	Path string
+	Type string // "exact", "prefix", "regex" or "stripPrefix"
 }
 
 func checkMethod(m string) error {
@@ -312,23 +336,47 @@ func checkPath(path, match string) error {
 	return nil
 }
 
+// checkRewrite refuses what Pangolin accepts and then leaves out of its routing, the
+// target with it (the reference's section 14): a rewrite without a path match, and a
+// rewrite path without a type or, except for stripPrefix, a type without a path.
+func checkRewrite(path string, r Rewrite) error {
+	switch {
+	case r == Rewrite{}:
+		return nil
+	case path == "":
+		return fmt.Errorf("rewrite %q (%s) needs a path match: Pangolin routes nothing for it otherwise", r.Path, r.Type)
+	case r.Type == "", r.Path == "" && r.Type != RewriteStripPrefix:
+		return fmt.Errorf("rewrite path %q and type %q must be set together", r.Path, r.Type)
+	}
+	switch r.Type {
+	case MatchExact, MatchPrefix, MatchRegex, RewriteStripPrefix:
+		return nil
+	}
+	return fmt.Errorf("rewrite type %q is not exact, prefix, regex or stripPrefix", r.Type)
+}
+
 // CreateTarget adds a target to a resource.
 func (c *Client) CreateTarget(ctx context.Context, resourceID int, s TargetSpec) (Target, error) {
-	if err := errors.Join(checkMethod(s.Method), checkPath(s.Path, s.PathMatchType)); err != nil {
+	if err := errors.Join(checkMethod(s.Method), checkPath(s.Path, s.PathMatchType), checkRewrite(s.Path, s.Rewrite)); err != nil {
 		return Target{}, fmt.Errorf("create target on resource %d: %w", resourceID, err)
 	}
 	body := struct {
-		SiteID        int     `json:"siteId"`
-		IP            string  `json:"ip"`
-		Port          int     `json:"port"`
-		Method        string  `json:"method"`
-		Enabled       bool    `json:"enabled"`
-		Path          *string `json:"path,omitempty"`
-		PathMatchType *string `json:"pathMatchType,omitempty"`
-		Priority      *int    `json:"priority,omitempty"`
+		SiteID          int     `json:"siteId"`
+		IP              string  `json:"ip"`
+		Port            int     `json:"port"`
+		Method          string  `json:"method"`
+		Enabled         bool    `json:"enabled"`
+		Path            *string `json:"path,omitempty"`
+		PathMatchType   *string `json:"pathMatchType,omitempty"`
+		Priority        *int    `json:"priority,omitempty"`
+		RewritePath     *string `json:"rewritePath,omitempty"`
+		RewritePathType *string `json:"rewritePathType,omitempty"`
 	}{SiteID: s.SiteID, IP: s.IP, Port: s.Port, Method: s.Method, Enabled: s.Enabled}
 	if s.Path != "" {
 		body.Path, body.PathMatchType = &s.Path, &s.PathMatchType
+	}
+	if s.Rewrite != (Rewrite{}) {
+		body.RewritePath, body.RewritePathType = nullIfEmpty(s.Rewrite.Path), &s.Rewrite.Type
 	}
 	if s.Priority != 0 {
 		body.Priority = &s.Priority
@@ -355,6 +403,9 @@ type TargetUpdate struct {
 	Enabled  *bool
 	Path     *PathMatch // nil keeps it; &PathMatch{} clears it
 	Priority int
+	// Rewrite: nil keeps it; &Rewrite{} clears it. A rewrite needs a path match: with
+	// one, Path must be sent too, so that the check sees what the target will hold.
+	Rewrite *Rewrite
 }
 
 // UpdateTarget changes a target and returns it as it now is.
@@ -368,6 +419,17 @@ func (c *Client) UpdateTarget(ctx context.Context, id int, u TargetUpdate) (Targ
 	}
 	if u.Path != nil {
 		errs = append(errs, checkPath(u.Path.Path, u.Path.Type))
+	}
+	if u.Rewrite != nil {
+		path := ""
+		if u.Path != nil {
+			path = u.Path.Path
+		}
+		if *u.Rewrite != (Rewrite{}) && u.Path == nil {
+			errs = append(errs, errors.New("a rewrite is sent with the path match it needs"))
+		} else {
+			errs = append(errs, checkRewrite(path, *u.Rewrite))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Target{}, fmt.Errorf("update target %d: %w", id, err)
@@ -388,6 +450,9 @@ func (c *Client) UpdateTarget(ctx context.Context, id int, u TargetUpdate) (Targ
 	}
 	if u.Priority != 0 {
 		body["priority"] = u.Priority
+	}
+	if u.Rewrite != nil {
+		body["rewritePath"], body["rewritePathType"] = nullIfEmpty(u.Rewrite.Path), nullIfEmpty(u.Rewrite.Type)
 	}
 	var t targetJSON
 	err := c.do(ctx, OpUpdateTarget, http.MethodPost, "/target/"+strconv.Itoa(id), nil, body, &t)

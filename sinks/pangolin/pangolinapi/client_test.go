@@ -454,3 +454,66 @@ func TestWritesCarryJSON(t *testing.T) {
 	require.NoError(t, c.DeleteResource(ctx, r.ResourceID))
 	assert.Equal(t, []string{"PUT application/json Bearer", "GET  Bearer", "DELETE  Bearer"}, seen)
 }
+
+func TestRewritesAndHeadersRoundTrip(t *testing.T) {
+	s := newFake(t, inmemory.Options{})
+	c := newClient(t, s)
+	ctx := context.Background()
+	sub := "app"
+	rid := s.SeedResource(inmemory.Resource{Name: "app", Subdomain: &sub, DomainID: "domain1", Enabled: true}).ID
+	site := s.Sites()[0].ID
+
+	rewrite := pangolinapi.Rewrite{Path: "/v2$1", Type: "regex"}
+	created, err := c.CreateTarget(ctx, rid, pangolinapi.TargetSpec{SiteID: site, IP: "api", Port: 80, Method: "http", Enabled: true,
+		Path: `^/v1(/.*)?$`, PathMatchType: "regex", Rewrite: rewrite})
+	require.NoError(t, err)
+	assert.Equal(t, "/v2$1", created.RewritePath)
+	assert.Equal(t, "regex", created.RewritePathType)
+	listed, err := c.ListTargets(ctx, rid)
+	require.NoError(t, err)
+	assert.Equal(t, created, listed[0], "the list reads the rewrite back")
+
+	updated, err := c.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: site, IP: "api",
+		Path: &pangolinapi.PathMatch{Path: `^/v1(/.*)?$`, Type: "regex"}, Rewrite: &pangolinapi.Rewrite{}})
+	require.NoError(t, err)
+	assert.Empty(t, updated.RewritePath, "an empty rewrite clears it")
+	assert.Empty(t, updated.RewritePathType)
+
+	headers := []pangolinapi.Header{{Name: "X-Env", Value: "prod"}}
+	res, err := c.UpdateResource(ctx, rid, pangolinapi.ResourceUpdate{Headers: &headers})
+	require.NoError(t, err)
+	assert.Equal(t, headers, res.Headers, "read from the update response's JSON string")
+	got, err := c.GetResource(ctx, rid)
+	require.NoError(t, err)
+	assert.Equal(t, headers, got.Headers, "read from GET's array")
+	res, err = c.UpdateResource(ctx, rid, pangolinapi.ResourceUpdate{Headers: &[]pangolinapi.Header{}})
+	require.NoError(t, err)
+	assert.Empty(t, res.Headers, "an empty list clears them")
+}
+
+func TestRewritesPangolinWouldDropAreRefused(t *testing.T) {
+	s := newFake(t, inmemory.Options{})
+	c := newClient(t, s)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		spec pangolinapi.TargetSpec
+	}{
+		{"a rewrite without a path match", pangolinapi.TargetSpec{Rewrite: pangolinapi.Rewrite{Path: "/x", Type: "prefix"}}},
+		{"a rewrite path without its type", pangolinapi.TargetSpec{Path: "/a", PathMatchType: "prefix", Rewrite: pangolinapi.Rewrite{Path: "/x"}}},
+		{"a rewrite type without its path", pangolinapi.TargetSpec{Path: "/a", PathMatchType: "prefix", Rewrite: pangolinapi.Rewrite{Type: "prefix"}}},
+		{"an unknown rewrite type", pangolinapi.TargetSpec{Path: "/a", PathMatchType: "prefix", Rewrite: pangolinapi.Rewrite{Path: "/x", Type: "replace"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			spec.SiteID, spec.IP, spec.Port, spec.Method = 1, "a", 80, "http"
+			_, err := c.CreateTarget(ctx, 1, spec)
+			require.Error(t, err)
+			assert.Zero(t, s.Writes(), "nothing is sent")
+		})
+	}
+	_, err := c.CreateTarget(ctx, 1, pangolinapi.TargetSpec{SiteID: 1, IP: "a", Port: 80, Method: "http", Path: "/a", PathMatchType: "prefix",
+		Rewrite: pangolinapi.Rewrite{Type: "stripPrefix"}})
+	assert.NotContains(t, fmt.Sprint(err), "rewrite", "stripPrefix may come without a path")
+}

@@ -227,9 +227,10 @@ func (c *contract) raw(t *testing.T, method, path, body string, auth bool) rawRe
 
 // traefikRouter is a router of Pangolin's Traefik configuration, with its servers.
 type traefikRouter struct {
-	Rule     string
-	Priority int
-	Servers  []string
+	Rule        string
+	Priority    int
+	Servers     []string
+	Middlewares []string
 }
 
 // routers reads the Traefik configuration and returns the routers whose rule names host,
@@ -247,9 +248,10 @@ func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
 	var cfg struct {
 		HTTP struct {
 			Routers map[string]struct {
-				Rule     string `json:"rule"`
-				Service  string `json:"service"`
-				Priority int    `json:"priority"`
+				Rule        string   `json:"rule"`
+				Service     string   `json:"service"`
+				Priority    int      `json:"priority"`
+				Middlewares []string `json:"middlewares"`
 			} `json:"routers"`
 			Services map[string]struct {
 				LoadBalancer struct {
@@ -266,7 +268,7 @@ func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
 		if strings.HasSuffix(name, "-redirect") || !strings.Contains(r.Rule, "Host(`"+host+"`)") {
 			continue
 		}
-		rt := traefikRouter{Rule: r.Rule, Priority: r.Priority}
+		rt := traefikRouter{Rule: r.Rule, Priority: r.Priority, Middlewares: r.Middlewares}
 		for _, s := range cfg.HTTP.Services[r.Service].LoadBalancer.Servers {
 			rt.Servers = append(rt.Servers, s.URL)
 		}

@@ -234,10 +234,10 @@ func TestContract(t *testing.T) {
 			return len(routers) > 0
 		}, 10*time.Second, 200*time.Millisecond, "no router for %s: is the site served by this server?", r.FullDomain)
 
-		short := pangolin.RouterKey(r.ResourceID, "/short", "prefix")
+		short := pangolin.RouterKey(r.ResourceID, "/short", "prefix", "", "")
 		assert.Contains(t, routers, short+"-"+nameKey(r.Name)+"-router", "a short key is kept whole: %v", keys(routers))
-		longKey := pangolin.RouterKey(r.ResourceID, long+"1", "prefix")
-		require.Equal(t, longKey, pangolin.RouterKey(r.ResourceID, long+"2", "prefix"), "PIC expects the two long paths to meet")
+		longKey := pangolin.RouterKey(r.ResourceID, long+"1", "prefix", "", "")
+		require.Equal(t, longKey, pangolin.RouterKey(r.ResourceID, long+"2", "prefix", "", ""), "PIC expects the two long paths to meet")
 		var named []string
 		for name := range routers {
 			if strings.HasPrefix(name, longKey+"-") {
@@ -253,6 +253,65 @@ func TestContract(t *testing.T) {
 		default:
 			t.Errorf("no router named after %s for the long paths: Pangolin names routers otherwise than PIC expects: %v", longKey, keys(routers))
 		}
+	})
+
+	t.Run("a target's rewrite and a resource's headers are kept, and the rewrite names the router", func(t *testing.T) {
+		r := c.create(t, "filters")
+		// PIC writes a Gateway API rewrite as a regex replacement on its element-wise
+		// prefix expression, and compares what it reads back with what it wants.
+		spec := pangolinapi.TargetSpec{
+			SiteID: c.site.SiteID, IP: c.prefix + ".invalid", Port: 8080, Method: pangolinapi.MethodHTTP, Enabled: true,
+			Path: "^/v1(/.*)?$", PathMatchType: pangolinapi.MatchRegex, Priority: 103,
+			Rewrite: pangolinapi.Rewrite{Path: "/v2$1", Type: pangolinapi.MatchRegex},
+		}
+		created, err := cl.CreateTarget(ctx, r.ResourceID, spec)
+		require.NoError(t, err)
+		assert.Equal(t, "/v2$1", created.RewritePath)
+		assert.Equal(t, "regex", created.RewritePathType)
+		list, err := cl.ListTargets(ctx, r.ResourceID)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, created, list[0], "the list reports the rewrite as create returned it")
+		// A changed rewrite is an update in place, path sent with it.
+		moved, err := cl.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: c.site.SiteID, IP: spec.IP,
+			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{Path: "/v3$1", Type: "regex"}})
+		require.NoError(t, err)
+		assert.Equal(t, "/v3$1", moved.RewritePath)
+		// A rule that loses its filter keeps its target: null clears the rewrite.
+		cleared, err := cl.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: c.site.SiteID, IP: spec.IP,
+			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{}})
+		require.NoError(t, err)
+		assert.Empty(t, cleared.RewritePath)
+		assert.Empty(t, cleared.RewritePathType)
+		_, err = cl.UpdateTarget(ctx, created.TargetID, pangolinapi.TargetUpdate{SiteID: c.site.SiteID, IP: spec.IP,
+			Path: &pangolinapi.PathMatch{Path: spec.Path, Type: spec.PathMatchType}, Rewrite: &pangolinapi.Rewrite{Path: "/v3$1", Type: "regex"}})
+		require.NoError(t, err)
+
+		// Headers: the update response encodes them as a string, GET as an array; PIC
+		// reads both the same.
+		headers := []pangolinapi.Header{{Name: "X-Env", Value: "prod"}, {Name: "X-Team", Value: "k8s"}}
+		upd, err := cl.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{Headers: &headers})
+		require.NoError(t, err)
+		assert.Equal(t, headers, upd.Headers)
+		got, err := cl.GetResource(ctx, r.ResourceID)
+		require.NoError(t, err)
+		assert.Equal(t, headers, got.Headers)
+		upd, err = cl.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{Headers: &[]pangolinapi.Header{}})
+		require.NoError(t, err)
+		assert.Empty(t, upd.Headers, "an empty list clears them")
+
+		if c.traefikURL == "" {
+			t.Log("set " + traefikEnv + " to check the rewrite's router name and middleware on a real server")
+			return
+		}
+		var routers map[string]traefikRouter
+		require.Eventually(t, func() bool {
+			routers = c.routers(t, r.FullDomain)
+			return len(routers) > 0
+		}, 10*time.Second, 200*time.Millisecond, "no router for %s", r.FullDomain)
+		key := pangolin.RouterKey(r.ResourceID, spec.Path, spec.PathMatchType, "/v3$1", "regex")
+		require.Contains(t, routers, key+"-"+nameKey(r.Name)+"-router", "the rewrite is part of the router name: %v", keys(routers))
+		assert.Equal(t, []string{"badger", "rewrite-r" + strconv.Itoa(r.ResourceID) + "-" + key}, routers[key+"-"+nameKey(r.Name)+"-router"].Middlewares)
 	})
 
 	t.Run("deleting a resource deletes its targets", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package pangolinapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -49,6 +50,15 @@ type Resource struct {
 	// SkipToIdpID is the identity provider visitors are sent to without the choice of
 	// a login method; 0 for none.
 	SkipToIdpID int
+	// Headers are set on every request to the resource (Traefik customRequestHeaders),
+	// in the order stored; none when the server holds null.
+	Headers []Header
+}
+
+// Header is one HTTP header of a resource's headers.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // ResourceSummary is a resource as the list reports it. The list has no subdomain nor
@@ -79,6 +89,10 @@ type Target struct {
 	// Priority is the stored priority; 0 when the server stored none. 100, the default,
 	// makes Pangolin derive the router priority from the path (see inmemory.Routers).
 	Priority int
+	// RewritePath and RewritePathType rewrite the path of the requests the target
+	// matches (a Traefik middleware); both "" for none.
+	RewritePath     string
+	RewritePathType string // "exact", "prefix", "regex" or "stripPrefix"
 }
 
 // Target methods and path match types.
@@ -90,6 +104,10 @@ const (
 	MatchExact  = "exact"
 	MatchPrefix = "prefix"
 	MatchRegex  = "regex"
+
+	// RewriteStripPrefix is the rewrite path type that may come without a rewrite
+	// path; the others are the match types.
+	RewriteStripPrefix = "stripPrefix"
 )
 
 // Host is where a resource is served: a domain of the org and a subdomain of it.
@@ -179,9 +197,31 @@ type resourceJSON struct {
 	Enabled     flexBool `json:"enabled"`
 	SSL         flexBool `json:"ssl"`
 	// Access flags of the policy: null in the create response.
-	EmailWhitelistEnabled flexBool `json:"emailWhitelistEnabled"`
-	ApplyRules            flexBool `json:"applyRules"`
-	SkipToIdpID           *int     `json:"skipToIdpId"`
+	EmailWhitelistEnabled flexBool    `json:"emailWhitelistEnabled"`
+	ApplyRules            flexBool    `json:"applyRules"`
+	SkipToIdpID           *int        `json:"skipToIdpId"`
+	Headers               flexHeaders `json:"headers"`
+}
+
+// flexHeaders decodes a resource's headers in both shapes the server uses: an array
+// (GET) and the same array JSON-encoded in a string (the update response), or null.
+type flexHeaders []Header
+
+func (h *flexHeaders) UnmarshalJSON(data []byte) error {
+	var encoded string
+	if err := json.Unmarshal(data, &encoded); err == nil {
+		if encoded == "" {
+			*h = nil
+			return nil
+		}
+		data = []byte(encoded)
+	}
+	var list []Header
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("headers: want an array of {name, value}, as such or JSON-encoded, got %.40s", data)
+	}
+	*h = list
+	return nil
 }
 
 func str(p *string) string {
@@ -208,6 +248,7 @@ func (r resourceJSON) resource() Resource {
 		EmailWhitelistEnabled: r.EmailWhitelistEnabled.value,
 		ApplyRules:            r.ApplyRules.value,
 		SkipToIdpID:           intOf(r.SkipToIdpID),
+		Headers:               []Header(r.Headers),
 	}
 }
 
@@ -236,6 +277,9 @@ type targetJSON struct {
 	Path          *string `json:"path"`
 	PathMatchType *string `json:"pathMatchType"`
 	Priority      *int    `json:"priority"`
+	// RewritePath and RewritePathType are null when unset.
+	RewritePath     *string `json:"rewritePath"`
+	RewritePathType *string `json:"rewritePathType"`
 }
 
 func (t targetJSON) target() Target {
@@ -249,6 +293,9 @@ func (t targetJSON) target() Target {
 		Enabled:       t.Enabled,
 		Path:          str(t.Path),
 		PathMatchType: str(t.PathMatchType),
+
+		RewritePath:     str(t.RewritePath),
+		RewritePathType: str(t.RewritePathType),
 	}
 	if t.Priority != nil {
 		out.Priority = *t.Priority
