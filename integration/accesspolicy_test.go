@@ -2,12 +2,14 @@ package integration_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,6 +83,24 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 		time.Sleep(time.Second)
 		_, published := w.resources()[w.host("team")]
 		assert.False(t, published, "roles cannot be carried by a PangolinResource: the host is not published")
+
+		// A password, from a Secret that exists: the operator cannot carry it either.
+		w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vault-auth"}, StringData: map[string]string{"password": "a-good-password"}})
+		w.create(policyFor("vault", "vault", accessv1alpha1.AccessPolicySpec{
+			Password: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "vault-auth", Key: "password"}},
+		}))
+		w.create(ingressFor("vault", "pangolin", rule(w.host("vault"), "/", "web", 8080)))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var events eventsv1.EventList
+			require.NoError(c, w.c.List(w.ctx, &events, client.InNamespace(w.ns)))
+			found := false
+			for _, e := range events.Items {
+				found = found || e.Regarding.Name == "vault" && e.Reason == pic.ReasonAccessPolicyUnsupported && strings.Contains(e.Note, "password")
+			}
+			assert.True(c, found, "a Warning on the Ingress vault names the password")
+		}, wait, tick)
+		_, published = w.resources()[w.host("vault")]
+		assert.False(t, published, "a password cannot be carried by a PangolinResource: the host is not published")
 
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
 		w.create(policyFor("late", "team", accessv1alpha1.AccessPolicySpec{SSO: ptr.To(true)}))
