@@ -30,9 +30,13 @@ func TestSmoke(t *testing.T) {
 		DirectN:      20,
 		Repeat:       2,
 		ResyncPeriod: 2 * time.Second,
-		Binary:       binary,
-		WorkDir:      filepath.Join(dir, "work"),
-		Logf:         t.Logf,
+		// The direct mode at a pace, its steady state at a tenth of a second's resync.
+		PangolinServiceTime: 2 * time.Millisecond,
+		PangolinConcurrency: 4,
+		DirectScale:         3000,
+		Binary:              binary,
+		WorkDir:             filepath.Join(dir, "work"),
+		Logf:                t.Logf,
 	})
 	require.NoError(t, err, "the harness failed; PIC's logs are in %s", filepath.Join(dir, "work"))
 	require.NoError(t, res.write(out))
@@ -81,10 +85,14 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Direct.ConvergeWrites, "PIC created the resources in Pangolin")
 	assert.Positive(t, res.Direct.RequestsPerChange)
 	assert.Zero(t, res.Direct.RestartWrites, "a restarted PIC writes nothing to a converged Pangolin")
-	assert.Zero(t, res.Direct.ResyncWrites, "a full resync writes nothing to a converged Pangolin")
-	assert.Positive(t, res.Direct.ResyncRequests, "the resync read Pangolin")
+	assert.Zero(t, res.Direct.ResyncWrites, "refreshes write nothing to a converged Pangolin")
+	assert.Positive(t, res.Direct.SteadyRequests, "the refreshes read Pangolin")
+	assert.Positive(t, res.Direct.FullRefreshes, "a full refresh in the window")
+	assert.Positive(t, res.Direct.PublishRatio)
+	assert.Positive(t, res.Direct.RestartFirstReconcileSeconds)
+	assert.True(t, res.Direct.RepairsInBound, "what was deleted or edited by hand was repaired")
 
-	require.Len(t, res.Goals, 8)
+	require.Len(t, res.Goals, 11)
 	for _, g := range res.Goals {
 		assert.NotEmpty(t, g.Measured, g.Goal)
 	}
