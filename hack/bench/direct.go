@@ -59,24 +59,26 @@ type direct struct {
 	// requests are those of Scale times as long at the defaults: RequestsPerHour scales
 	// them to an hour. Refreshes are counted by their domain lists, full ones by their
 	// per-resource reads.
-	Scale             int     `json:"scale"`
-	SteadyResync      string  `json:"steadyResyncPeriod"`
-	SteadyDrift       string  `json:"steadyDriftPeriod"`
-	SteadyWindow      float64 `json:"steadyWindowSeconds"`
-	SteadyRequests    int     `json:"steadyRequests"`
-	Refreshes         int     `json:"refreshes"`
-	FullRefreshes     int     `json:"fullRefreshes"`
-	FullRefreshReads  int     `json:"fullRefreshRequests"`
-	RequestsPerHour   float64 `json:"requestsPerHourAtDefaults"`
-	ResyncWrites      int     `json:"resyncWrites"`
-	DefaultResync     string  `json:"defaultResyncPeriod"`
-	DefaultDrift      string  `json:"defaultDriftPeriod"`
-	ListVisibleBound  float64 `json:"repairBoundListVisibleSeconds"`
-	ListHiddenBound   float64 `json:"repairBoundListHiddenSeconds"`
-	RepairDeleted     float64 `json:"repairDeletedSeconds"`
-	RepairTargetEdit  float64 `json:"repairTargetEditSeconds"`
-	RepairBlockAccess float64 `json:"repairBlockAccessSeconds"`
-	RepairsInBound    bool    `json:"repairsInBound"`
+	Scale            int     `json:"scale"`
+	SteadyResync     string  `json:"steadyResyncPeriod"`
+	SteadyDrift      string  `json:"steadyDriftPeriod"`
+	SteadyWindow     float64 `json:"steadyWindowSeconds"`
+	SteadyRequests   int     `json:"steadyRequests"`
+	Refreshes        int     `json:"refreshes"`
+	FullRefreshes    int     `json:"fullRefreshes"`
+	FullRefreshReads int     `json:"fullRefreshRequests"`
+	RequestsPerHour  float64 `json:"requestsPerHourAtDefaults"`
+	// ScaledWindowPerHour is the window's requests times 1 h / (window x Scale).
+	ScaledWindowPerHour float64 `json:"scaledWindowRequestsPerHour"`
+	ResyncWrites        int     `json:"resyncWrites"`
+	DefaultResync       string  `json:"defaultResyncPeriod"`
+	DefaultDrift        string  `json:"defaultDriftPeriod"`
+	ListVisibleBound    float64 `json:"repairBoundListVisibleSeconds"`
+	ListHiddenBound     float64 `json:"repairBoundListHiddenSeconds"`
+	RepairDeleted       float64 `json:"repairDeletedSeconds"`
+	RepairTargetEdit    float64 `json:"repairTargetEditSeconds"`
+	RepairBlockAccess   float64 `json:"repairBlockAccessSeconds"`
+	RepairsInBound      bool    `json:"repairsInBound"`
 }
 
 // directResyncBudget is the goal for the requests of one full refresh: the org's
@@ -343,6 +345,9 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 	if *p, err = b.startDirect(w, dir, "pic-direct-steady.log", srv, resync.String(), drift.String()); err != nil {
 		return err
 	}
+	if _, err := (*p).WaitReady(ctx, paced); err != nil {
+		return err
+	}
 	if _, err := (*p).settle(ctx, float64(n), time.Second, paced); err != nil {
 		return err
 	}
@@ -369,9 +374,20 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 		light := float64(d.SteadyRequests-2*gets) / float64(max(d.Refreshes, 1))
 		d.FullRefreshReads = int(float64(2*gets)/float64(d.FullRefreshes) + light + 0.5)
 	}
-	d.RequestsPerHour = round(float64(d.SteadyRequests)*float64(time.Hour)/float64(time.Duration(d.SteadyWindow*float64(k)*float64(time.Second))), 0)
-	logf("direct mode: steady state: %d requests in %.1fs (%d refreshes, %d full), %d writes: %.0f requests an hour at the default periods",
-		d.SteadyRequests, d.SteadyWindow, d.Refreshes, d.FullRefreshes, d.ResyncWrites, d.RequestsPerHour)
+	// An hour at the default periods: (1 h / resync) refreshes, of which (1 h / drift)
+	// full (all of them for a binary that reads everything at every refresh), each
+	// refresh costing what the window's did. The window itself, scaled, is a check.
+	perResource := 2*gets + counts["GET /v1/resource/:resourceId/policies"]
+	light := float64(d.SteadyRequests-perResource) / float64(max(d.Refreshes, 1))
+	fullsPerHour := float64(time.Hour) / float64(defaultDrift())
+	if d.FullRefreshes >= d.Refreshes {
+		fullsPerHour = float64(time.Hour) / float64(b.picDefaults.ResyncPeriod)
+	}
+	perFull := float64(perResource) / float64(max(d.FullRefreshes, 1))
+	d.RequestsPerHour = round(float64(time.Hour)/float64(b.picDefaults.ResyncPeriod)*light+fullsPerHour*perFull, 0)
+	d.ScaledWindowPerHour = round(float64(d.SteadyRequests)*float64(time.Hour)/float64(time.Duration(d.SteadyWindow*float64(k)*float64(time.Second))), 0)
+	logf("direct mode: steady state: %d requests in %.1fs (%d refreshes, %d full), %d writes: %.0f requests an hour at the default periods (the window scaled: %.0f)",
+		d.SteadyRequests, d.SteadyWindow, d.Refreshes, d.FullRefreshes, d.ResyncWrites, d.RequestsPerHour, d.ScaledWindowPerHour)
 
 	// Hand edits, each found by the next refresh that can see it. The bounds: the
 	// period, plus the time a refresh of that kind takes at this pace (all of its
