@@ -417,7 +417,7 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 	if len(targets) == 0 {
 		return fmt.Errorf("direct mode: %s has no target", edited.FullDomain)
 	}
-	if _, err := api.UpdateTarget(ctx, targets[0].ID, pangolinapi.TargetUpdate{Port: 9999}); err != nil {
+	if _, err := api.UpdateTarget(ctx, targets[0].ID, pangolinapi.TargetUpdate{SiteID: targets[0].SiteID, IP: targets[0].IP, Port: 9999}); err != nil {
 		return err
 	}
 	yes := true
