@@ -30,9 +30,14 @@ func TestSmoke(t *testing.T) {
 		DirectN:      20,
 		Repeat:       2,
 		ResyncPeriod: 2 * time.Second,
-		Binary:       binary,
-		WorkDir:      filepath.Join(dir, "work"),
-		Logf:         t.Logf,
+		// The direct mode at a pace; its steady state at 2 s resync, 24 s drift (the
+		// informers resync as often: a shorter period leaves PIC never quiet).
+		PangolinServiceTime: 2 * time.Millisecond,
+		PangolinConcurrency: 4,
+		DirectScale:         150,
+		Binary:              binary,
+		WorkDir:             filepath.Join(dir, "work"),
+		Logf:                t.Logf,
 	})
 	require.NoError(t, err, "the harness failed; PIC's logs are in %s", filepath.Join(dir, "work"))
 	require.NoError(t, res.write(out))
@@ -81,10 +86,17 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Direct.ConvergeWrites, "PIC created the resources in Pangolin")
 	assert.Positive(t, res.Direct.RequestsPerChange)
 	assert.Zero(t, res.Direct.RestartWrites, "a restarted PIC writes nothing to a converged Pangolin")
-	assert.Zero(t, res.Direct.ResyncWrites, "a full resync writes nothing to a converged Pangolin")
-	assert.Positive(t, res.Direct.ResyncRequests, "the resync read Pangolin")
+	assert.Zero(t, res.Direct.ResyncWrites, "refreshes write nothing to a converged Pangolin")
+	assert.Positive(t, res.Direct.SteadyRequests, "the refreshes read Pangolin")
+	assert.Positive(t, res.Direct.FullRefreshes, "a full refresh in the window")
+	assert.Positive(t, res.Direct.PublishRatio)
+	assert.Positive(t, res.Direct.RestartFirstReconcileSeconds)
+	// Repaired at all (the harness waits twice the bound); how soon is a figure, not asserted.
+	assert.Positive(t, res.Direct.RepairDeleted, "a resource deleted by hand was created again")
+	assert.Positive(t, res.Direct.RepairTargetEdit, "a target edited by hand was restored")
+	assert.Positive(t, res.Direct.RepairBlockAccess, "blockAccess set by hand was restored")
 
-	require.Len(t, res.Goals, 8)
+	require.Len(t, res.Goals, 11)
 	for _, g := range res.Goals {
 		assert.NotEmpty(t, g.Measured, g.Goal)
 	}

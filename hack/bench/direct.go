@@ -5,22 +5,40 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // directChanges is how many Ingresses the direct-mode run changes.
 const directChanges = 100
 
-// direct is the direct mode (sink pangolin) against the in-repo Pangolin server, with N
-// single-host Ingresses: what PIC asks of Pangolin's API.
+// direct is the direct mode (sink pangolin) against the in-repo Pangolin server at a
+// real server's pace (a service time per request, a few served at once), with N
+// single-host Ingresses: what PIC asks of Pangolin's API, and how long it takes.
 type direct struct {
 	N            int    `json:"n"`
 	ResyncPeriod string `json:"resyncPeriod"`
-	// Convergence: PIC started on N Ingresses and an empty Pangolin.
-	ConvergeSeconds           float64 `json:"convergeSeconds"`
+	// The server's pace: every request takes ServiceTimeMs, MaxConcurrent at once.
+	ServiceTimeMs float64 `json:"serviceTimeMs"`
+	MaxConcurrent int     `json:"maxConcurrent"`
+	// Publishing N new hosts: PIC started on N Ingresses and an empty Pangolin, from its
+	// process start to the last host with its target; against a plain client sending
+	// the requests the specification asks for each new host (search the host, create,
+	// mark, add the target) with PIC's concurrency, from its first request; alternating
+	// pairs, each on a fresh server. PublishRatio is the median of the pairs' ratios.
+	PublishPICRuns      []float64 `json:"publishPICRuns"`
+	PublishPlainRuns    []float64 `json:"publishPlainRuns"`
+	PublishPICSeconds   float64   `json:"publishPICSeconds"`
+	PublishPlainSeconds float64   `json:"publishPlainSeconds"`
+	PublishRatio        float64   `json:"publishRatio"`
+	// PublishBareSeconds is a client sending only a create and a target per host: what
+	// Pangolin alone costs, without the host check and the marks (one run).
+	PublishBareSeconds        float64 `json:"publishBareSeconds"`
 	ConvergeRequests          int     `json:"convergeRequests"`
 	ConvergeWrites            int     `json:"convergeWrites"`
 	RequestsPerCreatedIngress float64 `json:"requestsPerCreatedIngress"`
@@ -30,25 +48,140 @@ type direct struct {
 	ChangeWrites      int     `json:"changeWrites"`
 	RequestsPerChange float64 `json:"requestsPerChange"`
 	WritesPerChange   float64 `json:"writesPerChange"`
-	// Steady state: PIC restarted on the converged Pangolin, then one full resync.
-	RestartRequests int `json:"restartRequests"`
-	RestartWrites   int `json:"restartWrites"`
-	// Resyncs is how many Pangolin refreshes the window held (counted by their resource
-	// lists), in which every Ingress was also reconciled again (the informers' resync,
-	// on a timer of its own); the requests are per refresh.
-	Resyncs        int `json:"resyncs"`
-	ResyncRequests int `json:"resyncRequests"`
-	ResyncWrites   int `json:"resyncWrites"`
+	// Restart on the converged Pangolin at the default settings: process start to the
+	// first successful reconcile, and to every Ingress reconciled.
+	RestartFirstReconcileSeconds float64 `json:"restartFirstReconcileSeconds"`
+	RestartSettledSeconds        float64 `json:"restartSettledSeconds"`
+	RestartRequests              int     `json:"restartRequests"`
+	RestartWrites                int     `json:"restartWrites"`
+	// Steady state: PIC restarted with its default resync and drift periods divided by
+	// Scale, then left alone for one drift period and one resync period. The window's
+	// requests are those of Scale times as long at the defaults: RequestsPerHour scales
+	// them to an hour. Refreshes are counted by their domain lists, full ones by their
+	// per-resource reads.
+	Scale            int     `json:"scale"`
+	SteadyResync     string  `json:"steadyResyncPeriod"`
+	SteadyDrift      string  `json:"steadyDriftPeriod"`
+	SteadyWindow     float64 `json:"steadyWindowSeconds"`
+	SteadyRequests   int     `json:"steadyRequests"`
+	Refreshes        int     `json:"refreshes"`
+	FullRefreshes    int     `json:"fullRefreshes"`
+	FullRefreshReads int     `json:"fullRefreshRequests"`
+	RequestsPerHour  float64 `json:"requestsPerHourAtDefaults"`
+	// ScaledWindowPerHour is the window's requests times 1 h / (window x Scale).
+	ScaledWindowPerHour float64 `json:"scaledWindowRequestsPerHour"`
+	ResyncWrites        int     `json:"resyncWrites"`
+	DefaultResync       string  `json:"defaultResyncPeriod"`
+	DefaultDrift        string  `json:"defaultDriftPeriod"`
+	ListVisibleBound    float64 `json:"repairBoundListVisibleSeconds"`
+	ListHiddenBound     float64 `json:"repairBoundListHiddenSeconds"`
+	RepairDeleted       float64 `json:"repairDeletedSeconds"`
+	RepairTargetEdit    float64 `json:"repairTargetEditSeconds"`
+	RepairBlockAccess   float64 `json:"repairBlockAccessSeconds"`
+	RepairsInBound      bool    `json:"repairsInBound"`
 }
 
-// directResyncBudget is the goal for the requests of one resync: the refresh lists the
-// org's domains and sites and, one page per 500, the resources; it reads each owned
-// resource and its targets (the API has no bulk read of targets), and checks the one
-// site; the controller's own resync reads only its state. 2N + ceil(N/500) + 3.
+// directResyncBudget is the goal for the requests of one full refresh: the org's
+// domains and sites and, one page per 500, the resources; each owned resource and its
+// targets (the API has no bulk read of targets), and the one site. 2N + ceil(N/500) + 3.
 func directResyncBudget(n int) int { return 2*n + (n+499)/500 + 3 }
 
+// directFlags are the settings of a direct-mode PIC: the drift period goes through the
+// environment, which a binary without the setting ignores.
+func (b *bench) startDirect(w *world, dir, log string, srv *inmemory.Server, resync, drift string) (*picProcess, error) {
+	env := []string{"PIC_PANGOLIN_API_KEY=" + inmemory.RootKey.Token()}
+	if drift != "" {
+		env = append(env, "PIC_PANGOLIN_DRIFT_PERIOD="+drift)
+	}
+	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), false, env,
+		"--sink=pangolin", "--pangolin-url="+srv.BaseURL(), "--pangolin-org=bench", "--resync-period", resync)
+}
+
+// pacedServer is a fresh in-repo Pangolin at the bench's pace.
+func (b *bench) pacedServer() *inmemory.Server {
+	return inmemory.NewServer(inmemory.Options{
+		Org:           "bench",
+		Domains:       []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
+		Sites:         []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
+		ServiceTime:   b.opts.PangolinServiceTime,
+		MaxConcurrent: b.opts.PangolinConcurrency,
+	})
+}
+
+// published counts the resources with at least one target.
+func published(srv *inmemory.Server) int {
+	n := 0
+	for _, r := range srv.Resources() {
+		if len(srv.Targets(r.ID)) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// awaitPublished polls srv until n resources have a target, and returns when.
+func awaitPublished(ctx context.Context, srv *inmemory.Server, n int, timeout time.Duration, alive func() error) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if got := published(srv); got >= n {
+			return time.Now(), nil
+		} else if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("%d of %d hosts published in Pangolin within %s", got, n, timeout)
+		}
+		if alive != nil {
+			if err := alive(); err != nil {
+				return time.Time{}, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// plainPublish is the floor of publishing: a plain client creates the n hosts with
+// workers at once. With spec, each host costs what the specification asks: a search
+// for resources already on the host, the create, the marks (niceId, sso, blockAccess),
+// the target; without, only the create and the target. It returns the seconds from its
+// first request to the last target created.
+func plainPublish(ctx context.Context, srv *inmemory.Server, s shape, workers int, spec bool) (float64, error) {
+	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.BaseURL(), Org: "bench", APIKey: inmemory.RootKey.Token()})
+	if err != nil {
+		return 0, err
+	}
+	sso, block := true, false
+	start := time.Now()
+	err = parallel(ctx, workers, s.Ingresses, func(ctx context.Context, i int) error {
+		host := s.host(i, 0)
+		name := fmt.Sprintf("%s (Ingress %s/%s)", host, namespace, s.ingressName(i))
+		if spec {
+			if _, err := api.ListResources(ctx, host); err != nil {
+				return err
+			}
+		}
+		sub := host[:len(host)-len(domain)-1]
+		created, err := api.CreateResource(ctx, name, pangolinapi.Host{DomainID: "domain1", Subdomain: sub})
+		if err != nil {
+			return err
+		}
+		if spec {
+			if _, err := api.UpdateResource(ctx, created.ResourceID, pangolinapi.ResourceUpdate{NiceID: "plain-" + strconv.Itoa(i), SSO: &sso, BlockAccess: &block}); err != nil {
+				return err
+			}
+		}
+		_, err = api.CreateTarget(ctx, created.ResourceID, pangolinapi.TargetSpec{
+			SiteID: 1, IP: serviceName + "." + namespace + ".svc.cluster.local", Port: portA, Method: pangolinapi.MethodHTTP,
+			Enabled: true, Path: "/", PathMatchType: pangolinapi.MatchPrefix, Priority: 100,
+		})
+		return err
+	})
+	return since(start), err
+}
+
 // directMode measures the direct mode with n single-host Ingresses on a fresh control
-// plane and Pangolin server.
+// plane and paced Pangolin servers.
 func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) (err error) {
 	logf := b.opts.Logf
 	s := shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}
@@ -56,7 +189,7 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	if err != nil {
 		return err
 	}
-	logf("direct mode, N=%d: starting a control plane and a Pangolin server", n)
+	logf("direct mode, N=%d: starting a control plane; Pangolin at %s a request, %d at once", n, b.opts.PangolinServiceTime, b.opts.PangolinConcurrency)
 	w, err := startWorld(dir, variant)
 	if err != nil {
 		return err
@@ -65,41 +198,70 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	if err := w.setup(ctx, s); err != nil {
 		return err
 	}
-	srv := inmemory.NewServer(inmemory.Options{
-		Org:     "bench",
-		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
-		Sites:   []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
-	})
-	defer srv.Close()
-	start := func(log, resync string) (*picProcess, error) {
-		return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), false,
-			[]string{"PIC_PANGOLIN_API_KEY=" + inmemory.RootKey.Token()},
-			"--sink=pangolin", "--pangolin-url="+srv.BaseURL(), "--pangolin-org=bench", "--resync-period", resync)
-	}
-	d := &direct{N: n, ResyncPeriod: b.opts.ResyncPeriod.String(), Changes: min(directChanges, n)}
+	def := b.picDefaults
+	d := &direct{N: n, ResyncPeriod: def.ResyncPeriod.String(), Changes: min(directChanges, n),
+		ServiceTimeMs: ms(b.opts.PangolinServiceTime), MaxConcurrent: b.opts.PangolinConcurrency,
+		DefaultResync: def.ResyncPeriod.String(), DefaultDrift: defaultDrift().String()}
 	b.res.Direct = d
+	workers := def.MaxConcurrentReconciles
+	// The timeout of a publishing: every request one after another, five times over.
+	paced := max(5*time.Duration(5*n)*max(b.opts.PangolinServiceTime, time.Millisecond), b.timeout(n))
 
-	// Convergence, then changes, with no resync in the window.
-	p, err := start("pic-direct-converge.log", convergenceResync)
+	// Publishing, in alternating pairs; the last PIC run goes on with the changes.
+	var srv *inmemory.Server
+	var p *picProcess
+	defer func() {
+		if p != nil {
+			p.Stop()
+		}
+		if srv != nil {
+			srv.Close()
+		}
+	}()
+	for run := range max(1, b.opts.Repeat) {
+		plain := b.pacedServer()
+		secs, err := plainPublish(ctx, plain, s, workers, true)
+		plain.Close()
+		if err != nil {
+			return fmt.Errorf("plain client: %w", err)
+		}
+		d.PublishPlainRuns = append(d.PublishPlainRuns, round(secs, 3))
+		if p != nil {
+			p.Stop()
+			srv.Close()
+		}
+		srv = b.pacedServer()
+		if p, err = b.startDirect(w, dir, fmt.Sprintf("pic-direct-publish-%d.log", run), srv, convergenceResync, ""); err != nil {
+			return err
+		}
+		at, err := awaitPublished(ctx, srv, n, paced, p.Alive)
+		if err != nil {
+			return err
+		}
+		pic := seconds(at.Sub(p.Started()))
+		d.PublishPICRuns = append(d.PublishPICRuns, round(pic, 3))
+		logf("direct mode: publishing %d hosts, pair %d: plain client %.2fs, PIC %.2fs (%.2fx)", n, run+1, secs, pic, pic/secs)
+	}
+	d.PublishPICSeconds, d.PublishPlainSeconds = median(d.PublishPICRuns), median(d.PublishPlainRuns)
+	d.PublishRatio = round(pairedRatio(d.PublishPICRuns, d.PublishPlainRuns), 2)
+	bare := b.pacedServer()
+	secs, err := plainPublish(ctx, bare, s, workers, false)
+	bare.Close()
 	if err != nil {
-		return err
+		return fmt.Errorf("bare client: %w", err)
 	}
-	defer func() { p.Stop() }()
-	if _, err := p.WaitReady(ctx, b.timeout(n)); err != nil {
-		return err
-	}
-	c, err := p.settle(ctx, float64(n), time.Second, b.timeout(n))
+	d.PublishBareSeconds = round(secs, 3)
+	c, err := p.settle(ctx, float64(n), time.Second, paced)
 	if err != nil {
 		return err
 	}
 	if got := len(srv.Resources()); got != n {
 		return fmt.Errorf("direct mode: %d resources in Pangolin after convergence, want %d", got, n)
 	}
-	d.ConvergeSeconds = round(since(p.Started())-1, 3) // settle waited a quiet second
 	d.ConvergeRequests, d.ConvergeWrites = srv.Reads()+srv.Writes(), srv.Writes()
 	d.RequestsPerCreatedIngress = round(float64(d.ConvergeRequests)/float64(n), 2)
-	logf("direct mode: %d Ingresses published in %.2fs: %d Pangolin requests (%d writes), %.2f per Ingress",
-		n, d.ConvergeSeconds, d.ConvergeRequests, d.ConvergeWrites, d.RequestsPerCreatedIngress)
+	logf("direct mode: %d hosts published: PIC %.2fs, plain client %.2fs (%.2fx), bare client %.2fs; PIC sent %d requests (%d writes), %.2f per Ingress",
+		n, d.PublishPICSeconds, d.PublishPlainSeconds, d.PublishRatio, d.PublishBareSeconds, d.ConvergeRequests, d.ConvergeWrites, d.RequestsPerCreatedIngress)
 
 	srv.ResetCounts()
 	for k := range d.Changes {
@@ -118,7 +280,7 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		}
 		w.port[i] = next
 	}
-	if _, err := p.settle(ctx, c.reconciles+float64(d.Changes), time.Second, b.timeout(n)); err != nil {
+	if _, err := p.settle(ctx, c.reconciles+float64(d.Changes), time.Second, paced); err != nil {
 		return err
 	}
 	d.ChangeRequests, d.ChangeWrites = srv.Reads()+srv.Writes(), srv.Writes()
@@ -128,42 +290,181 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		d.Changes, d.ChangeRequests, d.ChangeWrites, d.RequestsPerChange)
 	p.Stop()
 
-	// Steady state: a restart, then one full resync.
+	// A restart at the defaults: to the first reconcile, then to every Ingress's.
 	srv.ResetCounts()
-	if p, err = start("pic-direct-restart.log", b.opts.ResyncPeriod.String()); err != nil {
+	if p, err = b.startDirect(w, dir, "pic-direct-restart.log", srv, def.ResyncPeriod.String(), ""); err != nil {
 		return err
 	}
-	if _, err := p.WaitReady(ctx, b.timeout(n)); err != nil {
-		return err
-	}
-	settled, err := p.settle(ctx, float64(n), time.Second, b.timeout(n))
+	first, err := p.firstSuccess(ctx, paced)
 	if err != nil {
 		return err
 	}
+	d.RestartFirstReconcileSeconds = round(seconds(first.Sub(p.Started())), 3)
+	if _, err := p.settle(ctx, float64(n), time.Second, paced); err != nil {
+		return err
+	}
+	d.RestartSettledSeconds = round(since(p.Started())-1, 3) // settle waited a quiet second
 	d.RestartRequests, d.RestartWrites = srv.Reads()+srv.Writes(), srv.Writes()
-	srv.ResetCounts()
-	deadline := time.Now().Add(2*b.opts.ResyncPeriod + b.timeout(n))
-	var resynced counters
+	logf("direct mode: restart: first reconcile after %.2fs, all %d after %.2fs; %d requests, %d writes",
+		d.RestartFirstReconcileSeconds, n, d.RestartSettledSeconds, d.RestartRequests, d.RestartWrites)
+	p.Stop()
+	return b.directSteady(ctx, w, dir, srv, d, &p, paced)
+}
+
+// firstSuccess waits for the ingress controller's first successful reconcile.
+func (p *picProcess) firstSuccess(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
 	for {
-		// One full resync: every Ingress reconciled again and Pangolin read again.
-		if resynced, err = p.settle(ctx, settled.reconciles+float64(n), time.Second, time.Until(deadline)); err != nil {
-			return err
+		if err := p.Alive(); err != nil {
+			return time.Time{}, err
 		}
-		if srv.Counts()["GET /v1/org/:orgId/resources"] > 0 {
-			break
+		if m, err := p.Scrape(ctx); err == nil && m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "ingress", "result": "success"}) > 0 {
+			return time.Now(), nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("direct mode: no Pangolin refresh within %s", 2*b.opts.ResyncPeriod)
+			return time.Time{}, fmt.Errorf("no successful reconcile within %s", timeout)
 		}
-		time.Sleep(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	// The informers' resync and the refresh have their own timers: the window may hold
-	// more than one of each.
-	pages := (n + 499) / 500
-	d.Resyncs = max(1, srv.Counts()["GET /v1/org/:orgId/resources"]/pages)
-	d.ResyncRequests = (srv.Reads() + srv.Writes()) / d.Resyncs
-	d.ResyncWrites = srv.Writes()
-	logf("direct mode: restart: %d requests, %d writes; %d refresh(es): %d requests each; %d reconciles in the window; %d writes in all",
-		d.RestartRequests, d.RestartWrites, d.Resyncs, d.ResyncRequests, int(resynced.reconciles-settled.reconciles), d.ResyncWrites)
+}
+
+// directSteady measures the steady state with the default periods divided by the
+// scale, then how soon what was deleted or edited by hand is repaired.
+func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inmemory.Server, d *direct, p **picProcess, paced time.Duration) error {
+	logf := b.opts.Logf
+	n := d.N
+	k := max(1, b.opts.DirectScale)
+	resync, drift := b.picDefaults.ResyncPeriod/time.Duration(k), defaultDrift()/time.Duration(k)
+	d.Scale, d.SteadyResync, d.SteadyDrift = k, resync.String(), drift.String()
+	var err error
+	srv.ResetCounts()
+	if *p, err = b.startDirect(w, dir, "pic-direct-steady.log", srv, resync.String(), drift.String()); err != nil {
+		return err
+	}
+	if _, err := (*p).WaitReady(ctx, paced); err != nil {
+		return err
+	}
+	if _, err := (*p).settle(ctx, float64(n), time.Second, paced); err != nil {
+		return err
+	}
+	srv.ResetCounts()
+	window := drift + resync
+	logf("direct mode: steady state, periods divided by %d (resync %s, drift %s): watching Pangolin for %s", k, resync, drift, window)
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(window):
+	}
+	if err := (*p).Alive(); err != nil {
+		return err
+	}
+	counts := srv.Counts()
+	d.SteadyWindow = round(since(start), 3)
+	d.SteadyRequests, d.ResyncWrites = srv.Reads()+srv.Writes(), srv.Writes()
+	d.Refreshes = counts["GET /v1/org/:orgId/domains"]
+	gets := counts["GET /v1/resource/:resourceId"]
+	d.FullRefreshes = (gets + n/2) / max(n, 1)
+	if d.FullRefreshes > 0 {
+		// A full refresh's requests: its per-resource reads, and a light refresh's.
+		light := float64(d.SteadyRequests-2*gets) / float64(max(d.Refreshes, 1))
+		d.FullRefreshReads = int(float64(2*gets)/float64(d.FullRefreshes) + light + 0.5)
+	}
+	// An hour at the default periods: (1 h / resync) refreshes, of which (1 h / drift)
+	// full (all of them for a binary that reads everything at every refresh), each
+	// refresh costing what the window's did. The window itself, scaled, is a check.
+	perResource := 2*gets + counts["GET /v1/resource/:resourceId/policies"]
+	light := float64(d.SteadyRequests-perResource) / float64(max(d.Refreshes, 1))
+	fullsPerHour := float64(time.Hour) / float64(defaultDrift())
+	if d.FullRefreshes >= d.Refreshes {
+		fullsPerHour = float64(time.Hour) / float64(b.picDefaults.ResyncPeriod)
+	}
+	perFull := float64(perResource) / float64(max(d.FullRefreshes, 1))
+	d.RequestsPerHour = round(float64(time.Hour)/float64(b.picDefaults.ResyncPeriod)*light+fullsPerHour*perFull, 0)
+	d.ScaledWindowPerHour = round(float64(d.SteadyRequests)*float64(time.Hour)/float64(time.Duration(d.SteadyWindow*float64(k)*float64(time.Second))), 0)
+	logf("direct mode: steady state: %d requests in %.1fs (%d refreshes, %d full), %d writes: %.0f requests an hour at the default periods (the window scaled: %.0f)",
+		d.SteadyRequests, d.SteadyWindow, d.Refreshes, d.FullRefreshes, d.ResyncWrites, d.RequestsPerHour, d.ScaledWindowPerHour)
+
+	// Hand edits, each found by the next refresh that can see it. The bounds: the
+	// period, plus the time a refresh of that kind takes at this pace (all of its
+	// requests one slot at a time), plus a reconcile's few requests.
+	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.BaseURL(), Org: "bench", APIKey: inmemory.RootKey.Token()})
+	if err != nil {
+		return err
+	}
+	pace := max(b.opts.PangolinServiceTime, time.Millisecond)
+	lightTime := time.Duration(10) * pace
+	fullTime := time.Duration(directResyncBudget(n)/max(1, b.opts.PangolinConcurrency)+10) * pace
+	d.ListVisibleBound = round(seconds(resync+lightTime+time.Second), 2)
+	d.ListHiddenBound = round(seconds(drift+resync+fullTime+time.Second), 2)
+	byHost := map[string]inmemory.Resource{}
+	for _, r := range srv.Resources() {
+		byHost[r.FullDomain] = r
+	}
+	deleted, edited, blocked := byHost[s0(n, 0)], byHost[s0(n, n/2)], byHost[s0(n, n-1)]
+	if deleted.ID == 0 || edited.ID == 0 || blocked.ID == 0 {
+		return fmt.Errorf("direct mode: the hosts to edit by hand are not in Pangolin")
+	}
+	start = time.Now()
+	if err := api.DeleteResource(ctx, deleted.ID); err != nil {
+		return err
+	}
+	targets := srv.Targets(edited.ID)
+	if len(targets) == 0 {
+		return fmt.Errorf("direct mode: %s has no target", edited.FullDomain)
+	}
+	if _, err := api.UpdateTarget(ctx, targets[0].ID, pangolinapi.TargetUpdate{SiteID: targets[0].SiteID, IP: targets[0].IP, Port: 9999}); err != nil {
+		return err
+	}
+	yes := true
+	if _, err := api.UpdateResource(ctx, blocked.ID, pangolinapi.ResourceUpdate{BlockAccess: &yes}); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	repaired := map[string]float64{}
+	limit := time.Duration(d.ListHiddenBound*float64(time.Second)) * 2
+	for len(repaired) < 3 && time.Since(start) < limit {
+		now := since(start)
+		byHost = map[string]inmemory.Resource{}
+		for _, r := range srv.Resources() {
+			byHost[r.FullDomain] = r
+		}
+		mu.Lock()
+		if r, ok := byHost[deleted.FullDomain]; ok && len(srv.Targets(r.ID)) > 0 && repaired["deleted"] == 0 {
+			repaired["deleted"] = now
+		}
+		if ts := srv.Targets(edited.ID); len(ts) > 0 && ts[0].Port != 9999 && repaired["edited"] == 0 {
+			repaired["edited"] = now
+		}
+		if r, ok := byHost[blocked.FullDomain]; ok && !r.BlockAccess && repaired["blocked"] == 0 {
+			repaired["blocked"] = now
+		}
+		mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	d.RepairDeleted, d.RepairTargetEdit, d.RepairBlockAccess = round(repaired["deleted"], 2), round(repaired["edited"], 2), round(repaired["blocked"], 2)
+	d.RepairsInBound = len(repaired) == 3 && d.RepairDeleted <= d.ListVisibleBound && d.RepairTargetEdit <= d.ListVisibleBound && d.RepairBlockAccess <= d.ListHiddenBound
+	logf("direct mode: repaired a hand delete after %.1fs and a target port edit after %.1fs (bound %.1fs), blockAccess after %.1fs (bound %.1fs)",
+		d.RepairDeleted, d.RepairTargetEdit, d.ListVisibleBound, d.RepairBlockAccess, d.ListHiddenBound)
 	return nil
+}
+
+// s0 is host i of the direct shape.
+func s0(n, i int) string { return shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}.host(i, 0) }
+
+// defaultDrift is PIC's default drift period, or, for a binary that predates the
+// setting, its resync period (every refresh then reads everything).
+func defaultDrift() time.Duration {
+	if d := defaultsForReport().Pangolin.DriftPeriod; d > 0 {
+		return d
+	}
+	return defaultsForReport().ResyncPeriod
 }

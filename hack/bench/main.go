@@ -15,8 +15,10 @@
 //     PangolinResource update seen through a watch, against a direct write;
 //   - memory: PIC's peak RSS (VmHWM) at the largest N;
 //   - startup: process start to /readyz on the converged cluster, and its writes;
-//   - direct mode (sink pangolin, the in-repo Pangolin server): Pangolin requests to
-//     publish, per Ingress change, after a restart and per full resync.
+//   - direct mode (sink pangolin, the in-repo Pangolin server at a real server's pace):
+//     publishing N hosts against a plain client, Pangolin requests per Ingress change,
+//     a restart to its first reconcile, the requests an hour at steady state, and how
+//     soon what is deleted or edited by hand is repaired.
 //
 // Settings (environment):
 //
@@ -29,6 +31,13 @@
 //	                    their medians and the median of their pairs' ratios
 //	                    (default 5)
 //	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
+//	BENCH_PANGOLIN_SERVICE_TIME  the in-repo Pangolin's time per request in the
+//	                    direct-mode run (default 30ms, a real server's argon2 key check)
+//	BENCH_PANGOLIN_CONCURRENCY   requests it serves at once, the rest waiting
+//	                    (default 4, Node's thread pool)
+//	BENCH_DIRECT_SCALE  the direct-mode steady state runs PIC's default resync and
+//	                    drift periods divided by this (default 60: 5 s and 1 min), and
+//	                    scales the requests it counts back to an hour
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
@@ -57,6 +66,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 func main() {
@@ -102,6 +112,11 @@ type options struct {
 	// DirectN is the number of Ingresses of the direct-mode run (sink pangolin against
 	// the in-repo Pangolin server); 0 skips it.
 	DirectN int
+	// PangolinServiceTime and PangolinConcurrency are the direct-mode server's pace.
+	PangolinServiceTime time.Duration
+	PangolinConcurrency int
+	// DirectScale divides PIC's default periods in the direct-mode steady state.
+	DirectScale int
 	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
 	// unthrottled convergence, and PIC's heap after a restart.
 	PprofDir string
@@ -115,16 +130,20 @@ func optionsFromEnv() (options, error) {
 		return options{}, err
 	}
 	opts := options{
-		Sizes:        []int{100, 1000, 5000},
-		Updates:      200,
-		DirectN:      1000,
-		Repeat:       5,
-		ResyncPeriod: 30 * time.Second,
-		Binary:       envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
-		Out:          envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
-		WorkDir:      os.Getenv("BENCH_WORKDIR"),
-		PprofDir:     os.Getenv("BENCH_PPROF"),
-		Logf:         stderrf,
+		Sizes:       []int{100, 1000, 5000},
+		Updates:     200,
+		DirectN:     1000,
+		DirectScale: 60,
+		// A real Pangolin's pace: argon2 on every key check, a small thread pool.
+		PangolinServiceTime: inmemory.PaceServiceTime,
+		PangolinConcurrency: inmemory.PaceMaxConcurrent,
+		Repeat:              5,
+		ResyncPeriod:        30 * time.Second,
+		Binary:              envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),
+		Out:                 envOr("BENCH_OUT", filepath.Join(root, "bench", "results.json")),
+		WorkDir:             os.Getenv("BENCH_WORKDIR"),
+		PprofDir:            os.Getenv("BENCH_PPROF"),
+		Logf:                stderrf,
 	}
 	if opts.Out == "-" {
 		opts.Out = ""
@@ -170,6 +189,27 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_DIRECT=%q: want a number of Ingresses, 0 to skip", v)
 		}
 		opts.DirectN = n
+	}
+	if v := os.Getenv("BENCH_PANGOLIN_SERVICE_TIME"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return options{}, fmt.Errorf("BENCH_PANGOLIN_SERVICE_TIME=%q: want a Go duration, 0 for none", v)
+		}
+		opts.PangolinServiceTime = d
+	}
+	if v := os.Getenv("BENCH_PANGOLIN_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return options{}, fmt.Errorf("BENCH_PANGOLIN_CONCURRENCY=%q: want a number of requests, 0 for no limit", v)
+		}
+		opts.PangolinConcurrency = n
+	}
+	if v := os.Getenv("BENCH_DIRECT_SCALE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return options{}, fmt.Errorf("BENCH_DIRECT_SCALE=%q: want a positive integer", v)
+		}
+		opts.DirectScale = n
 	}
 	if v := os.Getenv("BENCH_RESYNC"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -66,6 +66,11 @@ type Pangolin struct {
 	APIKeyFile string `mapstructure:"apiKeyFile"`
 	OwnerID    string `mapstructure:"ownerId"` // marks what this PIC creates, so that clusters sharing an org keep apart
 	CAFile     string `mapstructure:"caFile"`
+	// DriftPeriod is how often the sink reads every resource it owns whole; the refresh
+	// of every resyncPeriod between reads only the resource list.
+	DriftPeriod time.Duration `mapstructure:"driftPeriod"`
+	// MaxConcurrentReads is how many reads of one refresh are in flight at once.
+	MaxConcurrentReads int `mapstructure:"maxConcurrentReads"`
 	// APIKey comes from PIC_PANGOLIN_API_KEY or the file APIKeyFile, never from a flag or
 	// the configuration file, so that it is in neither a process list nor a ConfigMap.
 	APIKey Secret `mapstructure:"-"`
@@ -153,6 +158,10 @@ var keys = []*key{
 		usage: "marks what this PIC creates in Pangolin; give each cluster sharing an org its own", want: wantOwnerID},
 	{name: "pangolin.caFile", env: []string{"PIC_PANGOLIN_CA_FILE"}, flag: "pangolin-ca-file", def: "",
 		usage: `PEM CA bundle to trust for Pangolin's TLS ("": the system's)`, want: "want the path of a readable PEM file holding at least one certificate"},
+	{name: "pangolin.driftPeriod", env: []string{"PIC_PANGOLIN_DRIFT_PERIOD"}, flag: "pangolin-drift-period", def: time.Hour, ok: func(v any) bool { return v.(time.Duration) > 0 },
+		usage: "how often the pangolin sink reads every resource it owns whole, to find edits the resource list does not show (Go duration)", want: "want a positive Go duration such as 30m or 1h"},
+	{name: "pangolin.maxConcurrentReads", env: []string{"PIC_PANGOLIN_MAX_CONCURRENT_READS"}, flag: "pangolin-max-concurrent-reads", def: 4, ok: atLeastOne,
+		usage: "reads of Pangolin in flight at once when the pangolin sink reads what it owns", want: wantPositiveInt},
 	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
 	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute, ok: func(v any) bool { return v.(time.Duration) > 0 },

@@ -78,7 +78,7 @@ func TestDefaults(t *testing.T) {
 		DefaultBlockAccess:      false,
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
-		Pangolin:                Pangolin{OwnerID: "default"},
+		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
 		WatchNamespaces:         []string{},
 		ResyncPeriod:            5 * time.Minute,
 		MaxConcurrentReconciles: 4,
@@ -177,6 +177,10 @@ var settings = []setting{
 		func(c *Config) any { return c.Pangolin.OwnerID }, "default", "file-cluster", "env-cluster", "flag-cluster"},
 	{"pangolin.caFile", keyFiles.fileCA, keyFiles.envCA, keyFiles.flagCA,
 		func(c *Config) any { return c.Pangolin.CAFile }, "", keyFiles.fileCA, keyFiles.envCA, keyFiles.flagCA},
+	{"pangolin.driftPeriod", "20m", "30m", "2h",
+		func(c *Config) any { return c.Pangolin.DriftPeriod }, time.Hour, 20 * time.Minute, 30 * time.Minute, 2 * time.Hour},
+	{"pangolin.maxConcurrentReads", "2", "8", "16",
+		func(c *Config) any { return c.Pangolin.MaxConcurrentReads }, 4, 2, 8, 16},
 }
 
 // fileFor writes one key as YAML, nesting dotted keys.
@@ -523,7 +527,7 @@ func TestMultiTunnelFile(t *testing.T) {
 		DefaultBlockAccess:      false,
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
-		Pangolin:                Pangolin{OwnerID: "default"},
+		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
 		WatchNamespaces:         []string{},
 		ResyncPeriod:            5 * time.Minute,
 		MaxConcurrentReconciles: 4,
@@ -1118,6 +1122,8 @@ logLevel: debug
 		`  apiKeyFile: ""`:                                           "default",
 		"  ownerId: default":                                         "default",
 		`  caFile: ""`:                                               "default",
+		"  driftPeriod: 1h":                                          "default",
+		"  maxConcurrentReads: 4":                                    "default",
 		"watchNamespaces: [shop, qa]":                                "env PIC_WATCH_NAMESPACES",
 		"resyncPeriod: 1m30s":                                        "flag --resync-period",
 		"maxConcurrentReconciles: 4":                                 "default",

@@ -21,8 +21,9 @@
 // HostTakenInPangolin, with nothing written.
 //
 // State. The sink keeps in memory what its owner id has in Pangolin, read at start
-// (Current waits for it) and every resync period (Refresh says what it costs), and kept
-// up to date by its own writes. A failed read makes Current fail until a read succeeds:
+// (Current waits for the lists and the owner's own resources), every resync period as
+// the resource list shows it, and whole every drift period (Refresh says what each
+// costs), and kept up to date by its own writes. A failed read makes Current fail until a read succeeds:
 // a transient error never deletes. Resources changed behind PIC's back wake their owner;
 // at start, every owner found is woken, so that what objects deleted while PIC was down
 // published is removed.

@@ -73,7 +73,7 @@ func TestOptionsFromConfig(t *testing.T) {
 	cfg.Pangolin.APIKey = config.Secret("id." + secretKey.Secret)
 	got, err := optionsFrom(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, Options{URL: "https://pangolin.example.com/v1", Org: "home", APIKey: "id." + secretKey.Secret, OwnerID: "cluster-b", ResyncPeriod: cfg.ResyncPeriod}, got)
+	assert.Equal(t, Options{URL: "https://pangolin.example.com/v1", Org: "home", APIKey: "id." + secretKey.Secret, OwnerID: "cluster-b", ResyncPeriod: cfg.ResyncPeriod, DriftPeriod: DefaultDriftPeriod, MaxConcurrentReads: DefaultMaxConcurrentReads}, got)
 	for _, s := range []string{fmt.Sprint(got), fmt.Sprintf("%+v", got), fmt.Sprintf("%#v", got), got.String()} {
 		assert.NotContains(t, s, secretKey.Secret, "printing the options never shows the key")
 		assert.Contains(t, s, "[redacted]")

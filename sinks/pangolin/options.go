@@ -23,8 +23,14 @@ type Options struct {
 	OwnerID string
 	// CAPEM, when set, are the only CAs trusted for the URL's TLS.
 	CAPEM []byte
-	// ResyncPeriod is how often the sink reads again everything it owns in Pangolin.
+	// ResyncPeriod is how often the sink reads again the resources it owns in Pangolin
+	// as the list shows them, and whole those whose list item changed.
 	ResyncPeriod time.Duration
+	// DriftPeriod is how often it reads every one of them whole, to find the edits the
+	// list does not show.
+	DriftPeriod time.Duration
+	// MaxConcurrentReads bounds the reads of a refresh in flight at once.
+	MaxConcurrentReads int
 	// Record keeps what access policies wrote across restarts; nil keeps it in memory.
 	// Its digests are keyed with route.DigestKey(APIKey).
 	Record RecordStore
@@ -33,8 +39,13 @@ type Options struct {
 // DefaultOwnerID is the owner id of a PIC that was given none.
 const DefaultOwnerID = "default"
 
-// DefaultResyncPeriod applies when Options.ResyncPeriod is zero.
-const DefaultResyncPeriod = 5 * time.Minute
+// Defaults for the zero values of Options.ResyncPeriod, DriftPeriod and
+// MaxConcurrentReads.
+const (
+	DefaultResyncPeriod       = 5 * time.Minute
+	DefaultDriftPeriod        = time.Hour
+	DefaultMaxConcurrentReads = 4
+)
 
 // String describes the options without the API key.
 func (o Options) String() string {
@@ -42,8 +53,8 @@ func (o Options) String() string {
 	if o.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("pangolin.Options{URL:%q Org:%q APIKey:%s OwnerID:%q CAPEM:%d bytes ResyncPeriod:%s}",
-		o.URL, o.Org, key, o.OwnerID, len(o.CAPEM), o.ResyncPeriod)
+	return fmt.Sprintf("pangolin.Options{URL:%q Org:%q APIKey:%s OwnerID:%q CAPEM:%d bytes ResyncPeriod:%s DriftPeriod:%s MaxConcurrentReads:%d}",
+		o.URL, o.Org, key, o.OwnerID, len(o.CAPEM), o.ResyncPeriod, o.DriftPeriod, o.MaxConcurrentReads)
 }
 
 // Format makes every fmt verb, %+v and %#v included, print String.
@@ -56,7 +67,8 @@ var ownerIDPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // optionsFrom are the sink's options in PIC's configuration.
 func optionsFrom(cfg *config.Config) (Options, error) {
 	o := Options{URL: cfg.Pangolin.URL, Org: cfg.Pangolin.Org, APIKey: cfg.Pangolin.APIKey.Reveal(),
-		OwnerID: cfg.Pangolin.OwnerID, ResyncPeriod: cfg.ResyncPeriod}
+		OwnerID: cfg.Pangolin.OwnerID, ResyncPeriod: cfg.ResyncPeriod,
+		DriftPeriod: cfg.Pangolin.DriftPeriod, MaxConcurrentReads: cfg.Pangolin.MaxConcurrentReads}
 	if !ownerIDPattern.MatchString(o.OwnerID) {
 		return Options{}, fmt.Errorf("configure the pangolin sink: owner id %q: want lower-case letters, digits and '-', starting and ending with a letter or digit", o.OwnerID)
 	}

@@ -6,8 +6,10 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -44,43 +46,60 @@ func (r *refresher) Start(ctx context.Context) error {
 }
 
 // Refresh reads what this owner id has in Pangolin, with the org's domains and sites,
-// and replaces the sink's record with it. It costs, in requests:
+// and replaces the sink's record with it. Every refresh lists:
 //
 //	1 domain list + 1 site list (one page each up to 500)
 //	+ 1 resource list, searched for "pic-<owner id>-" (one page per 500 owned resources)
-//	+ 2 per owned resource: GET (blockAccess and the effective sso are only there) and its target list
 //	+ 1 GET per site that Tunnel was asked about
-//	+ for the G resources an AccessPolicy governs (the record says which): 1 policies
-//	  read each, and, when G > 0, 1 role list and 1 user list
 //
-// so about 2N+3 requests for N resources: 200 requests, 5 to 10 s at Pangolin's 25-50 ms
-// a request, for 100 hosts, plus G+2 with access policies. It writes nothing. The
-// first refresh loads the record of what policies wrote (RecordStore) before it reads
-// Pangolin: without it, Current cannot say which resources a policy governs. Afterwards it wakes the owners of what
-// changed behind PIC's back (a resource deleted or edited by hand); after the first
-// refresh, every owner found, so that what objects deleted while PIC was down published
-// is removed now.
+// A full refresh (the first, then the first one at least the drift period after the
+// last full one) also reads each owned resource whole, up to maxConcurrentReads at once:
+//
+//   - 2 per owned resource: GET (blockAccess and the effective sso are only there) and
+//     its target list (the list's targets lack method, path, match type and priority)
+//   - for the G resources an AccessPolicy governs (the record says which): 1 policies
+//     read each, and, when G > 0, 1 role list and 1 user list
+//
+// The others, light refreshes, read whole only the resources whose list item changed
+// (pangolinapi.ResourceSummary.Fingerprint), or that are new: a resource deleted by
+// hand, or edited in a field the list shows (name, host, sso, enabled, access ids,
+// a target's ip, port, site or enabled, a target added or removed), is found by the
+// next refresh; an edit only a GET shows (blockAccess, a target's path, method or
+// priority, roles and users), by the next full one. So N = 1000 costs about 5
+// requests a light refresh and 2005 a full one. A refresh writes nothing.
+//
+// The first refresh loads the record of what policies wrote (RecordStore) before it
+// reads Pangolin: without it, Current cannot say which resources a policy governs. It
+// does not keep reconciles waiting for every resource's reads: once the list is read,
+// Current answers for an object as soon as that object's own resources are read (it
+// reads them itself when the refresh has not yet), and every owner found is woken, so
+// that what objects deleted while PIC was down published is removed now. Afterwards a
+// refresh wakes the owners of what changed behind PIC's back.
 func (s *Sink) Refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
 	s.mu.Lock()
 	s.touched = map[string]bool{}
-	s.mu.Unlock()
-
-	err := s.loadRecords(ctx)
-	var snap snapshot
-	if err == nil {
-		snap, err = s.read(ctx)
+	complete := s.complete
+	full := !complete || s.now().Sub(s.lastFull) >= s.drift
+	prev := make(map[string]*entry, len(s.entries))
+	for id, e := range s.entries {
+		prev[id] = e.clone()
 	}
+	s.mu.Unlock()
+	if !complete {
+		return s.firstLoad(ctx)
+	}
+
+	started := s.now()
+	snap, err := s.read(ctx, full, prev)
 	s.mu.Lock()
-	defer s.loadedOnce.Do(func() { close(s.loaded) })
 	if err != nil {
 		s.err, s.touched = err, nil
 		s.mu.Unlock()
 		up.Set(0)
 		return err
 	}
-	first := !s.hasLoaded()
 	for id := range s.touched {
 		if mine, ok := s.entries[id]; ok {
 			snap.entries[id] = mine
@@ -94,7 +113,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 		if after != nil && before != nil {
 			after.tunnelNS, after.applied = before.tunnelNS, before.applied
 		}
-		if s.touched[id] || !first && sameEntry(before, after) {
+		if s.touched[id] || sameEntry(before, after) {
 			continue
 		}
 		if e := cmpOr(after, before); !slices.Contains(changed, e.mark.origin()) {
@@ -102,23 +121,180 @@ func (s *Sink) Refresh(ctx context.Context) error {
 		}
 	}
 	s.entries, s.domains, s.err, s.touched = snap.entries, snap.domains, nil, nil
-	s.org = snap.org
-	for niceID, siteID := range snap.siteIDs {
-		s.siteIDs[niceID], s.sites[siteID] = siteID, niceID
+	if snap.orgRead {
+		s.org = snap.org
 	}
+	if full {
+		s.lastFull = started
+	}
+	s.noteSites(snap.siteIDs)
 	wakeTunnels := s.recheckedTunnels(snap.tunnels)
 	s.mu.Unlock()
 	up.Set(1)
 
 	s.changes.publish(ctx, plugin.Change{Owners: changed, Tunnels: wakeTunnels})
 	if len(changed) > 0 {
-		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources changed outside PIC, or were found at start", "owners", len(changed), "first", first)
+		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources changed outside PIC", "owners", len(changed), "full", full)
 	}
 	return nil
 }
 
-// hasLoaded reports whether a refresh has succeeded before. s.mu is held.
-func (s *Sink) hasLoaded() bool { return s.domains != nil }
+// firstLoad is the first refresh, and every one until one has read everything: the
+// lists, then every owned resource whole, while Current already answers for the
+// objects whose resources are read.
+func (s *Sink) firstLoad(ctx context.Context) error {
+	started := s.now()
+	err := s.loadRecords(ctx)
+	var snap snapshot
+	var list []ownedSummary
+	if err == nil {
+		snap, list, err = s.readLists(ctx)
+	}
+	if err != nil {
+		return s.failed(err)
+	}
+	s.mu.Lock()
+	entries := make(map[string]*entry, len(list))
+	for _, o := range list {
+		entries[o.NiceID] = &entry{mark: o.mark, listFP: o.Fingerprint, pending: true, res: pangolinapi.Resource{
+			ResourceID: o.ResourceID, NiceID: o.NiceID, Name: o.Name, FullDomain: o.FullDomain, DomainID: o.DomainID,
+		}}
+	}
+	for id := range s.touched { // written since the list was read: the write wins
+		if mine, ok := s.entries[id]; ok && !mine.pending {
+			entries[id] = mine
+		} else if !ok {
+			delete(entries, id)
+		}
+	}
+	var owners []route.Origin
+	for _, id := range slices.Sorted(maps.Keys(entries)) {
+		if o := entries[id].mark.origin(); !slices.Contains(owners, o) {
+			owners = append(owners, o)
+		}
+	}
+	s.entries, s.domains, s.err = entries, snap.domains, nil
+	s.noteSites(snap.siteIDs)
+	s.mu.Unlock()
+	s.listedOnce.Do(func() { close(s.listed) })
+	up.Set(1)
+	s.changes.publish(ctx, plugin.Change{Owners: owners})
+	if len(owners) > 0 {
+		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources found at start", "owners", len(owners), "resources", len(entries))
+	}
+
+	// Then every resource whole, a few at once; Current reads those it needs first.
+	s.mu.Lock()
+	pending := slices.Sorted(maps.Keys(s.entries))
+	s.mu.Unlock()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.readLimit)
+	for _, id := range pending {
+		g.Go(func() error { return s.loadPending(gctx, id) })
+	}
+	err = g.Wait()
+	if err == nil {
+		s.mu.Lock()
+		governed := slices.ContainsFunc(slices.Collect(maps.Values(s.entries)), func(e *entry) bool { return e.access != nil })
+		s.mu.Unlock()
+		if governed {
+			err = s.readOrg(ctx, &snap)
+		}
+	}
+	if err == nil {
+		err = s.readTunnels(ctx, &snap)
+	}
+	s.mu.Lock()
+	if err != nil {
+		s.err, s.touched = err, nil
+		s.mu.Unlock()
+		up.Set(0)
+		return err
+	}
+	s.complete, s.lastFull, s.touched = true, started, nil
+	if snap.orgRead {
+		s.org = snap.org
+	}
+	wakeTunnels := s.recheckedTunnels(snap.tunnels)
+	s.mu.Unlock()
+	s.changes.publish(ctx, plugin.Change{Tunnels: wakeTunnels})
+	return nil
+}
+
+// failed records a refresh that failed: Current fails until one succeeds.
+func (s *Sink) failed(err error) error {
+	s.mu.Lock()
+	s.err, s.touched = err, nil
+	s.mu.Unlock()
+	s.listedOnce.Do(func() { close(s.listed) })
+	up.Set(0)
+	return err
+}
+
+// loadPending reads a resource the first refresh has listed but not yet read, unless
+// it was read, written or listed again meanwhile. Its workers share one read.
+func (s *Sink) loadPending(ctx context.Context, id string) error {
+	_, err, _ := s.loading.Do(id, func() (any, error) {
+		s.mu.Lock()
+		e := s.entries[id]
+		s.mu.Unlock()
+		if e == nil || !e.pending {
+			return nil, nil
+		}
+		got, err := s.readEntry(ctx, e.mark, e.res.ResourceID, id, e.listFP)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch {
+		case s.entries[id] != e: // written, or listed again, meanwhile
+		case got == nil:
+			delete(s.entries, id) // deleted since the list
+		default:
+			s.entries[id] = got
+		}
+		return nil, nil
+	})
+	return err
+}
+
+// readEntry reads one owned resource whole: the resource, its targets and, when a
+// policy governs it, its access. nil: deleted since it was listed.
+func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID string, fp uint64) (*entry, error) {
+	select {
+	case s.reads <- struct{}{}:
+		defer func() { <-s.reads }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res, err := s.api.GetResource(ctx, resourceID)
+	if pangolinapi.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get resource %d (%s): %w", resourceID, niceID, err)
+	}
+	targets, err := s.api.ListTargets(ctx, resourceID)
+	if pangolinapi.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the targets of resource %d (%s): %w", resourceID, niceID, err)
+	}
+	e := &entry{mark: m, res: res, targets: targets, listFP: fp}
+	if s.governed(niceID, resourceID) {
+		p, err := s.api.GetResourcePolicy(ctx, resourceID)
+		if pangolinapi.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the access of resource %d (%s): %w", resourceID, niceID, err)
+		}
+		e.access = &p
+	}
+	return e, nil
+}
 
 // snapshot is one refresh's reading of Pangolin.
 type snapshot struct {
@@ -126,23 +302,32 @@ type snapshot struct {
 	domains []pangolinapi.Domain
 	siteIDs map[string]int
 	tunnels map[string]plugin.TunnelCheck
-	// org holds the org's roles and users when a resource is governed.
-	org orgLists
+	// org holds the org's roles and users when a resource is governed and the refresh
+	// was full (orgRead).
+	org     orgLists
+	orgRead bool
 }
 
-// read reads Pangolin, without holding s.mu.
-func (s *Sink) read(ctx context.Context) (snapshot, error) {
+// ownedSummary is a list item of this owner id's, with its mark.
+type ownedSummary struct {
+	pangolinapi.ResourceSummary
+	mark mark
+}
+
+// readLists reads the org's domains and sites, and the resources this owner id owns
+// as the list shows them.
+func (s *Sink) readLists(ctx context.Context) (snapshot, []ownedSummary, error) {
 	snap := snapshot{entries: map[string]*entry{}, siteIDs: map[string]int{}, tunnels: map[string]plugin.TunnelCheck{}}
 	var err error
 	if snap.domains, err = s.api.ListDomains(ctx); err != nil {
-		return snap, fmt.Errorf("list the org's domains: %w", err)
+		return snap, nil, fmt.Errorf("list the org's domains: %w", err)
 	}
 	if snap.domains == nil {
 		snap.domains = []pangolinapi.Domain{} // read, and none: not "never read"
 	}
 	sites, err := s.api.ListSites(ctx)
 	if err != nil {
-		return snap, fmt.Errorf("list the org's sites: %w", err)
+		return snap, nil, fmt.Errorf("list the org's sites: %w", err)
 	}
 	for _, site := range sites {
 		snap.siteIDs[site.NiceID] = site.SiteID
@@ -150,63 +335,92 @@ func (s *Sink) read(ctx context.Context) (snapshot, error) {
 	// The search matches names, niceIds and hosts: the marks decide what is ours.
 	list, err := s.api.ListResources(ctx, niceIDPrefix(s.ownerID))
 	if err != nil {
-		return snap, fmt.Errorf("list the resources of owner id %s: %w", s.ownerID, err)
+		return snap, nil, fmt.Errorf("list the resources of owner id %s: %w", s.ownerID, err)
 	}
+	var out []ownedSummary
 	for _, summary := range list {
-		m, ok := owned(s.ownerID, summary.NiceID, summary.Name)
-		if !ok {
+		if m, ok := owned(s.ownerID, summary.NiceID, summary.Name); ok {
+			out = append(out, ownedSummary{ResourceSummary: summary, mark: m})
+		}
+	}
+	return snap, out, nil
+}
+
+// read reads Pangolin, without holding s.mu: the lists, then, whole, every owned
+// resource when full, else those whose list item differs from prev's.
+func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry) (snapshot, error) {
+	snap, list, err := s.readLists(ctx)
+	if err != nil {
+		return snap, err
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.readLimit)
+	for _, o := range list {
+		if p := prev[o.NiceID]; !full && p != nil && !p.pending && p.listFP == o.Fingerprint && p.res.ResourceID == o.ResourceID {
+			mu.Lock()
+			snap.entries[o.NiceID] = p // unchanged since it was read
+			mu.Unlock()
 			continue
 		}
-		res, err := s.api.GetResource(ctx, summary.ResourceID)
-		if pangolinapi.IsNotFound(err) {
-			continue // deleted since the list
-		}
-		if err != nil {
-			return snap, fmt.Errorf("get resource %d (%s): %w", summary.ResourceID, summary.NiceID, err)
-		}
-		targets, err := s.api.ListTargets(ctx, summary.ResourceID)
-		if pangolinapi.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return snap, fmt.Errorf("list the targets of resource %d (%s): %w", summary.ResourceID, summary.NiceID, err)
-		}
-		e := &entry{mark: m, res: res, targets: targets}
-		if s.governed(summary.NiceID, summary.ResourceID) {
-			p, err := s.api.GetResourcePolicy(ctx, summary.ResourceID)
-			if pangolinapi.IsNotFound(err) {
-				continue
+		g.Go(func() error {
+			e, err := s.readEntry(gctx, o.mark, o.ResourceID, o.NiceID, o.Fingerprint)
+			if err != nil || e == nil {
+				return err
 			}
-			if err != nil {
-				return snap, fmt.Errorf("read the access of resource %d (%s): %w", summary.ResourceID, summary.NiceID, err)
-			}
-			e.access = &p
-		}
-		snap.entries[summary.NiceID] = e
+			mu.Lock()
+			snap.entries[o.NiceID] = e
+			mu.Unlock()
+			return nil
+		})
 	}
-	if slices.ContainsFunc(slices.Collect(maps.Values(snap.entries)), func(e *entry) bool { return e.access != nil }) {
-		if snap.org.roles, err = s.api.ListRoles(ctx); err != nil {
-			return snap, fmt.Errorf("list the org's roles: %w", err)
-		}
-		if snap.org.users, err = s.api.ListUsers(ctx); err != nil {
-			return snap, fmt.Errorf("list the org's users: %w", err)
-		}
-		if snap.org.users == nil {
-			snap.org.users = []pangolinapi.User{}
-		}
-		snap.org.rolesAt, snap.org.usersAt = s.now(), s.now()
+	if err := g.Wait(); err != nil {
+		return snap, err
 	}
+	if full && slices.ContainsFunc(slices.Collect(maps.Values(snap.entries)), func(e *entry) bool { return e.access != nil }) {
+		if err := s.readOrg(ctx, &snap); err != nil {
+			return snap, err
+		}
+	}
+	return snap, s.readTunnels(ctx, &snap)
+}
+
+// readOrg reads the org's roles and users into snap.
+func (s *Sink) readOrg(ctx context.Context, snap *snapshot) error {
+	var err error
+	if snap.org.roles, err = s.api.ListRoles(ctx); err != nil {
+		return fmt.Errorf("list the org's roles: %w", err)
+	}
+	if snap.org.users, err = s.api.ListUsers(ctx); err != nil {
+		return fmt.Errorf("list the org's users: %w", err)
+	}
+	if snap.org.users == nil {
+		snap.org.users = []pangolinapi.User{}
+	}
+	snap.org.rolesAt, snap.org.usersAt, snap.orgRead = s.now(), s.now(), true
+	return nil
+}
+
+// readTunnels asks again about every site Tunnel was asked about.
+func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 	s.mu.Lock()
 	asked := slices.Collect(maps.Keys(s.tunnels))
 	s.mu.Unlock()
 	for _, niceID := range asked {
 		check, err := s.checkSite(ctx, niceID)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		snap.tunnels[niceID] = check
 	}
-	return snap, nil
+	return nil
+}
+
+// noteSites records the org's sites. s.mu is held.
+func (s *Sink) noteSites(siteIDs map[string]int) {
+	for niceID, siteID := range siteIDs {
+		s.siteIDs[niceID], s.sites[siteID] = siteID, niceID
+	}
 }
 
 // recheckedTunnels records the sites a refresh asked about again, and returns the

@@ -64,15 +64,28 @@ type Sink struct {
 	now     func() time.Time
 	changes changes
 
+	// drift is how often a refresh reads every resource whole (Options.DriftPeriod).
+	drift time.Duration
+	// readLimit bounds the reads of a refresh in flight at once; reads holds a token
+	// per read of one resource in flight, the first refresh's and Current's together.
+	readLimit int
+	reads     chan struct{}
+
 	// refreshing serializes refreshes.
 	refreshing sync.Mutex
-	// loaded is closed once the first refresh has finished, well or not.
-	loaded     chan struct{}
-	loadedOnce sync.Once
+	// listed is closed once the first refresh has read the lists, or failed.
+	listed     chan struct{}
+	listedOnce sync.Once
+	// loading keeps one read per resource in flight while the first refresh runs.
+	loading singleflight.Group
 
-	mu      sync.Mutex
-	err     error             // the last refresh's, nil once one succeeded after it
-	entries map[string]*entry // by niceId: what this owner id has in Pangolin
+	mu  sync.Mutex
+	err error // the last refresh's, nil once one succeeded after it
+	// complete: a refresh has read every resource whole; lastFull is when the last full
+	// refresh started.
+	complete bool
+	lastFull time.Time
+	entries  map[string]*entry // by niceId: what this owner id has in Pangolin
 	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
 	// before or during the write, so the sink's own record wins.
 	touched map[string]bool
@@ -113,6 +126,12 @@ type entry struct {
 	access *pangolinapi.ResourcePolicy
 	// applied is the policy last applied whole, for render; nil for none.
 	applied *route.AccessPolicy
+	// listFP is the fingerprint of the list item this reading goes with: a light
+	// refresh reads the resource again only when its list item's differs.
+	listFP uint64
+	// pending: listed by the first refresh, not yet read whole; only mark, ids and
+	// the list's fields are known.
+	pending bool
 }
 
 func (e *entry) clone() *entry {
@@ -138,6 +157,12 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = DefaultResyncPeriod
 	}
+	if opts.DriftPeriod <= 0 {
+		opts.DriftPeriod = DefaultDriftPeriod
+	}
+	if opts.MaxConcurrentReads <= 0 {
+		opts.MaxConcurrentReads = DefaultMaxConcurrentReads
+	}
 	if opts.Record == nil {
 		opts.Record = &MemoryRecord{}
 	}
@@ -148,8 +173,11 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		api:       client,
 		ownerID:   opts.OwnerID,
 		resync:    opts.ResyncPeriod,
+		drift:     opts.DriftPeriod,
+		readLimit: opts.MaxConcurrentReads,
+		reads:     make(chan struct{}, opts.MaxConcurrentReads),
 		now:       time.Now,
-		loaded:    make(chan struct{}),
+		listed:    make(chan struct{}),
 		entries:   map[string]*entry{},
 		siteIDs:   map[string]int{},
 		sites:     map[int]string{},
@@ -225,17 +253,37 @@ func (s *Sink) checkSite(ctx context.Context, niceID string) (plugin.TunnelCheck
 
 // Current implements plugin.Sink: the resources this owner id keeps for the object of
 // owner's kind, namespace and name, from the sink's record. It waits for the first
-// refresh, and fails while the last one failed: an empty answer would delete.
+// refresh's lists, reads the owner's own resources if that refresh has not read them
+// yet, and fails while the last refresh failed: an empty answer would delete.
 func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
 	select {
-	case <-s.loaded:
+	case <-s.listed:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), s.err))
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), err))
+		}
+		var pending []string
+		for id, e := range s.entries {
+			if e.pending && e.mark.sameObject(owner) {
+				pending = append(pending, id)
+			}
+		}
+		if len(pending) == 0 {
+			defer s.mu.Unlock()
+			break
+		}
+		s.mu.Unlock()
+		for _, id := range pending {
+			if err := s.loadPending(ctx, id); err != nil {
+				return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: read it in Pangolin: %w", owner.Key(), err))
+			}
+		}
 	}
 	var out []engine.Existing
 	for id, e := range s.entries {

@@ -59,4 +59,5 @@ package inmemory
 // router); the labels and health filters of the resource list (healthStatus is accepted
 // and ignored); health checks, which never turn healthy; domains and sites of any org
 // but Options.Org; the hash Pangolin releases after 1.22 may append to long router keys;
-// argon2's 25-50 ms per request (use Latency).
+// argon2's 25-50 ms per request and Node's small thread pool, unless asked for
+// (Options.ServiceTime and MaxConcurrent; Latency for a delay outside any limit).

@@ -69,7 +69,20 @@ type Options struct {
 	// added, online. Offline simulation (`manager render`) uses it, where the sites a
 	// configuration names cannot be known.
 	AnySite bool
+	// ServiceTime is how long each request takes to serve, as a real Pangolin spends
+	// 25-50 ms verifying the API key (argon2) on every call; 0 answers at once.
+	ServiceTime time.Duration
+	// MaxConcurrent is how many requests are served at once, as Node runs that work on
+	// a small thread pool (libuv's, 4 threads by default); the others wait their turn,
+	// in arrival order as far as Go's scheduler keeps it. 0 sets no limit.
+	MaxConcurrent int
 }
+
+// The pace of a real Pangolin, as the bench simulates it: 30 ms a request, 4 at once.
+const (
+	PaceServiceTime   = 30 * time.Millisecond
+	PaceMaxConcurrent = 4
+)
 
 func (o *Options) defaults() {
 	if o.Org == "" {
@@ -118,6 +131,13 @@ type Server struct {
 	countMu sync.Mutex
 	counts  map[string]int
 
+	// slots holds one token per request being served when MaxConcurrent is set.
+	slots   chan struct{}
+	gaugeMu sync.Mutex
+	serving int // requests being served (service time included)
+	waiting int // requests waiting for a slot
+	peak    int // the most requests ever served at once
+
 	mu      sync.Mutex
 	orgs    map[string]bool
 	res     map[int]*resource
@@ -154,7 +174,12 @@ func NewServer(opts Options) *Server {
 func NewHandler(opts Options) *Server {
 	opts.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
+	var slots chan struct{}
+	if opts.MaxConcurrent > 0 {
+		slots = make(chan struct{}, opts.MaxConcurrent)
+	}
 	return &Server{
+		slots:   slots,
 		ctx:     ctx,
 		cancel:  cancel,
 		opts:    opts,
@@ -242,6 +267,64 @@ func (s *Server) ResetCounts() {
 	s.counts = map[string]int{}
 }
 
+// admit waits for a slot when MaxConcurrent is set, then spends ServiceTime. It
+// returns false when the request's context or the server ends first.
+func (s *Server) admit(ctx context.Context) bool {
+	if s.slots != nil {
+		s.gauge(0, 1)
+		select {
+		case s.slots <- struct{}{}:
+			s.gauge(1, -1)
+		case <-ctx.Done():
+			s.gauge(0, -1)
+			return false
+		case <-s.ctx.Done():
+			s.gauge(0, -1)
+			return false
+		}
+	} else {
+		s.gauge(1, 0)
+	}
+	if d := s.opts.ServiceTime; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			s.release()
+			return false
+		case <-s.ctx.Done():
+			s.release()
+			return false
+		}
+	}
+	return true
+}
+
+// release frees the slot admit took.
+func (s *Server) release() {
+	s.gauge(-1, 0)
+	if s.slots != nil {
+		<-s.slots
+	}
+}
+
+func (s *Server) gauge(serving, waiting int) {
+	s.gaugeMu.Lock()
+	defer s.gaugeMu.Unlock()
+	s.serving += serving
+	s.waiting += waiting
+	s.peak = max(s.peak, s.serving)
+}
+
+// Load is the requests being served now, those waiting for a slot (MaxConcurrent), and
+// the most ever served at once.
+func (s *Server) Load() (serving, waiting, peak int) {
+	s.gaugeMu.Lock()
+	defer s.gaugeMu.Unlock()
+	return s.serving, s.waiting, s.peak
+}
+
 // request is one request being handled.
 type request struct {
 	r      *http.Request
@@ -314,10 +397,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.countMu.Lock()
 	s.counts[r.Method+" "+pattern]++
 	s.countMu.Unlock()
-
 	// The body is read before any fault runs: net/http notices a client that hangs up
 	// (and cancels the request's context) only once the body has been read.
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+	// Then the pace of a real server: a slot, the service time.
+	if !s.admit(r.Context()) {
+		return // the client gave up, or the server closed, while it waited
+	}
+	defer s.release()
 	s.faultMu.RLock()
 	f := s.fault
 	s.faultMu.RUnlock()

@@ -3,6 +3,9 @@ package pangolinapi
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -72,6 +75,13 @@ type ResourceSummary struct {
 	SSO        bool
 	Enabled    bool
 	SSL        bool
+	// Fingerprint digests every field the list item carries that a write can change:
+	// the fields above, the access flags and ids (whitelist, passwordId, pincodeId,
+	// headerAuthId) and each embedded target's id, site, ip, port and enabled; not the
+	// health fields, which Newt changes. Two readings of an unchanged resource give the
+	// same one. What the list lacks (blockAccess, the stored subdomain, a target's
+	// method, path, match type and priority, roles and users) changes it not.
+	Fingerprint uint64
 }
 
 // Target is one backend of a resource. Targets with the same path and match type form
@@ -201,6 +211,12 @@ type resourceJSON struct {
 	ApplyRules            flexBool    `json:"applyRules"`
 	SkipToIdpID           *int        `json:"skipToIdpId"`
 	Headers               flexHeaders `json:"headers"`
+	// Only in the list.
+	Whitelist    flexBool         `json:"whitelist"`
+	PasswordID   *int             `json:"passwordId"`
+	PincodeID    *int             `json:"pincodeId"`
+	HeaderAuthID *int             `json:"headerAuthId"`
+	Targets      []listTargetJSON `json:"targets"`
 }
 
 // flexHeaders decodes a resource's headers in both shapes the server uses: an array
@@ -222,6 +238,16 @@ func (h *flexHeaders) UnmarshalJSON(data []byte) error {
 	}
 	*h = list
 	return nil
+}
+
+// listTargetJSON is a target as the resource list embeds it: no method, path, match
+// type or priority.
+type listTargetJSON struct {
+	TargetID int    `json:"targetId"`
+	SiteID   int    `json:"siteId"`
+	IP       string `json:"ip"`
+	Port     int    `json:"port"`
+	Enabled  bool   `json:"enabled"`
 }
 
 func str(p *string) string {
@@ -254,15 +280,38 @@ func (r resourceJSON) resource() Resource {
 
 func (r resourceJSON) summary() ResourceSummary {
 	return ResourceSummary{
-		ResourceID: r.ResourceID,
-		NiceID:     r.NiceID,
-		Name:       r.Name,
-		FullDomain: str(r.FullDomain),
-		DomainID:   str(r.DomainID),
-		SSO:        r.SSO.value,
-		Enabled:    r.Enabled.value,
-		SSL:        r.SSL.value,
+		ResourceID:  r.ResourceID,
+		NiceID:      r.NiceID,
+		Name:        r.Name,
+		FullDomain:  str(r.FullDomain),
+		DomainID:    str(r.DomainID),
+		SSO:         r.SSO.value,
+		Enabled:     r.Enabled.value,
+		SSL:         r.SSL.value,
+		Fingerprint: r.fingerprint(),
 	}
+}
+
+// fingerprint digests a list item: see ResourceSummary.Fingerprint.
+func (r resourceJSON) fingerprint() uint64 {
+	h := fnv.New64a()
+	id := func(p *int) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.Itoa(*p)
+	}
+	flag := func(b flexBool) string { return strconv.FormatBool(b.value) + strconv.FormatBool(b.set) }
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
+		r.ResourceID, r.NiceID, r.Name, str(r.FullDomain), str(r.Subdomain), str(r.DomainID),
+		flag(r.SSO), flag(r.Enabled), flag(r.SSL), flag(r.BlockAccess), flag(r.Whitelist),
+		id(r.PasswordID), id(r.PincodeID), id(r.HeaderAuthID))
+	targets := slices.Clone(r.Targets)
+	slices.SortFunc(targets, func(a, b listTargetJSON) int { return a.TargetID - b.TargetID })
+	for _, t := range targets {
+		fmt.Fprintf(h, "\x01%d\x00%d\x00%s\x00%d\x00%t", t.TargetID, t.SiteID, t.IP, t.Port, t.Enabled)
+	}
+	return h.Sum64()
 }
 
 // targetJSON is a target as create, get, update and list report it.
