@@ -203,6 +203,23 @@ func appendNew(notices []route.Notice, more ...route.Notice) []route.Notice {
 	return notices
 }
 
+// OwnPolicy names the policy attached to object itself (not to its Gateways), "" for
+// none: objects that share a host must agree on it, or merging them would change the
+// access control of one of them.
+func (p *Policies) OwnPolicy(ctx context.Context, object access.Target) (string, error) {
+	if !p.Enabled() {
+		return "", nil
+	}
+	policies, err := p.policiesOf(ctx, object)
+	if err != nil {
+		return "", err
+	}
+	if a := access.Attach(policies, object, nil); a.Policy != nil {
+		return a.Policy.Namespace + "/" + a.Policy.Name, nil
+	}
+	return "", nil
+}
+
 // policiesOf lists the policies that target t.
 func (p *Policies) policiesOf(ctx context.Context, t access.Target) ([]accessv1alpha1.AccessPolicy, error) {
 	var list accessv1alpha1.AccessPolicyList

@@ -138,15 +138,18 @@ type routeStatus struct {
 
 // evaluation is a route judged on its own, before merging with the routes that share its hosts.
 type evaluation struct {
-	route      *gatewayv1.HTTPRoute
-	origin     route.Origin
-	options    sources.Options
-	status     routeStatus
-	hosts      map[string]gatewayKey // effective host → the Gateway it is served through
-	tunnels    map[gatewayKey]route.TunnelRef
-	paths      []route.PathRule
-	headers    []route.Header // set on every request to its hosts
-	served     bool           // accepted and resolved: its paths may be published
+	route   *gatewayv1.HTTPRoute
+	origin  route.Origin
+	options sources.Options
+	status  routeStatus
+	hosts   map[string]gatewayKey // effective host → the Gateway it is served through
+	tunnels map[gatewayKey]route.TunnelRef
+	paths   []route.PathRule
+	headers []route.Header // set on every request to its hosts
+	// policy is the AccessPolicy attached to the route itself ("" for none): a
+	// Gateway's policy is the same for every route it merges.
+	policy     string
+	served     bool // accepted and resolved: its paths may be published
 	rejections []route.Rejection
 }
 
@@ -268,16 +271,19 @@ func settingsKey(e *evaluation) string {
 		}
 		return strconv.FormatBool(*p)
 	}
-	return strings.Join([]string{b(o.SSO), b(o.BlockAccess), o.Domain, o.Subdomain, fmt.Sprintf("%q", e.headers)}, "\x00")
+	return strings.Join([]string{b(o.SSO), b(o.BlockAccess), o.Domain, o.Subdomain, fmt.Sprintf("%q", e.headers), e.policy}, "\x00")
 }
 
-// settingsDiff names the host-wide settings (access control, public name, request
-// headers) on which two routes differ. Only routes that differ on none share a
+// settingsDiff names the host-wide settings (access control, AccessPolicy, public name,
+// request headers) on which two routes differ. Only routes that differ on none share a
 // PangolinResource.
 func settingsDiff(x, y *evaluation) []string {
 	a, b := x.options, y.options
 	sameBool := func(x, y *bool) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	var out []string
+	if x.policy != y.policy {
+		out = append(out, "AccessPolicy")
+	}
 	if !slices.Equal(x.headers, y.headers) {
 		out = append(out, "RequestHeaderModifier")
 	}
@@ -314,6 +320,11 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 	}
 	var problems []string
 	ev.options, problems = sources.ParseOptions(hr.Annotations, s.config.BackendScheme)
+	policy, err := s.config.Policies.OwnPolicy(ctx, access.Target{Kind: kindHTTPRoute, Namespace: hr.Namespace, Name: hr.Name})
+	if err != nil {
+		return nil, err
+	}
+	ev.policy = policy
 	if ev.options.Enabled != nil && !*ev.options.Enabled {
 		// Opted out: treated as detached, so what PIC published for it goes, and so
 		// do PIC's status entries.

@@ -77,7 +77,13 @@ func (s *Source) Declare() plugin.Declaration {
 func (s *Source) routesOfPolicyTarget(ctx context.Context, t access.Target) []reconcile.Request {
 	switch t.Kind {
 	case kindHTTPRoute:
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}}}
+		// The route, and the routes sharing its hosts: the owner of a host it merges
+		// into, or that merges into it, decides again whether they still merge.
+		var hr gatewayv1.HTTPRoute
+		if err := s.client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, &hr); err != nil {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}}}
+		}
+		return s.withSiblings(ctx, []gatewayv1.HTTPRoute{hr})
 	case "Gateway":
 		return toRequests(s.routesBy(ctx, parentIndex, t.Namespace+"/"+t.Name))
 	}
