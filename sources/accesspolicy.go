@@ -124,6 +124,8 @@ func NewPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error)
 	_, err := deps.Mapper.RESTMapping(gk, accessv1alpha1.GroupVersion.Version)
 	switch {
 	case meta.IsNoMatchError(err):
+		// Looked for once: like the Gateway API, a CRD installed later needs a restart.
+		log.FromContext(ctx).Info("access policies are off: the AccessPolicy CRD is not installed (install it, and its RBAC, then restart PIC)", "crd", accessv1alpha1.AccessPolicyCRDName)
 		p.enabled = false
 		return p, nil
 	case err != nil:

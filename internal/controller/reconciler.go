@@ -123,7 +123,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	routes, tunnelRejections, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
+	routes, tunnelRejections, dropped, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
 	if err != nil {
 		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
@@ -131,7 +131,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// refused are the hosts, or the whole object, that are not published for it,
 	// whoever refused them: its status says so too (decideStatus). The source's
 	// refusals of the object as a whole are already in its parents' conditions.
-	refused := slices.Clone(tunnelRejections)
+	refused := dropped
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
@@ -183,26 +183,25 @@ func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
 }
 
 // checkTunnels drops the routes whose tunnel does not exist, holding what exists for
-// them, and says which tunnels exist but are not Ready yet. Routes through a tunnel
+// them (one rejection per tunnel, for events; one per dropped host, for the status),
+// and says which tunnels exist but are not Ready yet. Routes through a tunnel
 // that is not Ready are still written: the sink's world waits for the tunnel itself,
 // and the route is live the moment the tunnel is.
-func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) ([]route.Route, []route.Rejection, []route.Notice, error) {
-	var (
-		kept       []route.Route
-		rejections []route.Rejection
-		notReady   []route.Notice
-		found      = map[route.TunnelRef]bool{}
-	)
+func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) (kept []route.Route, rejections, dropped []route.Rejection, notReady []route.Notice, err error) {
+	found := map[route.TunnelRef]bool{}
+	missing := map[route.TunnelRef]route.Rejection{}
 	for _, rt := range routes {
 		exists, seen := found[rt.Tunnel]
 		if !seen {
 			check, err := r.sink.Tunnel(ctx, rt.Tunnel)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			switch check.State {
 			case plugin.TunnelNotFound:
-				rejections = append(rejections, route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message})
+				rj := route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message}
+				rejections = append(rejections, rj)
+				missing[rt.Tunnel] = rj
 			case plugin.TunnelNotReady:
 				notReady = append(notReady, route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
 			}
@@ -212,9 +211,13 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 		}
 		if exists {
 			kept = append(kept, rt)
+			continue
 		}
+		rj := missing[rt.Tunnel]
+		rj.Host = rt.Host
+		dropped = append(dropped, rj)
 	}
-	return kept, rejections, notReady, nil
+	return kept, rejections, dropped, notReady, nil
 }
 
 // notPublished are the rejections of hosts that have no desired resource: a rejection

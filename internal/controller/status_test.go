@@ -1,9 +1,12 @@
 package controller
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -123,4 +126,43 @@ func TestNotPublished(t *testing.T) {
 	whole := route.Rejection{Reason: pic.ReasonTunnelNotFound}
 	got := notPublished([]route.Rejection{degraded, refused, whole}, []engine.Resource{{Host: "a.example.com"}})
 	assert.Equal(t, []route.Rejection{refused, whole}, got, "a host published all the same (degraded) is not refused")
+}
+
+// tunnelsOnly is a sink that knows one tunnel, "present"; it answers nothing else.
+type tunnelsOnly struct{ plugin.Sink }
+
+func (tunnelsOnly) Tunnel(_ context.Context, ref route.TunnelRef) (plugin.TunnelCheck, error) {
+	if ref.Name == "present" {
+		return plugin.TunnelCheck{State: plugin.TunnelReady}, nil
+	}
+	return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: "PangolinTunnel " + ref.String() + " does not exist"}, nil
+}
+
+// TestAMissingTunnelRefusesItsHostsOnly: a route published through two Gateways, one of
+// whose tunnels is missing, is refused for that Gateway's host only: one event for the
+// tunnel, one refusal per host for the status, and the route is partly invalid.
+func TestAMissingTunnelRefusesItsHostsOnly(t *testing.T) {
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web", UID: "uid-web"}
+	r := &Reconciler{sink: tunnelsOnly{}, waiting: &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}}}
+	routes := []route.Route{
+		{Origin: origin, Host: "a.example.com", Tunnel: route.TunnelRef{Namespace: "shop", Name: "present"}},
+		{Origin: origin, Host: "b.example.com", Tunnel: route.TunnelRef{Namespace: "shop", Name: "missing"}},
+		{Origin: origin, Host: "c.example.com", Tunnel: route.TunnelRef{Namespace: "shop", Name: "missing"}},
+	}
+	kept, events, dropped, _, err := r.checkTunnels(context.Background(), origin.NamespacedName(), routes)
+	require.NoError(t, err)
+	assert.Equal(t, []route.Route{routes[0]}, kept)
+	require.Len(t, events, 1, "one event for the missing tunnel")
+	assert.Empty(t, events[0].Host)
+	require.Len(t, dropped, 2)
+	assert.Equal(t, "b.example.com", dropped[0].Host)
+	assert.Equal(t, "c.example.com", dropped[1].Host)
+
+	accepted := plugin.Condition{Type: pic.ConditionAccepted, Status: true, Reason: "Accepted"}
+	res := plugin.Result{Origin: &origin, Routes: routes, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: []plugin.Condition{accepted}}}}
+	got := decideStatus(res, dropped, plugin.Hostnames{})
+	require.Len(t, got.Parents[0].Conditions, 2)
+	assert.True(t, got.Parents[0].Conditions[0].Status, "still accepted: a.example.com is published")
+	assert.Equal(t, pic.ConditionPartiallyInvalid, got.Parents[0].Conditions[1].Type)
+	assert.Equal(t, pic.ReasonTunnelNotFound, got.Parents[0].Conditions[1].Reason)
 }
