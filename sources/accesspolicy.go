@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -101,6 +103,8 @@ type Policies struct {
 	// gatewayAPI: the cluster serves HTTPRoutes and Gateways, whose policies' status
 	// follows them.
 	gatewayAPI bool
+	// mapper finds the AccessPolicy kind installed after PIC started (watchForCRD).
+	mapper meta.RESTMapper
 }
 
 // NewPolicies returns the policies of a source built with deps. They are enabled when
@@ -124,9 +128,8 @@ func NewPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error)
 	_, err := deps.Mapper.RESTMapping(gk, accessv1alpha1.GroupVersion.Version)
 	switch {
 	case meta.IsNoMatchError(err):
-		// Looked for once: like the Gateway API, a CRD installed later needs a restart.
-		log.FromContext(ctx).Info("access policies are off: the AccessPolicy CRD is not installed (install it, and its RBAC, then restart PIC)", "crd", accessv1alpha1.AccessPolicyCRDName)
-		p.enabled = false
+		log.FromContext(ctx).Info("access policies are off: the AccessPolicy CRD is not installed", "crd", accessv1alpha1.AccessPolicyCRDName)
+		p.enabled, p.mapper = false, deps.Mapper
 		return p, nil
 	case err != nil:
 		return nil, fmt.Errorf("look up the %s kind: %w", accessv1alpha1.AccessPolicyCRDName, err)
@@ -292,6 +295,47 @@ func (p *Policies) Watches(requests func(ctx context.Context, t access.Target) [
 			}
 			return out
 		}},
+	}
+}
+
+// crdCheckPeriod is how often PIC, with access policies off, looks whether the
+// AccessPolicy CRD was installed since it started: one discovery request each time.
+const crdCheckPeriod = 30 * time.Second
+
+// Runnables are, with access policies off, a check that stops PIC when the AccessPolicy
+// CRD appears: PIC reads policies only from its start, and a policy it ignored would
+// leave its host with less protection than asked. Stopped, PIC is restarted by its
+// Deployment and honours the policies (or, without the Secrets rules, says what to grant).
+func (p *Policies) Runnables() []manager.Runnable {
+	if p == nil || p.enabled || p.mapper == nil {
+		return nil
+	}
+	return []manager.Runnable{crdWatch{mapper: p.mapper, period: crdCheckPeriod}}
+}
+
+// crdWatch returns an error, which stops the manager, once the AccessPolicy kind is
+// served.
+type crdWatch struct {
+	mapper meta.RESTMapper
+	period time.Duration
+}
+
+// NeedLeaderElection: every replica must restart, the standby too.
+func (crdWatch) NeedLeaderElection() bool { return false }
+
+func (w crdWatch) Start(ctx context.Context) error {
+	gk := schema.GroupKind{Group: accessv1alpha1.GroupVersion.Group, Kind: accessv1alpha1.KindPolicy}
+	ticker := time.NewTicker(w.period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			if _, err := w.mapper.RESTMapping(gk, accessv1alpha1.GroupVersion.Version); err == nil {
+				return fmt.Errorf("the AccessPolicy CRD (%s) was installed after PIC started: stopping, so that PIC restarts and honours access policies", accessv1alpha1.AccessPolicyCRDName)
+			}
+		}
 	}
 }
 

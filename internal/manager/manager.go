@@ -118,6 +118,13 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 			return nil, fmt.Errorf("add the %s sink's %T: %w", cfg.Sink, r, err)
 		}
 	}
+	for _, src := range all {
+		for _, r := range src.Declare().Runnables {
+			if err := mgr.Add(r); err != nil {
+				return nil, fmt.Errorf("add the %s source's %T: %w", src.Name(), r, err)
+			}
+		}
+	}
 	recorder, err := newRecorder(mgr)
 	if err != nil {
 		return nil, err

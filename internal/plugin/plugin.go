@@ -55,6 +55,8 @@ type Declaration struct {
 	// objects attach to, such as Gateways), in the order `render` runs them after the
 	// source's own objects.
 	Controllers []Controller
+	// Runnables run with the manager, in a cluster only (not in `render`).
+	Runnables []manager.Runnable
 }
 
 // Claims are how the core learns who claims a host, to settle its ownership and to

@@ -69,6 +69,7 @@ func (s *Source) Declare() plugin.Declaration {
 			}},
 		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
 		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
+		Runnables:   s.config.Policies.Runnables(),
 	}
 }
 

@@ -49,6 +49,7 @@ func (s *Source) Declare() plugin.Declaration {
 			{Object: &networkingv1.IngressClass{}, Requests: s.ingressesOfClass},
 		}, policies.Watches(ingressOfPolicyTarget)...),
 		Controllers: policies.StatusController(),
+		Runnables:   policies.Runnables(),
 	}
 }
 
