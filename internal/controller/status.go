@@ -34,7 +34,7 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 	if len(res.Parents) == 0 {
 		return status
 	}
-	verdict := refusalVerdict(res.Routes, refused)
+	verdict := refusalVerdict(res.Routes, res.MergedInto, refused)
 	protection := protectedBy(res.Notices)
 	for _, p := range res.Parents {
 		parent := plugin.ParentStatus{Parent: p.Parent}
@@ -83,7 +83,7 @@ type refusal struct {
 	reason, message string
 }
 
-func refusalVerdict(routes []route.Route, refused []route.Rejection) *refusal {
+func refusalVerdict(routes []route.Route, mergedInto []string, refused []route.Rejection) *refusal {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -104,7 +104,10 @@ func refusalVerdict(routes []route.Route, refused []route.Rejection) *refusal {
 			messages = append(messages, rj.Message)
 		}
 	}
-	all := whole || !slices.ContainsFunc(routes, func(rt route.Route) bool { return !refusedHosts[rt.Host] })
+	// Every host refused: none of those the object publishes, nor of those it is
+	// served under through another object, escaped.
+	all := whole || !slices.ContainsFunc(routes, func(rt route.Route) bool { return !refusedHosts[rt.Host] }) &&
+		!slices.ContainsFunc(mergedInto, func(host string) bool { return !refusedHosts[host] })
 	v := &refusal{all: all, reason: refused[0].Reason, message: strings.Join(messages, "; ")}
 	if !all {
 		hosts := make([]string, 0, len(refusedHosts)+len(partial))

@@ -39,12 +39,21 @@ func TestDecideStatus(t *testing.T) {
 	shadowed := route.Rejection{Origin: origin, Host: "a.example.com", Path: "/long/b", Reason: pic.ReasonPathNotRoutable, Message: "path /long/b of host a.example.com is not published"}
 
 	for _, tc := range []struct {
-		name    string
-		parent  []plugin.Condition
-		routes  []route.Route
-		refused []route.Rejection
-		want    []plugin.Condition
+		name       string
+		parent     []plugin.Condition
+		routes     []route.Route
+		mergedInto []string
+		refused    []route.Rejection
+		want       []plugin.Condition
 	}{
+		{
+			name:   "a route whose one host merges into an older route's and whose other is refused is partly refused",
+			parent: []plugin.Condition{accepted, resolved}, mergedInto: []string{"b.example.org"}, refused: []route.Rejection{conflict},
+			want: []plugin.Condition{accepted, resolved, {
+				Type: pic.ConditionPartiallyInvalid, Status: true, Reason: pic.ReasonHostConflict,
+				Message: "Dropped Rule(s) for host a.example.com: " + conflict.Message,
+			}},
+		},
 		{
 			name:   "an accepted route with nothing refused stays accepted",
 			parent: []plugin.Condition{accepted, resolved}, routes: routes("a.example.com"),
@@ -93,7 +102,7 @@ func TestDecideStatus(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := plugin.Result{Origin: &origin, Routes: tc.routes, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.parent}}}
+			res := plugin.Result{Origin: &origin, Routes: tc.routes, MergedInto: tc.mergedInto, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.parent}}}
 			hostnames := plugin.Hostnames{Served: []string{"a.example.com"}}
 			got := decideStatus(res, tc.refused, hostnames)
 			assert.Equal(t, plugin.Status{Generation: 3, Hostnames: hostnames, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.want}}}, got)

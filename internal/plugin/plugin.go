@@ -150,7 +150,11 @@ type Result struct {
 	// that writing its status fights no other controller.
 	OwnsStatus bool
 	// Routes are the hosts that can be published; Rejections say what cannot, and why.
-	Routes     []route.Route
+	Routes []route.Route
+	// MergedInto are the hosts the object is served under through another object that
+	// owns them and merges its rules (an older HTTPRoute on the same Gateway): not
+	// among Routes, and not refused.
+	MergedInto []string
 	Rejections []route.Rejection
 	// Notices are facts users should know that stop nothing (spec.tls is not used):
 	// Normal events, once per change.

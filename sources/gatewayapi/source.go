@@ -199,6 +199,8 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 				res.Rejections = append(res.Rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: pic.ReasonHostSettingsConflict,
 					Message: fmt.Sprintf("host %s is published by %s, the oldest route for it on Gateway %s, whose host-wide settings differ from this route's (%s): this route's rules are not served for it",
 						host, owner.origin.Key(), gw, strings.Join(differ, ", "))})
+			} else {
+				res.MergedInto = append(res.MergedInto, host)
 			}
 			continue
 		}
