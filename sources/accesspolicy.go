@@ -165,6 +165,8 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 	if err != nil {
 		return err
 	}
+	// The hosts of a route share its Gateways: each Gateway's policies are read once.
+	ofGateway := map[access.Target][]accessv1alpha1.AccessPolicy{}
 	routes := make([]route.Route, 0, len(res.Routes))
 	for _, rt := range res.Routes {
 		var gws []access.Target
@@ -173,9 +175,12 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		}
 		all := policies
 		for _, gw := range gws {
-			more, err := p.policiesOf(ctx, gw)
-			if err != nil {
-				return err
+			more, read := ofGateway[gw]
+			if !read {
+				if more, err = p.policiesOf(ctx, gw); err != nil {
+					return err
+				}
+				ofGateway[gw] = more
 			}
 			all = append(slices.Clone(all), more...)
 		}
@@ -284,14 +289,9 @@ func (p *Policies) Watches(requests func(ctx context.Context, t access.Target) [
 			return ofPolicy(ctx, policy)
 		}},
 		{Object: secretMetadata(), Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-			var list accessv1alpha1.AccessPolicyList
-			if err := p.client.List(ctx, &list, client.MatchingFields{policySecretIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
-				log.FromContext(ctx).Error(err, "cannot find the AccessPolicies of a Secret", "secret", client.ObjectKeyFromObject(o))
-				return nil
-			}
 			var out []reconcile.Request
-			for i := range list.Items {
-				out = append(out, ofPolicy(ctx, &list.Items[i])...)
+			for _, policy := range p.indexed(ctx, policySecretIndex, secretKey(o)) {
+				out = append(out, ofPolicy(ctx, &policy)...)
 			}
 			return out
 		}},
@@ -351,9 +351,7 @@ func (p *Policies) StatusController() []plugin.Controller {
 	// A policy's status follows its Secrets and its targets: a target created after
 	// the policy is found, one deleted is lost.
 	watches := []plugin.Watch{
-		{Object: secretMetadata(), Requests: p.policiesBy(policySecretIndex, func(o client.Object) string {
-			return o.GetNamespace() + "/" + o.GetName()
-		})},
+		{Object: secretMetadata(), Requests: p.policiesBy(policySecretIndex, secretKey)},
 		{Object: &networkingv1.Ingress{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindIngress))},
 	}
 	if p.gatewayAPI {
@@ -378,18 +376,28 @@ func targetKeyOf(kind string) func(client.Object) string {
 // policiesBy maps an object to the policies whose index holds its key.
 func (p *Policies) policiesBy(index string, key func(client.Object) string) func(context.Context, client.Object) []reconcile.Request {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		var list accessv1alpha1.AccessPolicyList
-		if err := p.client.List(ctx, &list, client.MatchingFields{index: key(o)}); err != nil {
-			log.FromContext(ctx).Error(err, "cannot find the AccessPolicies of an object", "index", index, "object", client.ObjectKeyFromObject(o))
-			return nil
-		}
-		out := make([]reconcile.Request, len(list.Items))
-		for i := range list.Items {
-			out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		policies := p.indexed(ctx, index, key(o))
+		out := make([]reconcile.Request, len(policies))
+		for i := range policies {
+			out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policies[i])}
 		}
 		return out
 	}
 }
+
+// indexed lists the policies whose index holds key, for a watch's map function: an
+// error is logged, and maps to nothing.
+func (p *Policies) indexed(ctx context.Context, index, key string) []accessv1alpha1.AccessPolicy {
+	var list accessv1alpha1.AccessPolicyList
+	if err := p.client.List(ctx, &list, client.MatchingFields{index: key}); err != nil {
+		log.FromContext(ctx).Error(err, "cannot find the AccessPolicies of an object", "index", index, "key", key)
+		return nil
+	}
+	return list.Items
+}
+
+// secretKey is the policySecretIndex key of a Secret.
+func secretKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
 func (p *Policies) reconcileStatus(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var policy accessv1alpha1.AccessPolicy
