@@ -80,9 +80,10 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 		w.create(policyFor("devs", "team", accessv1alpha1.AccessPolicySpec{Roles: []string{"Developers"}}))
 		w.create(ingressFor("team", "pangolin", rule(w.host("team"), "/", "web", 8080)))
 		w.eventuallyEvent(pic.ReasonAccessPolicyUnsupported)
-		time.Sleep(time.Second)
-		_, published := w.resources()[w.host("team")]
-		assert.False(t, published, "roles cannot be carried by a PangolinResource: the host is not published")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, published := w.resources()[w.host("team")]
+			assert.False(c, published, "roles cannot be carried by a PangolinResource: the host is not published")
+		}, wait, tick)
 
 		// A password, from a Secret that exists: the operator cannot carry it either.
 		w.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vault-auth"}, StringData: map[string]string{"password": "a-good-password"}})
@@ -90,6 +91,9 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 			Password: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "vault-auth", Key: "password"}},
 		}))
 		w.create(ingressFor("vault", "pangolin", rule(w.host("vault"), "/", "web", 8080)))
+		// The Ingress may reach PIC's cache before the policy does (two informers, no
+		// order between them): then it is published a moment, and removed once the policy
+		// is seen.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var events eventsv1.EventList
 			require.NoError(c, w.c.List(w.ctx, &events, client.InNamespace(w.ns)))
@@ -99,8 +103,10 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 			}
 			assert.True(c, found, "a Warning on the Ingress vault names the password")
 		}, wait, tick)
-		_, published = w.resources()[w.host("vault")]
-		assert.False(t, published, "a password cannot be carried by a PangolinResource: the host is not published")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, published := w.resources()[w.host("vault")]
+			assert.False(c, published, "a password cannot be carried by a PangolinResource: the host is not published")
+		}, wait, tick)
 
 		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
 		w.create(policyFor("late", "team", accessv1alpha1.AccessPolicySpec{SSO: ptr.To(true)}))

@@ -135,15 +135,16 @@ func DirectOnly(p *route.AccessPolicy) []string {
 
 // Unsupported is the rejection of a host, for a sink that carries only sso and
 // blockAccess (PangolinResource), whose policy asks for more; nil when it does not.
-// The host is not published, and what exists for it is held: publishing it with less
-// protection than asked would be worse.
+// The host is not published, and what exists for it is removed: kept, it would serve
+// with less protection than asked, and it may have been published a moment before the
+// policy reached PIC's cache (informers of different kinds are not ordered).
 func Unsupported(r route.Route) *route.Rejection {
 	fields := DirectOnly(r.Access.Policy)
 	if len(fields) == 0 {
 		return nil
 	}
 	return &route.Rejection{
-		Origin: r.Origin, Host: r.Host, Reason: pic.ReasonAccessPolicyUnsupported, Hold: true,
+		Origin: r.Origin, Host: r.Host, Reason: pic.ReasonAccessPolicyUnsupported,
 		Message: fmt.Sprintf("AccessPolicy %s sets %s, which only the direct mode (sink: pangolin) can apply: the PangolinResource sink carries sso and blockAccess alone, so the host is not published rather than published with less protection",
 			r.Access.Policy.Name, strings.Join(fields, ", ")),
 	}

@@ -435,7 +435,7 @@ func TestUnsupportedByPangolinResource(t *testing.T) {
 			}
 			require.NotNil(t, got)
 			assert.Equal(t, pic.ReasonAccessPolicyUnsupported, got.Reason)
-			assert.True(t, got.Hold, "the sink writes nothing for the host")
+			assert.False(t, got.Hold, "what exists for the host is removed: kept, it would be less protected than asked")
 			assert.Contains(t, got.Message, "AccessPolicy shop/web-policy sets "+tc.fields+", which only the direct mode")
 			assert.NotContains(t, got.Message, "hunter22")
 		})

@@ -64,8 +64,8 @@ type Input struct {
 //	apex host without a subdomain override       | rejected: ApexHost
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
-//	an AccessPolicy asks for more than sso and   | rejected, held: AccessPolicyUnsupported (fails
-//	  blockAccess, sink cannot apply it          |   closed: nothing published, nothing removed)
+//	an AccessPolicy asks for more than sso and   | rejected: AccessPolicyUnsupported (fails closed:
+//	  blockAccess, sink cannot apply it          |   not published, what exists is removed)
 //	a path rewrite or request headers, sink      | rejected: FilterUnsupported (fails closed)
 //	  cannot carry them                          |
 //	a path rewrite Pangolin cannot express       | rejected: FilterUnsupported

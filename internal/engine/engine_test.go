@@ -338,7 +338,7 @@ func TestDesiredAccessPolicy(t *testing.T) {
 			if !tc.published {
 				assert.Empty(t, got)
 				require.Len(t, rejections, 1)
-				assert.True(t, rejections[0].Hold, "what exists for the host is held, not removed")
+				assert.False(t, rejections[0].Hold, "what exists for the host is removed, not kept less protected than asked")
 				return
 			}
 			require.Len(t, got, 1)
