@@ -31,6 +31,8 @@ type Features struct {
 	Rewrites bool
 	// RequestHeaders: a host can set request headers (Pangolin's resource headers).
 	RequestHeaders bool
+	// RawResources: the sink can publish TCP and UDP ports (Pangolin's raw resources).
+	RawResources bool
 	// Domains, when set, are the only domains hosts can be published under (a Pangolin
 	// org's): a host splits against the longest it is or ends with, and may be one of
 	// them. Unset, hosts split by the public-suffix list and an apex is refused.
@@ -61,6 +63,9 @@ type Input struct {
 //	tunnel in another namespace, CRD without     | rejected: TunnelNamespaceUnsupported
 //	  tunnelRef.namespace                        |
 //	host owned by an older object                | rejected: HostConflict
+//	raw port owned by an older object            | rejected: PortConflict
+//	raw port, sink without raw resources         | rejected: RawResourceUnsupported
+//	raw port asking for access control           | rejected: AccessControlUnsupported (fails closed)
 //	apex host without a subdomain override       | rejected: ApexHost
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
@@ -87,7 +92,17 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			continue
 		}
 		if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
-			reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", r.Host, owner.Key(), r.Origin.Kind)
+			if r.Raw() {
+				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
+			} else {
+				reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", r.Host, owner.Key(), r.Origin.Kind)
+			}
+			continue
+		}
+		if r.Raw() {
+			if res, ok := rawResource(r, in.Features, reject); ok {
+				resources = append(resources, res)
+			}
 			continue
 		}
 		sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
@@ -127,6 +142,40 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		resources = append(resources, res)
 	}
 	return rejectOverrideCollisions(resources, rejections)
+}
+
+// rawResource is the resource of a TCP or UDP port. Pangolin applies no access
+// control to raw resources (no SSO, password, role or rule reaches them), so a port
+// whose object asks for protection is refused, never published open. The configured
+// defaults (defaultSSO, defaultBlockAccess) are for HTTP hosts: a Service of PIC's
+// load-balancer class, or a TCPRoute or UDPRoute, is itself the request for an open port.
+func rawResource(r route.Route, f Features, reject func(route.Route, string, string, ...any)) (Resource, bool) {
+	if !f.RawResources {
+		reject(r, pic.ReasonRawResourceUnsupported,
+			"public port %d/%s cannot be published: the sink cannot carry TCP or UDP resources (the installed PangolinResource CRD has no proxyConfig)", r.Port, r.Protocol)
+		return Resource{}, false
+	}
+	asked := func(b *bool) bool { return b != nil && *b }
+	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) || r.Access.Policy != nil {
+		reject(r, pic.ReasonAccessControlUnsupported,
+			"public port %d/%s asks for access control (the %s or %s annotation, or an AccessPolicy), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
+			r.Port, r.Protocol, pic.AnnotationSSO, pic.AnnotationBlockAccess)
+		return Resource{}, false
+	}
+	if r.Port < 1 || r.Port > 65535 || len(r.Paths) != 1 {
+		reject(r, pic.ReasonNoBackend, "public port %d/%s needs exactly one backend and a port from 1 to 65535", r.Port, r.Protocol)
+		return Resource{}, false
+	}
+	return Resource{
+		Name:      ResourceName(r.Origin, r.Host),
+		Namespace: r.Origin.Namespace,
+		Origin:    r.Origin,
+		Host:      r.Host,
+		Protocol:  r.Protocol,
+		ProxyPort: r.Port,
+		Tunnel:    r.Tunnel,
+		Targets:   []Target{{Backend: r.Paths[0].Backend}},
+	}, true
 }
 
 // access fails closed: protection the user asked for and the CRD cannot carry means no

@@ -15,9 +15,13 @@ type Resource struct {
 	Name      string // deterministic, see ResourceName
 	Namespace string // always the source object's namespace: owner references cannot cross namespaces
 	Origin    route.Origin
-	Host      string // the source host, before overrides
+	Host      string // the source host, before overrides; route.PortKey for a raw resource
 	Subdomain string
 	Domain    string
+	// Protocol and ProxyPort are set for a raw (TCP or UDP) resource, which has no
+	// domain, one target and no access control (Features.RawResources).
+	Protocol  route.Protocol
+	ProxyPort int32
 	Tunnel    route.TunnelRef
 	// Targets are ordered as Pangolin should match them: highest priority first.
 	Targets []Target
@@ -33,13 +37,20 @@ type Resource struct {
 	Headers []route.Header
 }
 
-// PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself.
+// PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself; the
+// port key ("tcp:5432") of a raw resource.
 func (r Resource) PublicHost() string {
+	if r.Raw() {
+		return route.PortKey(r.Protocol, r.ProxyPort)
+	}
 	if r.Subdomain == "" {
 		return r.Domain
 	}
 	return r.Subdomain + "." + r.Domain
 }
+
+// Raw reports whether the resource is a TCP or UDP one.
+func (r Resource) Raw() bool { return r.Protocol != route.ProtocolHTTP }
 
 // Target is one backend in Pangolin's vocabulary. Path, Match and Priority are empty for
 // the original operator variant, which routes a whole host to one backend.
@@ -60,6 +71,7 @@ func (r Resource) Equal(o Resource) bool {
 	return r.Name == o.Name && r.Namespace == o.Namespace &&
 		r.Origin.UID == o.Origin.UID && r.Origin.Name == o.Origin.Name && r.Origin.Kind == o.Origin.Kind &&
 		r.Host == o.Host && r.Subdomain == o.Subdomain && r.Domain == o.Domain && r.Tunnel == o.Tunnel &&
+		r.Protocol == o.Protocol && r.ProxyPort == o.ProxyPort &&
 		slices.Equal(r.Targets, o.Targets) && equalBool(r.SSO, o.SSO) && equalBool(r.BlockAccess, o.BlockAccess) &&
 		slices.Equal(r.Headers, o.Headers)
 }

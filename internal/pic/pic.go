@@ -144,6 +144,12 @@ const (
 	// CRD has neither, and a rewrite must suit Pangolin's. It fails closed: the host is
 	// not published rather than published without them.
 	ReasonFilterUnsupported = "FilterUnsupported"
+	// ReasonPortConflict (Warning): an older object, of any source, publishes the same
+	// public TCP or UDP port: this one is not served on it.
+	ReasonPortConflict = "PortConflict"
+	// ReasonRawResourceUnsupported (Warning): a TCP or UDP port that the sink cannot
+	// carry (a PangolinResource CRD without proxyConfig).
+	ReasonRawResourceUnsupported = "RawResourceUnsupported"
 )
 
 // Condition types PIC writes on the parents of the routes it serves (an HTTPRoute's

@@ -2,6 +2,8 @@ package route
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -68,7 +70,7 @@ const (
 type Backend struct {
 	Host   string // "my-app.prod.svc.cluster.local", or an ExternalName
 	Port   int32
-	Scheme string // "http" or "https"
+	Scheme string // "http" or "https"; "tcp" or "udp" for a raw route
 }
 
 func (b Backend) String() string { return fmt.Sprintf("%s://%s:%d", b.Scheme, b.Host, b.Port) }
@@ -123,14 +125,50 @@ type Access struct {
 	Policy *AccessPolicy
 }
 
-// Route is one public host of one source object.
+// Protocol is what a route publishes: an HTTP host, or one raw TCP or UDP port.
+type Protocol string
+
+const (
+	// ProtocolHTTP is a host served by Pangolin's HTTP router (the zero value).
+	ProtocolHTTP Protocol = ""
+	// ProtocolTCP and ProtocolUDP are raw resources: one public port of the Pangolin
+	// server, forwarded to one backend, with no host, path or access control.
+	ProtocolTCP Protocol = "tcp"
+	ProtocolUDP Protocol = "udp"
+)
+
+// PortKey is what a raw route claims in place of a host: "tcp:5432". Two routes that
+// ask for one protocol and public port claim the same key, so the rule that settles
+// host conflicts (the oldest claim wins) settles port conflicts too; no DNS host
+// contains a ':', so a port key never meets a host.
+func PortKey(p Protocol, port int32) string { return string(p) + ":" + strconv.Itoa(int(port)) }
+
+// ParsePortKey reads a PortKey back; ok is false for a host.
+func ParsePortKey(key string) (p Protocol, port int32, ok bool) {
+	proto, number, found := strings.Cut(key, ":")
+	if !found || (Protocol(proto) != ProtocolTCP && Protocol(proto) != ProtocolUDP) {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(number)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != number {
+		return "", 0, false
+	}
+	return Protocol(proto), int32(n), true
+}
+
+// Route is one public host, or one public port, of one source object.
 type Route struct {
 	Origin Origin
 	// Host is the public host as written by the user, validated, lower-case, punycode.
-	Host   string
-	Tunnel TunnelRef
-	Paths  []PathRule
-	Access Access
+	// For a raw route (Protocol tcp or udp) it is PortKey(Protocol, Port).
+	Host string
+	// Protocol and Port: a raw route publishes Port of the Pangolin server over
+	// Protocol, to the one Backend of its only PathRule (whose Path is empty).
+	Protocol Protocol
+	Port     int32
+	Tunnel   TunnelRef
+	Paths    []PathRule
+	Access   Access
 	// RequestHeaders are set on every request to the host, whatever its path (Gateway
 	// API RequestHeaderModifier set), sorted by name. Pangolin sets headers per host,
 	// so a source gives them only when every rule of the host asks for the same.
@@ -139,6 +177,9 @@ type Route struct {
 	DomainOverride    string
 	SubdomainOverride string
 }
+
+// Raw reports whether the route publishes a TCP or UDP port rather than an HTTP host.
+func (r Route) Raw() bool { return r.Protocol != ProtocolHTTP }
 
 // Rejection is a user's mistake: it becomes a Warning event with a stable reason and a
 // log line, never a Go error.
