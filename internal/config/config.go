@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,13 +27,18 @@ type Config struct {
 	// class-alias table (from tunnelClassMapping and the file's tunnels section).
 	Tunnels tunnel.Resolver `mapstructure:"-"`
 
-	BackendScheme      string   `mapstructure:"backendScheme"`
-	ClusterDomain      string   `mapstructure:"clusterDomain"`
-	DefaultSSO         bool     `mapstructure:"defaultSSO"`
-	DefaultBlockAccess bool     `mapstructure:"defaultBlockAccess"`
-	Sources            []string `mapstructure:"sources"` // names from Plugins.Sources
-	Sink               string   `mapstructure:"sink"`    // a name from Plugins.Sinks
-	Pangolin           Pangolin `mapstructure:"pangolin"`
+	BackendScheme      string `mapstructure:"backendScheme"`
+	ClusterDomain      string `mapstructure:"clusterDomain"`
+	DefaultSSO         bool   `mapstructure:"defaultSSO"`
+	DefaultBlockAccess bool   `mapstructure:"defaultBlockAccess"`
+	// LoadBalancerClass is the spec.loadBalancerClass of the Services PIC publishes as
+	// TCP/UDP ports (source service); LoadBalancerAddress is what their
+	// status.loadBalancer.ingress shows (see PublicAddress).
+	LoadBalancerClass   string   `mapstructure:"loadBalancerClass"`
+	LoadBalancerAddress string   `mapstructure:"loadBalancerAddress"`
+	Sources             []string `mapstructure:"sources"` // names from Plugins.Sources
+	Sink                string   `mapstructure:"sink"`    // a name from Plugins.Sinks
+	Pangolin            Pangolin `mapstructure:"pangolin"`
 
 	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
 	ResyncPeriod            time.Duration  `mapstructure:"resyncPeriod"`
@@ -74,6 +80,20 @@ type Pangolin struct {
 	// APIKey comes from PIC_PANGOLIN_API_KEY or the file APIKeyFile, never from a flag or
 	// the configuration file, so that it is in neither a process list nor a ConfigMap.
 	APIKey Secret `mapstructure:"-"`
+}
+
+// PublicAddress is where users reach the TCP and UDP ports PIC publishes: the
+// configured loadBalancerAddress, or else, in direct mode, the host of Pangolin's API
+// URL (most installs serve the API, the dashboard and Traefik's entry points on one
+// host); "" when neither says.
+func (c *Config) PublicAddress() string {
+	if c.LoadBalancerAddress != "" {
+		return c.LoadBalancerAddress
+	}
+	if u, err := url.Parse(c.Pangolin.URL); err == nil && c.Pangolin.URL != "" {
+		return u.Hostname()
+	}
+	return ""
 }
 
 // Secret is a value that prints as [redacted] whichever way it is formatted or encoded;
@@ -144,6 +164,12 @@ var keys = []*key{
 		usage: "require Pangolin SSO on resources whose Ingress does not say", want: wantBool},
 	{name: "defaultBlockAccess", env: []string{"PIC_DEFAULT_BLOCK_ACCESS"}, flag: "default-block-access", def: false,
 		usage: "block access to resources whose Ingress does not say", want: wantBool},
+	{name: "loadBalancerClass", env: []string{"PIC_LOAD_BALANCER_CLASS"}, flag: "load-balancer-class", def: "pangolin.io/tunnel", ok: is(isQualifiedName),
+		usage: "spec.loadBalancerClass of the Services of type LoadBalancer PIC publishes as TCP/UDP ports (source service)",
+		want:  "want a qualified name such as pangolin.io/tunnel: an optional DNS prefix and '/', then letters, digits, '-', '_' and '.'"},
+	{name: "loadBalancerAddress", env: []string{"PIC_LOAD_BALANCER_ADDRESS"}, flag: "load-balancer-address", def: "", ok: optional(isHostOrIP),
+		usage: `address users reach the Pangolin server's TCP/UDP ports at, shown in Service status ("": the host of pangolin.url in direct mode, else none)`,
+		want:  `want a DNS name such as pangolin.example.com or an IP address, or "" for the host of pangolin.url`},
 	{name: "sources", env: []string{"PIC_SOURCES"}, flag: "sources", def: []string{"ingress"}, plugins: func(p Plugins) []string { return p.Sources },
 		usage: "kinds of objects to publish, comma-separated:", want: "want a comma-separated list of at least one of"},
 	{name: "sink", env: []string{"PIC_SINK"}, flag: "sink", def: "pangolinresource", plugins: func(p Plugins) []string { return p.Sinks },

@@ -76,6 +76,7 @@ func TestDefaults(t *testing.T) {
 		ClusterDomain:           "cluster.local",
 		DefaultSSO:              true,
 		DefaultBlockAccess:      false,
+		LoadBalancerClass:       "pangolin.io/tunnel",
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
 		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
@@ -99,6 +100,22 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "default", origins["backendScheme"].String())
+}
+
+func TestPublicAddress(t *testing.T) {
+	cases := []struct {
+		name, address, url, want string
+	}{
+		{name: "the configured address wins", address: "203.0.113.7", url: "https://api.example.com/v1", want: "203.0.113.7"},
+		{name: "else the host of Pangolin's API URL", url: "https://pangolin.example.com:3003/v1", want: "pangolin.example.com"},
+		{name: "else none", want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Config{LoadBalancerAddress: tc.address, Pangolin: Pangolin{URL: tc.url}}
+			assert.Equal(t, tc.want, c.PublicAddress())
+		})
+	}
 }
 
 func TestDefaultDoesNotShareSlices(t *testing.T) {
@@ -134,6 +151,10 @@ var settings = []setting{
 		func(c *Config) any { return c.DefaultSSO }, true, false, true, false},
 	{"defaultBlockAccess", "true", "false", "true",
 		func(c *Config) any { return c.DefaultBlockAccess }, false, true, false, true},
+	{"loadBalancerClass", "file.example/lb", "env.example/lb", "flag.example/lb",
+		func(c *Config) any { return c.LoadBalancerClass }, "pangolin.io/tunnel", "file.example/lb", "env.example/lb", "flag.example/lb"},
+	{"loadBalancerAddress", "file.example.com", "192.0.2.1", "2001:db8::1",
+		func(c *Config) any { return c.LoadBalancerAddress }, "", "file.example.com", "192.0.2.1", "2001:db8::1"},
 	{"sources", "[httproute]", "ingress, httproute", "httproute",
 		func(c *Config) any { return c.Sources }, []string{"ingress"}, []string{"httproute"}, []string{"ingress", "httproute"}, []string{"httproute"}},
 	{"watchNamespaces", "[file-a, file-b]", "env-a,env-b", "flag-a",
@@ -525,6 +546,7 @@ func TestMultiTunnelFile(t *testing.T) {
 		ClusterDomain:           "cluster.local",
 		DefaultSSO:              true,
 		DefaultBlockAccess:      false,
+		LoadBalancerClass:       "pangolin.io/tunnel",
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
 		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
@@ -836,6 +858,12 @@ func TestInvalidConfiguration(t *testing.T) {
 		{name: "a cluster domain that is not a DNS name",
 			environ: []string{"PIC_CLUSTER_DOMAIN=cluster_local"},
 			want:    []string{`clusterDomain (PIC_CLUSTER_DOMAIN) = "cluster_local": want a DNS name such as cluster.local`}},
+		{name: "a load-balancer class that is not a qualified name",
+			args: []string{"--load-balancer-class=pangolin.io/tunnel/tcp"},
+			want: []string{`loadBalancerClass (--load-balancer-class) = "pangolin.io/tunnel/tcp": want a qualified name such as pangolin.io/tunnel: an optional DNS prefix and '/', then letters, digits, '-', '_' and '.'`}},
+		{name: "a load-balancer address that is neither a DNS name nor an IP",
+			environ: []string{"PIC_LOAD_BALANCER_ADDRESS=https://pangolin.example.com"},
+			want:    []string{`loadBalancerAddress (PIC_LOAD_BALANCER_ADDRESS) = "https://pangolin.example.com": want a DNS name such as pangolin.example.com or an IP address, or "" for the host of pangolin.url`}},
 		{name: "a leader-election id that is not a Lease name",
 			args: []string{"--leader-election-id=PIC Lease"},
 			want: []string{`leaderElection.id (--leader-election-id) = "PIC Lease": want a Lease name: lowercase letters, digits, '-' and '.', at most 253 characters`}},
@@ -1115,6 +1143,8 @@ logLevel: debug
 		"clusterDomain: cluster.local":                               "default",
 		"defaultSSO: true":                                           "default",
 		"defaultBlockAccess: false":                                  "default",
+		"loadBalancerClass: pangolin.io/tunnel":                      "default",
+		`loadBalancerAddress: ""`:                                    "default",
 		"sources: [ingress]":                                         "default",
 		"sink: pangolinresource":                                     "default",
 		`  url: ""`:                                                  "default",

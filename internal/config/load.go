@@ -813,6 +813,11 @@ func isNamespace(s string) bool  { return len(validation.IsDNS1123Label(s)) == 0
 func notNamespace(s string) bool { return !isNamespace(s) }
 func isSubdomain(s string) bool  { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
+func isQualifiedName(s string) bool { return len(validation.IsQualifiedName(s)) == 0 }
+
+// isHostOrIP accepts a DNS name or an IP address (v4 or v6).
+func isHostOrIP(s string) bool { return net.ParseIP(s) != nil || isSubdomain(s) }
+
 // isAddr accepts host:port and :port, and "0", which disables an endpoint.
 func isAddr(s string) bool {
 	if s == "0" {

@@ -349,6 +349,8 @@ var keyValues = map[string]any{
 	"clusterDomain":               "cluster.example",
 	"defaultSSO":                  false,
 	"defaultBlockAccess":          true,
+	"loadBalancerClass":           "example.com/pangolin",
+	"loadBalancerAddress":         "203.0.113.7",
 	"sources":                     []any{"ingress", "httproute"},
 	"watchNamespaces":             []any{"shop", "blog"},
 	"resyncPeriod":                "90s",
