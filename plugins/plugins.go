@@ -14,13 +14,15 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolinresource"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
+	"github.com/stefb69/pangolin-ingress-controller/sources/loadbalancer"
 )
 
 // Registry is every source and sink this build can run.
 var Registry = plugin.Registry{
 	Sources: map[string]plugin.SourceFactory{
-		ingress.Name:    ingress.Factory,
-		gatewayapi.Name: gatewayapi.Factory,
+		ingress.Name:      ingress.Factory,
+		gatewayapi.Name:   gatewayapi.Factory,
+		loadbalancer.Name: loadbalancer.Factory,
 	},
 	Sinks: map[string]plugin.SinkFactory{
 		pangolinresource.Name: pangolinresource.Factory,

@@ -37,7 +37,9 @@ func objects(t *testing.T, manifest string) []client.Object {
 	require.NoError(t, err)
 	var out []client.Object
 	for _, m := range ms {
-		m.Object.SetUID(types.UID("uid-" + m.Object.GetName()))
+		// UIDs are unique across kinds, as in a cluster: a Service and an Ingress of one
+		// name are two owners.
+		m.Object.SetUID(types.UID("uid-" + m.Object.GetObjectKind().GroupVersionKind().Kind + "-" + m.Object.GetName()))
 		out = append(out, m.Object)
 	}
 	return out

@@ -26,6 +26,9 @@ const (
 	AnnotationBackendScheme = AnnotationPrefix + "backend-scheme"
 	AnnotationSSO           = AnnotationPrefix + "sso"
 	AnnotationBlockAccess   = AnnotationPrefix + "block-access"
+	// AnnotationPublicPorts, on a Service PIC publishes as TCP/UDP ports, gives a port
+	// another public port than its own: "<port name or number>=<public port>", comma-separated.
+	AnnotationPublicPorts = AnnotationPrefix + "public-ports"
 
 	// LegacyClassAnnotation is the pre-IngressClass way of choosing a controller.
 	LegacyClassAnnotation = "kubernetes.io/ingress.class"
@@ -147,6 +150,9 @@ const (
 	// ReasonPortConflict (Warning): an older object, of any source, publishes the same
 	// public TCP or UDP port: this one is not served on it.
 	ReasonPortConflict = "PortConflict"
+	// ReasonPortProtocolUnsupported (Warning): a Service port of a protocol Pangolin
+	// cannot publish (SCTP): the Service's other ports are published.
+	ReasonPortProtocolUnsupported = "PortProtocolUnsupported"
 	// ReasonRawResourceUnsupported (Warning): a TCP or UDP port that the sink cannot
 	// carry (a PangolinResource CRD without proxyConfig).
 	ReasonRawResourceUnsupported = "RawResourceUnsupported"

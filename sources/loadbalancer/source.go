@@ -1,0 +1,269 @@
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+var _ plugin.Source = (*Source)(nil)
+
+// Name is the source's name in the configuration (sources), logs and metrics.
+const Name = "service"
+
+// Config is what the Service source needs from PIC's configuration.
+type Config struct {
+	Tunnels       tunnel.Resolver
+	ClusterDomain string
+	// Class is the spec.loadBalancerClass of the Services PIC publishes.
+	Class string
+	// Address is where users reach the published ports, for the Services' status; ""
+	// leaves the status without an address.
+	Address string
+}
+
+// Source reads Services, and writes nothing but their status.
+type Source struct {
+	client client.Client // reads from the manager's cache
+	config Config
+}
+
+// New returns the Service source reading through c.
+func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
+
+// Name implements plugin.Source.
+func (s *Source) Name() string { return Name }
+
+// Object implements plugin.Source.
+func (s *Source) Object() client.Object { return &corev1.Service{} }
+
+// ours reports whether PIC is the Service's load balancer.
+func ours(svc *corev1.Service, class string) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == class
+}
+
+// Routes implements plugin.Source: one raw route per TCP or UDP port.
+//
+//	Service                                      | result
+//	---------------------------------------------+-----------------------------------------------
+//	another type, or another loadBalancerClass   | not managed: what PIC published for it goes
+//	enabled annotation "false"                   | not managed
+//	an invalid annotation                        | InvalidAnnotation; what exists is kept
+//	tunnel missing or not allowed                | as for Ingresses
+//	an SCTP port                                 | PortProtocolUnsupported; the other ports publish
+//	a TCP or UDP port                            | published on its public port: its own, or
+//	                                             | the public-ports annotation's
+func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
+	var svc corev1.Service
+	if err := s.client.Get(ctx, key, &svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return plugin.Result{}, nil
+		}
+		return plugin.Result{}, fmt.Errorf("get Service %s: %w", key, err)
+	}
+	origin := originOf(&svc)
+	res := plugin.Result{Origin: &origin, Deleting: svc.DeletionTimestamp != nil}
+	if res.Deleting || !ours(&svc, s.config.Class) {
+		return res, nil
+	}
+	res.OwnsStatus = true
+	reject := func(host, reason string, hold bool, format string, args ...any) {
+		res.Rejections = append(res.Rejections, route.Rejection{Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold})
+	}
+	// The scheme is meaningless for a TCP or UDP port; the options are the Ingress's.
+	opts, problems := sources.ParseOptions(svc.Annotations, "http")
+	if opts.Enabled != nil && !*opts.Enabled {
+		return res, nil
+	}
+	res.Managed = true
+	publicPorts, portProblems := parsePublicPorts(svc.Annotations[pic.AnnotationPublicPorts], svc.Spec.Ports)
+	problems = append(problems, portProblems...)
+	ref, problem := s.config.Tunnels.Resolve(svc.Namespace, "", opts.Tunnel)
+	switch {
+	case problem != nil && problem.Reason == pic.ReasonTunnelNotAllowed:
+		// The policy wins over a typo: nothing is published or kept in a namespace the
+		// tunnel does not allow.
+		reject("", problem.Reason, false, "%s", problem.Message)
+		return res, nil
+	case len(problems) > 0:
+		// A typo must not take a live port down, nor publish something half-configured.
+		reject("", pic.ReasonInvalidAnnotation, true, "%s", strings.Join(problems, "; "))
+		return res, nil
+	case problem != nil:
+		reject("", problem.Reason, true, "%s", problem.Message)
+		return res, nil
+	}
+	address := sources.ServiceAddress(&svc, s.config.ClusterDomain)
+	for _, port := range svc.Spec.Ports {
+		protocol, ok := protocolOf(port.Protocol)
+		if !ok {
+			reject("", pic.ReasonPortProtocolUnsupported, false,
+				"port %s is %s, which Pangolin cannot publish (TCP and UDP only): the Service's other ports are published", portName(port), port.Protocol)
+			continue
+		}
+		public := publicPorts.of(port)
+		res.Routes = append(res.Routes, route.Route{
+			Origin:   origin,
+			Host:     route.PortKey(protocol, public),
+			Protocol: protocol,
+			Port:     public,
+			Tunnel:   ref,
+			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol)}}},
+			Access:   route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess},
+		})
+	}
+	return res, nil
+}
+
+func originOf(svc *corev1.Service) route.Origin {
+	return route.Origin{
+		Version: "v1", Kind: "Service",
+		Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID, Generation: svc.Generation,
+		Created: svc.CreationTimestamp.Time,
+	}
+}
+
+// protocolOf is the raw protocol of a Service port; an empty protocol is TCP, as the API
+// server defaults it.
+func protocolOf(p corev1.Protocol) (route.Protocol, bool) {
+	switch p {
+	case corev1.ProtocolTCP, "":
+		return route.ProtocolTCP, true
+	case corev1.ProtocolUDP:
+		return route.ProtocolUDP, true
+	}
+	return "", false
+}
+
+func portName(p corev1.ServicePort) string {
+	if p.Name != "" {
+		return fmt.Sprintf("%q (%d)", p.Name, p.Port)
+	}
+	return strconv.Itoa(int(p.Port))
+}
+
+// publicPorts maps a Service port, by name or number, to the public port it asks for.
+type publicPorts map[string]int32
+
+// of is the public port of a Service port: the annotation's, or its own.
+func (m publicPorts) of(p corev1.ServicePort) int32 {
+	if public, ok := m[p.Name]; ok && p.Name != "" {
+		return public
+	}
+	if public, ok := m[strconv.Itoa(int(p.Port))]; ok {
+		return public
+	}
+	return p.Port
+}
+
+// parsePublicPorts reads "<port name or number>=<public port>, ...". Every entry must
+// name a port of the Service, once: a typo would otherwise publish the port on its own
+// number, where the user did not ask for it.
+func parsePublicPorts(value string, ports []corev1.ServicePort) (publicPorts, []string) {
+	out := publicPorts{}
+	if strings.TrimSpace(value) == "" {
+		return out, nil
+	}
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("%s=%q: ", pic.AnnotationPublicPorts, value)+fmt.Sprintf(format, args...))
+	}
+	for _, entry := range strings.Split(value, ",") {
+		name, number, ok := strings.Cut(strings.TrimSpace(entry), "=")
+		name, number = strings.TrimSpace(name), strings.TrimSpace(number)
+		public, err := strconv.Atoi(number)
+		switch {
+		case !ok || name == "":
+			bad("want entries of <port name or number>=<public port>, such as postgres=15432")
+			continue
+		case err != nil || public < 1 || public > 65535:
+			bad("public port %q of %s: want a number from 1 to 65535", number, name)
+			continue
+		case !slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Name == name || strconv.Itoa(int(p.Port)) == name }):
+			bad("the Service has no port %s", name)
+			continue
+		}
+		if _, twice := out[name]; twice {
+			bad("port %s is given twice", name)
+			continue
+		}
+		out[name] = int32(public)
+	}
+	return out, problems
+}
+
+// Factory builds the Service source from PIC's configuration.
+var Factory = plugin.SourceFactory{
+	Indexes: func(cfg *config.Config) []plugin.Index { return indexes(cfg.LoadBalancerClass) },
+	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+		return New(deps.Client, Config{
+			Tunnels:       deps.Config.Tunnels,
+			ClusterDomain: deps.Config.ClusterDomain,
+			Class:         deps.Config.LoadBalancerClass,
+			Address:       deps.Config.PublicAddress(),
+		}), nil
+	},
+}
+
+// portIndex holds the port keys ("tcp:5432") each Service of PIC's class claims.
+const portIndex = "pic.service.port"
+
+func indexes(class string) []plugin.Index {
+	return []plugin.Index{{Object: &corev1.Service{}, Field: portIndex, Func: func(obj client.Object) []string { return portKeys(obj, class) }}}
+}
+
+// portKeys are the ports a Service claims, whether or not they can be published.
+func portKeys(obj client.Object, class string) []string {
+	svc, ok := obj.(*corev1.Service)
+	if !ok || !ours(svc, class) {
+		return nil
+	}
+	publicPorts, _ := parsePublicPorts(svc.Annotations[pic.AnnotationPublicPorts], svc.Spec.Ports)
+	var keys []string
+	for _, p := range svc.Spec.Ports {
+		if protocol, ok := protocolOf(p.Protocol); ok {
+			keys = append(keys, route.PortKey(protocol, publicPorts.of(p)))
+		}
+	}
+	return keys
+}
+
+// Declare implements plugin.Source: a Service claims its public ports. Nothing else
+// brings a Service back: it names no other object.
+func (s *Source) Declare() plugin.Declaration {
+	return plugin.Declaration{Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants}}
+}
+
+// Hosts are the port keys a Service claims.
+func (s *Source) Hosts(_ context.Context, obj client.Object) []string {
+	return portKeys(obj, s.config.Class)
+}
+
+// Claimants are the Services that claim a port key, from the index.
+func (s *Source) Claimants(ctx context.Context, key string) ([]engine.Claim, error) {
+	var list corev1.ServiceList
+	// Only names, UIDs and deletion stamps are read: the cache's objects are not copied.
+	if err := s.client.List(ctx, &list, client.MatchingFields{portIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list Services by %s=%s: %w", portIndex, key, err)
+	}
+	claims := make([]engine.Claim, len(list.Items))
+	for i := range list.Items {
+		claims[i] = engine.Claim{Origin: originOf(&list.Items[i]), Deleting: list.Items[i].DeletionTimestamp != nil}
+	}
+	return claims, nil
+}
