@@ -20,8 +20,14 @@ func SpecOrMetadataChanged() predicate.Predicate {
 }
 
 // ChangedBeyondStatus reports whether an update changed more than the object's status.
-// It relies on the generation, so it suits kinds with a status subresource.
+// It relies on the generation, so it suits kinds with a status subresource. A kind whose
+// objects keep generation 0 (a Service: the API server does not count its spec changes)
+// cannot tell a spec edit from a status write, so every update of one counts: PIC's own
+// status write then costs one reconcile that finds nothing to do.
 func ChangedBeyondStatus(o, n client.Object) bool {
+	if o.GetGeneration() == 0 && n.GetGeneration() == 0 {
+		return true
+	}
 	return o.GetGeneration() != n.GetGeneration() ||
 		!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
