@@ -17,6 +17,10 @@ type Options struct {
 	BackendScheme string
 	SSO           *bool
 	BlockAccess   *bool
+	// HealthCheck is nil when the object does not say (the configuration decides);
+	// HealthCheckPath, when set, is the explicit path to check, and HealthCheck is true.
+	HealthCheck     *bool
+	HealthCheckPath string
 }
 
 // ParseOptions reads PIC's annotations. Every invalid value is reported; none is guessed.
@@ -45,6 +49,19 @@ func ParseOptions(annotations map[string]string, defaultScheme string) (Options,
 	o.SSO = boolean(pic.AnnotationSSO)
 	o.BlockAccess = boolean(pic.AnnotationBlockAccess)
 	o.Tunnel = strings.TrimSpace(annotations[pic.AnnotationTunnelName])
+	o.HealthCheck = boolean(pic.AnnotationHealthCheck)
+	if v, ok := annotations[pic.AnnotationHealthCheckPath]; ok {
+		path := strings.TrimSpace(v)
+		switch {
+		case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t\n"):
+			problems = append(problems, fmt.Sprintf("%s=%q: want an absolute path such as /healthz", pic.AnnotationHealthCheckPath, v))
+		case o.HealthCheck != nil && !*o.HealthCheck:
+			problems = append(problems, fmt.Sprintf("%s=%q with %s=\"false\": remove one of them", pic.AnnotationHealthCheckPath, v, pic.AnnotationHealthCheck))
+		default:
+			asked := true
+			o.HealthCheck, o.HealthCheckPath = &asked, path
+		}
+	}
 
 	if v, ok := annotations[pic.AnnotationDomainName]; ok {
 		if d, problem := hostname.Normalize(v, ""); problem != nil {

@@ -34,11 +34,14 @@ type Config struct {
 	// LoadBalancerClass is the spec.loadBalancerClass of the Services PIC publishes as
 	// TCP/UDP ports (source service); LoadBalancerAddress is what their
 	// status.loadBalancer.ingress shows (see PublicAddress).
-	LoadBalancerClass   string   `mapstructure:"loadBalancerClass"`
-	LoadBalancerAddress string   `mapstructure:"loadBalancerAddress"`
-	Sources             []string `mapstructure:"sources"` // names from Plugins.Sources
-	Sink                string   `mapstructure:"sink"`    // a name from Plugins.Sinks
-	Pangolin            Pangolin `mapstructure:"pangolin"`
+	LoadBalancerClass   string `mapstructure:"loadBalancerClass"`
+	LoadBalancerAddress string `mapstructure:"loadBalancerAddress"`
+	// HealthChecks: backends get health checks that follow their pods' readiness
+	// probes, unless their object says otherwise (direct mode).
+	HealthChecks bool     `mapstructure:"healthChecks"`
+	Sources      []string `mapstructure:"sources"` // names from Plugins.Sources
+	Sink         string   `mapstructure:"sink"`    // a name from Plugins.Sinks
+	Pangolin     Pangolin `mapstructure:"pangolin"`
 
 	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
 	ResyncPeriod            time.Duration  `mapstructure:"resyncPeriod"`
@@ -170,6 +173,8 @@ var keys = []*key{
 	{name: "loadBalancerAddress", env: []string{"PIC_LOAD_BALANCER_ADDRESS"}, flag: "load-balancer-address", def: "", ok: optional(isHostOrIP),
 		usage: `address users reach the Pangolin server's TCP/UDP ports at, shown in Service status ("": the host of pangolin.url in direct mode, else none)`,
 		want:  `want a DNS name such as pangolin.example.com or an IP address, or "" for the host of pangolin.url`},
+	{name: "healthChecks", env: []string{"PIC_HEALTH_CHECKS"}, flag: "health-checks", def: false,
+		usage: "give Pangolin targets health checks that follow their pods' readiness probes, where the object does not say (direct mode)", want: wantBool},
 	{name: "sources", env: []string{"PIC_SOURCES"}, flag: "sources", def: []string{"ingress"}, plugins: func(p Plugins) []string { return p.Sources },
 		usage: "kinds of objects to publish, comma-separated:", want: "want a comma-separated list of at least one of"},
 	{name: "sink", env: []string{"PIC_SINK"}, flag: "sink", def: "pangolinresource", plugins: func(p Plugins) []string { return p.Sinks },

@@ -33,6 +33,8 @@ type Features struct {
 	RequestHeaders bool
 	// RawResources: the sink can publish TCP and UDP ports (Pangolin's raw resources).
 	RawResources bool
+	// HealthChecks: the sink can give targets health checks (Pangolin's hc* fields).
+	HealthChecks bool
 	// Domains, when set, are the only domains hosts can be published under (a Pangolin
 	// org's): a host splits against the longest it is or ends with, and may be one of
 	// them. Unset, hosts split by the public-suffix list and an apex is refused.
@@ -75,6 +77,7 @@ type Input struct {
 //	  cannot carry them                          |
 //	a path rewrite Pangolin cannot express       | rejected: FilterUnsupported
 //	several backends, CRD without targets[]      | catch-all backend only, or rejected: PathRoutingUnsupported
+//	a health check, sink without health checks   | published without it, with HealthCheckUnsupported
 //	anything else                                | one Resource
 func Desired(in Input) ([]Resource, []route.Rejection) {
 	var (
@@ -101,6 +104,7 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		}
 		if r.Raw() {
 			if res, ok := rawResource(r, in.Features, reject); ok {
+				res.Targets = withoutHealthChecks(r, res.Targets, in.Features, reject)
 				resources = append(resources, res)
 			}
 			continue
@@ -139,6 +143,7 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		if res.Targets, ok = targets(r, in.Features.PathRouting, reject); !ok {
 			continue
 		}
+		res.Targets = withoutHealthChecks(r, res.Targets, in.Features, reject)
 		resources = append(resources, res)
 	}
 	return rejectOverrideCollisions(resources, rejections)
@@ -176,6 +181,29 @@ func rawResource(r route.Route, f Features, reject func(route.Route, string, str
 		Tunnel:    r.Tunnel,
 		Targets:   []Target{{Backend: r.Paths[0].Backend}},
 	}, true
+}
+
+// withoutHealthChecks drops the health checks a sink cannot carry, and says so. The
+// host is published all the same: a health check keeps traffic from a backend that is
+// not ready, it protects nothing, and without one Pangolin sends traffic as it always did.
+func withoutHealthChecks(r route.Route, targets []Target, f Features, reject func(route.Route, string, string, ...any)) []Target {
+	if f.HealthChecks || !slices.ContainsFunc(targets, func(t Target) bool { return t.Backend.Health.Enabled() }) {
+		return targets
+	}
+	for i := range targets {
+		targets[i].Backend.Health = route.HealthCheck{}
+	}
+	reject(r, pic.ReasonHealthCheckUnsupported,
+		"%s is published without the health checks asked: only the direct mode (sink: pangolin) gives Pangolin targets health checks; the PangolinResource CRD has none", publicName(r))
+	return slices.Compact(targets)
+}
+
+// publicName is how messages name what a route publishes: its host, or its port.
+func publicName(r route.Route) string {
+	if r.Raw() {
+		return fmt.Sprintf("public port %d/%s", r.Port, r.Protocol)
+	}
+	return "host " + r.Host
 }
 
 // access fails closed: protection the user asked for and the CRD cannot carry means no

@@ -351,6 +351,7 @@ var keyValues = map[string]any{
 	"defaultBlockAccess":          true,
 	"loadBalancerClass":           "example.com/pangolin",
 	"loadBalancerAddress":         "203.0.113.7",
+	"healthChecks":                true,
 	"sources":                     []any{"ingress", "httproute"},
 	"watchNamespaces":             []any{"shop", "blog"},
 	"resyncPeriod":                "90s",

@@ -26,6 +26,12 @@ const (
 	AnnotationBackendScheme = AnnotationPrefix + "backend-scheme"
 	AnnotationSSO           = AnnotationPrefix + "sso"
 	AnnotationBlockAccess   = AnnotationPrefix + "block-access"
+	// AnnotationHealthCheck ("true" or "false") asks for, or declines, health checks of
+	// the object's backends, whatever the configuration's healthChecks says;
+	// AnnotationHealthCheckPath gives an explicit HTTP path to check instead of the
+	// pods' readiness probe (and asks for health checks).
+	AnnotationHealthCheck     = AnnotationPrefix + "health-check"
+	AnnotationHealthCheckPath = AnnotationPrefix + "health-check-path"
 	// AnnotationPublicPorts, on a Service PIC publishes as TCP/UDP ports, gives a port
 	// another public port than its own: "<port name or number>=<public port>", comma-separated.
 	AnnotationPublicPorts = AnnotationPrefix + "public-ports"
@@ -150,6 +156,14 @@ const (
 	// ReasonPortConflict (Warning): an older object, of any source, publishes the same
 	// public TCP or UDP port: this one is not served on it.
 	ReasonPortConflict = "PortConflict"
+	// ReasonHealthCheckUnsupported (Warning): health checks asked for a backend through a
+	// sink that cannot carry them (the PangolinResource CRD): the host or port is
+	// published without them.
+	ReasonHealthCheckUnsupported = "HealthCheckUnsupported"
+	// ReasonNoReadinessProbe (Normal): a health check was asked for a backend whose pods
+	// have no readiness probe PIC can turn into one (no probe, an exec or gRPC probe, a
+	// port the Service does not expose): the backend is published without a check.
+	ReasonNoReadinessProbe = "NoReadinessProbe"
 	// ReasonPortProtocolUnsupported (Warning): a Service port of a protocol Pangolin
 	// cannot publish (SCTP): the Service's other ports are published.
 	ReasonPortProtocolUnsupported = "PortProtocolUnsupported"

@@ -71,6 +71,36 @@ type Backend struct {
 	Host   string // "my-app.prod.svc.cluster.local", or an ExternalName
 	Port   int32
 	Scheme string // "http" or "https"; "tcp" or "udp" for a raw route
+	// Health is how the site's agent checks the backend before sending it traffic (a
+	// pod's readiness probe, or the user's annotations); the zero value checks nothing.
+	Health HealthCheck
+}
+
+// HealthCheck is a target health check in Pangolin's terms (its hc* fields), probing
+// Backend.Host. It is a value, so that backends compare with ==.
+type HealthCheck struct {
+	// Mode is "http" (a request must answer 2xx) or "tcp" (a connection must open);
+	// "" is no health check.
+	Mode   string
+	Scheme string // "http" or "https", for Mode http
+	Path   string // the request path, for Mode http
+	Port   int32  // the port probed: the Service port that reaches the probed container port
+	// IntervalSeconds, TimeoutSeconds, HealthyThreshold and UnhealthyThreshold are the
+	// probe's periodSeconds, timeoutSeconds, successThreshold and failureThreshold.
+	IntervalSeconds    int32
+	TimeoutSeconds     int32
+	HealthyThreshold   int32
+	UnhealthyThreshold int32
+}
+
+// Enabled reports whether the backend is checked.
+func (h HealthCheck) Enabled() bool { return h.Mode != "" }
+
+func (h HealthCheck) String() string {
+	if h.Mode == "tcp" {
+		return fmt.Sprintf("tcp port %d", h.Port)
+	}
+	return fmt.Sprintf("%s GET %s on port %d", h.Scheme, h.Path, h.Port)
 }
 
 func (b Backend) String() string { return fmt.Sprintf("%s://%s:%d", b.Scheme, b.Host, b.Port) }

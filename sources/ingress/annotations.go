@@ -11,6 +11,9 @@ type options struct {
 	backendScheme string
 	sso           *bool
 	blockAccess   *bool
+	// healthCheck and healthCheckPath: see sources.Options.
+	healthCheck     *bool
+	healthCheckPath string
 }
 
 // parseOptions reads PIC's annotations on an Ingress (see sources.ParseOptions).
@@ -19,5 +22,6 @@ func parseOptions(annotations map[string]string, defaultScheme string) (options,
 	return options{
 		enabled: o.Enabled, tunnel: o.Tunnel, domain: o.Domain, subdomain: o.Subdomain,
 		backendScheme: o.BackendScheme, sso: o.SSO, blockAccess: o.BlockAccess,
+		healthCheck: o.HealthCheck, healthCheckPath: o.HealthCheckPath,
 	}, problems
 }

@@ -31,6 +31,8 @@ type Config struct {
 	ClusterDomain string // cluster.local
 	// Policies protect the Ingresses' hosts with their AccessPolicies; nil for none.
 	Policies *sources.Policies
+	// Health derives the backends' health checks.
+	Health sources.HealthChecks
 }
 
 // Source reads Ingresses, and writes nothing but their status.
@@ -112,7 +114,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 
-	hosts, defaultPaths, err := s.collect(ctx, &ing, opts.backendScheme, reject)
+	hosts, defaultPaths, err := s.collect(ctx, &ing, opts, &res, reject)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -164,10 +166,10 @@ type hostRoutes struct {
 type rejectFunc func(host, reason string, hold, retry bool, format string, args ...any)
 
 // collect merges rules by host and resolves their backends.
-func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, scheme string, reject rejectFunc) ([]*hostRoutes, []route.PathRule, error) {
+func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, opts options, res *plugin.Result, reject rejectFunc) ([]*hostRoutes, []route.PathRule, error) {
 	var defaultPaths []route.PathRule
 	if b := ing.Spec.DefaultBackend; b != nil {
-		backend, ok, err := s.backend(ctx, ing, b, scheme, "", reject)
+		backend, ok, err := s.backend(ctx, ing, b, opts, res, "", reject)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -204,7 +206,7 @@ func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, scheme 
 			continue // the default backend serves the host
 		}
 		for _, p := range rule.HTTP.Paths {
-			if err := s.addPath(ctx, ing, h, p, scheme, reject); err != nil {
+			if err := s.addPath(ctx, ing, h, p, opts, res, reject); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -212,7 +214,7 @@ func (s *Source) collect(ctx context.Context, ing *networkingv1.Ingress, scheme 
 	return hosts, defaultPaths, nil
 }
 
-func (s *Source) addPath(ctx context.Context, ing *networkingv1.Ingress, h *hostRoutes, p networkingv1.HTTPIngressPath, scheme string, reject rejectFunc) error {
+func (s *Source) addPath(ctx context.Context, ing *networkingv1.Ingress, h *hostRoutes, p networkingv1.HTTPIngressPath, opts options, res *plugin.Result, reject rejectFunc) error {
 	rule := route.PathRule{Path: p.Path, Match: route.MatchPrefix}
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
 		rule.Match = route.MatchExact
@@ -221,7 +223,7 @@ func (s *Source) addPath(ctx context.Context, ing *networkingv1.Ingress, h *host
 	if rule.Path == "" {
 		rule.Path = "/"
 	}
-	backend, ok, err := s.backend(ctx, ing, &p.Backend, scheme, h.host, reject)
+	backend, ok, err := s.backend(ctx, ing, &p.Backend, opts, res, h.host, reject)
 	if err != nil {
 		return err
 	}
@@ -244,9 +246,10 @@ func (s *Source) addPath(ctx context.Context, ing *networkingv1.Ingress, h *host
 	return nil
 }
 
-// backend resolves an Ingress backend to the address the Newt agent dials. Missing
-// Services and ports may appear later: those hold what exists and retry.
-func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *networkingv1.IngressBackend, scheme, host string, reject rejectFunc) (route.Backend, bool, error) {
+// backend resolves an Ingress backend to the address the Newt agent dials, with its
+// health check when one is asked (a backend without one is said in res's notices).
+// Missing Services and ports may appear later: those hold what exists and retry.
+func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *networkingv1.IngressBackend, opts options, res *plugin.Result, host string, reject rejectFunc) (route.Backend, bool, error) {
 	if b.Resource != nil || b.Service == nil {
 		reject(host, pic.ReasonResourceBackendUnsupported, false, false,
 			"a resource backend (%s) cannot be reached through a Pangolin tunnel; use a Service backend", resourceName(b))
@@ -266,15 +269,23 @@ func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *netw
 		reject(host, pic.ReasonServicePortNotFound, true, true, "Service %s has no port %s; retrying", key, portString(b.Service.Port))
 		return route.Backend{}, false, nil
 	}
-	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port, Scheme: scheme}, true, nil
+	health, why, err := s.config.Health.Check(ctx, opts.healthCheck, opts.healthCheckPath, &svc, port, opts.backendScheme)
+	if err != nil {
+		return route.Backend{}, false, err
+	}
+	if why != "" {
+		res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: *res.Origin, Reason: pic.ReasonNoReadinessProbe,
+			Message: fmt.Sprintf("Service %s port %d is published without a health check: %s", svc.Name, port.Port, why)})
+	}
+	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: opts.backendScheme, Health: health}, true, nil
 }
 
 // servicePort is the Service port the backend names. Traffic goes to the Service's
 // address, so it is the Service port, not the target port, that the agent dials.
-func servicePort(svc *corev1.Service, p networkingv1.ServiceBackendPort) (int32, bool) {
+func servicePort(svc *corev1.Service, p networkingv1.ServiceBackendPort) (corev1.ServicePort, bool) {
 	for _, sp := range svc.Spec.Ports {
 		if p.Name != "" && sp.Name == p.Name || p.Name == "" && sp.Port == p.Number {
-			return sp.Port, true
+			return sp, true
 		}
 	}
 	// An ExternalName Service needs no ports: a number is dialled as written. The API
@@ -282,9 +293,9 @@ func servicePort(svc *corev1.Service, p networkingv1.ServiceBackendPort) (int32,
 	// CRD would refuse the target and fail every apply: the host is rejected instead
 	// (found by FuzzTranslate).
 	if svc.Spec.Type == corev1.ServiceTypeExternalName && p.Name == "" && p.Number > 0 && p.Number <= 65535 {
-		return p.Number, true
+		return corev1.ServicePort{Port: p.Number}, true
 	}
-	return 0, false
+	return corev1.ServicePort{}, false
 }
 
 func portString(p networkingv1.ServiceBackendPort) string {
@@ -343,10 +354,11 @@ var Factory = plugin.SourceFactory{
 			return nil, err
 		}
 		conf.Policies = policies
+		conf.Health.Pods = sources.PodReader(deps)
 		return New(deps.Client, conf), nil
 	},
 }
 
 func configOf(cfg *config.Config) Config {
-	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
+	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain, Health: sources.HealthChecks{Default: cfg.HealthChecks}}
 }

@@ -1,0 +1,196 @@
+package sources
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// HealthChecks derives the health checks of backends: from the readiness probe of the
+// pods a Service selects, or from the user's explicit path. Pangolin's agent then stops
+// sending traffic to a target that fails them, as kube-proxy stops sending it to a pod
+// that is not ready.
+type HealthChecks struct {
+	// Pods reads the pods of a Service. It reads past the cache: PIC does not watch
+	// Pods (there are many, and only a few Services ask), so a probe edited later is
+	// seen at the next reconcile of the object, at the latest after resyncPeriod.
+	Pods client.Reader
+	// Default is the configuration's healthChecks: whether objects that do not say ask
+	// for health checks.
+	Default bool
+}
+
+// maxPodsRead bounds one read of a Service's pods: the probe comes from the first pod
+// (by name) that has one, and pods of one workload share their template.
+const maxPodsRead = 20
+
+// Check is the health check of the backend port of svc, as its object asks (asked and
+// path are Options.HealthCheck and HealthCheckPath): none when it does not ask; an HTTP
+// GET of the explicit path on the port; else the readiness probe of
+// the Service's pods. why says, when a check was asked and none can be derived, why not
+// (for a Normal event); err is for infrastructure failures only.
+//
+//	asked | explicit path | pods' readiness probe                  | check
+//	------+---------------+----------------------------------------+-----------------------------
+//	no    | -             | -                                      | none
+//	yes   | /healthz      | -                                      | http GET /healthz on port
+//	yes   | -             | httpGet on a port the Service exposes  | http(s) GET of its path there
+//	yes   | -             | tcpSocket on a port the Service exposes| tcp on that Service port
+//	yes   | -             | none, exec, grpc, or a port not exposed| none, and why
+func (h HealthChecks) Check(ctx context.Context, asked *bool, path string, svc *corev1.Service, port corev1.ServicePort, scheme string) (check route.HealthCheck, why string, err error) {
+	if !*cmp.Or(asked, &h.Default) {
+		return route.HealthCheck{}, "", nil
+	}
+	if path != "" {
+		return route.HealthCheck{Mode: "http", Scheme: httpScheme(scheme), Path: path, Port: port.Port}, "", nil
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || len(svc.Spec.Selector) == 0 {
+		return route.HealthCheck{}, fmt.Sprintf("Service %s selects no pods, so it has no readiness probe to follow; set %s for an explicit check", svc.Name, pic.AnnotationHealthCheckPath), nil
+	}
+	if h.Pods == nil {
+		return route.HealthCheck{}, "PIC cannot read pods here", nil
+	}
+	var pods corev1.PodList
+	if err := h.Pods.List(ctx, &pods, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector), client.Limit(maxPodsRead)); err != nil {
+		if apierrors.IsForbidden(err) {
+			return route.HealthCheck{}, "PIC may not list pods (grant it list on pods, see docs/health-checks.md)", nil
+		}
+		return route.HealthCheck{}, "", fmt.Errorf("list pods of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	for i := range pods.Items {
+		if check, ok := probeCheck(svc, port, &pods.Items[i]); ok {
+			return check, "", nil
+		}
+	}
+	if len(pods.Items) == 0 {
+		return route.HealthCheck{}, fmt.Sprintf("Service %s has no pods yet to read a readiness probe from", svc.Name), nil
+	}
+	return route.HealthCheck{}, fmt.Sprintf("the pods of Service %s have no httpGet or tcpSocket readiness probe on a port the Service exposes (port %s); set %s for an explicit check",
+		svc.Name, servicePortName(port), pic.AnnotationHealthCheckPath), nil
+}
+
+// probeCheck turns the readiness probe of the container behind port into a check on
+// the Service port that reaches the probed container port: the agent dials the
+// Service, never a pod.
+func probeCheck(svc *corev1.Service, port corev1.ServicePort, pod *corev1.Pod) (route.HealthCheck, bool) {
+	container, ok := containerBehind(port, pod)
+	if !ok || container.ReadinessProbe == nil {
+		return route.HealthCheck{}, false
+	}
+	probe := container.ReadinessProbe
+	check := route.HealthCheck{
+		IntervalSeconds:    probe.PeriodSeconds,
+		TimeoutSeconds:     probe.TimeoutSeconds,
+		HealthyThreshold:   probe.SuccessThreshold,
+		UnhealthyThreshold: probe.FailureThreshold,
+	}
+	var probed intstr.IntOrString
+	switch {
+	case probe.HTTPGet != nil:
+		probed = probe.HTTPGet.Port
+		check.Mode, check.Scheme, check.Path = "http", strings.ToLower(string(cmp.Or(probe.HTTPGet.Scheme, corev1.URISchemeHTTP))), cmp.Or(probe.HTTPGet.Path, "/")
+	case probe.TCPSocket != nil:
+		probed = probe.TCPSocket.Port
+		check.Mode = "tcp"
+	default:
+		return route.HealthCheck{}, false // exec and gRPC probes cannot be run from outside the pod
+	}
+	number, ok := containerPortNumber(container, probed)
+	if !ok {
+		return route.HealthCheck{}, false
+	}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Protocol != corev1.ProtocolTCP && sp.Protocol != "" {
+			continue // probes speak TCP
+		}
+		if n, ok := containerPortNumber(container, targetPortOf(sp)); ok && n == number {
+			check.Port = sp.Port
+			return check, true
+		}
+	}
+	return route.HealthCheck{}, false
+}
+
+// containerBehind is the container a Service port sends traffic to: the one declaring
+// its target port, or the pod's only container when none declares it.
+func containerBehind(port corev1.ServicePort, pod *corev1.Pod) (*corev1.Container, bool) {
+	target := targetPortOf(port)
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		for _, cp := range c.Ports {
+			if target.Type == intstr.String && cp.Name == target.StrVal || target.Type == intstr.Int && cp.ContainerPort == target.IntVal {
+				return c, true
+			}
+		}
+	}
+	if len(pod.Spec.Containers) == 1 && target.Type == intstr.Int {
+		return &pod.Spec.Containers[0], true
+	}
+	return nil, false
+}
+
+// targetPortOf is a Service port's target port: its port when unset, as the API server
+// defaults it.
+func targetPortOf(p corev1.ServicePort) intstr.IntOrString {
+	if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 || p.TargetPort.Type == intstr.String && p.TargetPort.StrVal == "" {
+		return intstr.FromInt32(p.Port)
+	}
+	return p.TargetPort
+}
+
+// containerPortNumber resolves a port of a container, by number or by name.
+func containerPortNumber(c *corev1.Container, p intstr.IntOrString) (int32, bool) {
+	if p.Type == intstr.Int {
+		return p.IntVal, p.IntVal > 0
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return cp.ContainerPort, true
+		}
+	}
+	return 0, false
+}
+
+// PodReader is what HealthChecks reads pods through: the API server past the cache,
+// or render's cluster.
+func PodReader(deps plugin.SourceDeps) client.Reader {
+	if deps.APIReader != nil {
+		return deps.APIReader
+	}
+	return deps.Client
+}
+
+// AddNotice appends n unless notices hold it already: one backend named by several
+// paths is one notice.
+func AddNotice(notices []route.Notice, n route.Notice) []route.Notice {
+	if slices.Contains(notices, n) {
+		return notices
+	}
+	return append(notices, n)
+}
+
+func httpScheme(scheme string) string {
+	if scheme == "https" {
+		return "https"
+	}
+	return "http"
+}
+
+func servicePortName(p corev1.ServicePort) string {
+	if p.Name != "" {
+		return fmt.Sprintf("%q (%d)", p.Name, p.Port)
+	}
+	return fmt.Sprint(p.Port)
+}
