@@ -102,9 +102,9 @@ func TestHealthCheckFromReadiness(t *testing.T) {
 			why:   `the pods of Service web have no httpGet or tcpSocket readiness probe on a port the Service exposes (port "http" (80)); set pangolin.ingress.k8s.io/health-check-path for an explicit check`,
 		},
 		{
-			name: "an exec probe cannot be run from outside the pod",
-			svc:  webService(http80),
-			pods: []client.Object{webPod("a", app(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}))},
+			name:  "an exec probe cannot be run from outside the pod",
+			svc:   webService(http80),
+			pods:  []client.Object{webPod("a", app(&corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}))},
 			asked: ptr.To(true),
 			why:   `the pods of Service web have no httpGet or tcpSocket readiness probe on a port the Service exposes (port "http" (80)); set pangolin.ingress.k8s.io/health-check-path for an explicit check`,
 		},
