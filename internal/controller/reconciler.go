@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -360,8 +361,7 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 		switch e.Status.Phase {
 		case engine.PhaseReady:
 			logger.Info("exposed", "resource", desc.Name, "host", publicHost(e.Resource), "url", e.Status.URL)
-			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, pic.ReasonExposed, "Publish",
-				"%s is served by Pangolin at %s (%s %s)", e.Host, e.Status.URL, desc.Kind, desc.Name)
+			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, pic.ReasonExposed, "Publish", "%s", exposedMessage(e, desc))
 		case engine.PhaseError:
 			// Only pangolin-operator reports an error of its own; direct mode's refusals
 			// are rejections.
@@ -384,6 +384,16 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 		}
 		r.recorder.Eventf(regarding(origin), nil, rp.eventType, rp.reason, "Validate", "%s", rp.message)
 	}
+}
+
+// exposedMessage is the Exposed event's note. A TCP or UDP port has no URL (the sink
+// knows none: it is reached at the Pangolin server's address), so it names the port key
+// alone: "tcp:5432 is served by Pangolin".
+func exposedMessage(e engine.Existing, desc plugin.Description) string {
+	if e.Status.URL == "" {
+		return fmt.Sprintf("%s is served by Pangolin (%s %s)", e.Host, desc.Kind, desc.Name)
+	}
+	return fmt.Sprintf("%s is served by Pangolin at %s (%s %s)", e.Host, e.Status.URL, desc.Kind, desc.Name)
 }
 
 // sinkFailed returns err, which fails the reconcile: the controller retries it with

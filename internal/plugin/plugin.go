@@ -188,7 +188,8 @@ type Condition struct {
 	Message string
 }
 
-// Hostnames are the public hostnames of what an object publishes.
+// Hostnames are the public hostnames of what an object publishes; a TCP or UDP port is
+// its port key, "tcp:5432" (route.ParsePortKey reads it).
 type Hostnames struct {
 	// Served are confirmed: Pangolin serves them.
 	Served []string

@@ -30,7 +30,7 @@ func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.FromContext(ctx).Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace)
+	log.FromContext(ctx).Info("detected pangolin-operator CRD", "variant", caps.Variant(), "pathRouting", caps.Targets, "accessControl", caps.AccessControl, "tunnelNamespace", caps.TunnelNamespace, "rawResources", caps.RawResources)
 	recordCRDVariant(caps.Variant())
 	return New(deps.Client, deps.APIReader, caps), nil
 }

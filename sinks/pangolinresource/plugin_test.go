@@ -6,8 +6,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 )
@@ -133,3 +136,58 @@ func (h eventHandler) listed(obj *tunnelv1alpha1.PangolinResource) { h.written(o
 func (h eventHandler) update(_, obj *tunnelv1alpha1.PangolinResource) { h.written(obj, false) }
 
 func (h eventHandler) delete(obj *tunnelv1alpha1.PangolinResource) { h.written(obj, true) }
+
+// specSchema is the CRD's schema of spec, to edit for a CRD that lacks a field.
+func specSchema(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	require.Len(t, crd.Spec.Versions, 1)
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+}
+
+func setSpecSchema(crd *apiextensionsv1.CustomResourceDefinition, spec apiextensionsv1.JSONSchemaProps) {
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+}
+
+// TestDetectRawResources: the sink offers raw resources to the engine when the
+// installed CRD has spec.proxyConfig.proxyPort, as both known variants do; without it
+// the engine refuses TCP and UDP ports (RawResourceUnsupported) and nothing is written.
+func TestDetectRawResources(t *testing.T) {
+	withoutProxyConfig := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		spec := specSchema(t, crd)
+		delete(spec.Properties, "proxyConfig")
+		setSpecSchema(crd, spec)
+	}
+	withoutProxyPort := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		spec := specSchema(t, crd)
+		proxyConfig := spec.Properties["proxyConfig"]
+		delete(proxyConfig.Properties, "proxyPort")
+		proxyConfig.Required = nil
+		spec.Properties["proxyConfig"] = proxyConfig
+		setSpecSchema(crd, spec)
+	}
+	for _, c := range []struct {
+		name    string
+		variant string
+		edit    func(*apiextensionsv1.CustomResourceDefinition)
+		want    tunnelv1alpha1.Capabilities
+	}{
+		{"the fork's CRD", "fork", nil, tunnelv1alpha1.ForkCapabilities},
+		{"the original CRD", "original", nil, tunnelv1alpha1.OriginalCapabilities},
+		{"the fork's CRD without proxyConfig", "fork", withoutProxyConfig,
+			tunnelv1alpha1.Capabilities{Targets: true, AccessControl: true, TunnelNamespace: true}},
+		{"the original CRD without proxyConfig", "original", withoutProxyConfig, tunnelv1alpha1.Capabilities{}},
+		{"a proxyConfig without proxyPort", "original", withoutProxyPort, tunnelv1alpha1.Capabilities{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			crd := installedCRD(t, c.variant)
+			if c.edit != nil {
+				c.edit(crd)
+			}
+			reader := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(crd).Build()
+			caps, err := DetectCapabilities(context.Background(), reader)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, caps)
+			assert.Equal(t, c.want.RawResources, New(nil, nil, caps).Features().RawResources)
+		})
+	}
+}

@@ -32,19 +32,21 @@ func render(r engine.Resource, caps tunnelv1alpha1.Capabilities) *tunnelv1alpha1
 func renderSpec(r engine.Resource, caps tunnelv1alpha1.Capabilities) tunnelv1alpha1.PangolinResourceSpec {
 	spec := tunnelv1alpha1.PangolinResourceSpec{
 		// The operator sends spec.name to Pangolin when it creates the resource, and
-		// Pangolin refuses an empty name: the public host is the name users look for.
+		// Pangolin refuses an empty name: the public host (a raw resource's port key,
+		// "tcp:5432") is the name users look for.
 		Name:      r.PublicHost(),
 		Enabled:   ptr.To(true),
-		Protocol:  tunnelv1alpha1.ProtocolHTTP,
 		TunnelRef: &tunnelv1alpha1.TunnelRef{Name: r.Tunnel.Name},
-		HTTPConfig: &tunnelv1alpha1.HTTPConfig{
-			DomainName: r.Domain,
-			Subdomain:  r.Subdomain,
-		},
 	}
 	if r.Tunnel.Namespace != r.Namespace && caps.TunnelNamespace {
 		spec.TunnelRef.Namespace = r.Tunnel.Namespace
 	}
+	if r.Raw() {
+		renderRaw(&spec, r, caps)
+		return spec
+	}
+	spec.Protocol = tunnelv1alpha1.ProtocolHTTP
+	spec.HTTPConfig = &tunnelv1alpha1.HTTPConfig{DomainName: r.Domain, Subdomain: r.Subdomain}
 	if caps.AccessControl {
 		spec.HTTPConfig.SSO = copyBool(r.SSO)
 		spec.HTTPConfig.BlockAccess = copyBool(r.BlockAccess)
@@ -62,6 +64,37 @@ func renderSpec(r engine.Resource, caps tunnelv1alpha1.Capabilities) tunnelv1alp
 		spec.Target = &tunnelv1alpha1.Target{IP: t.Host, Port: t.Port, Method: t.Scheme}
 	}
 	return spec
+}
+
+// rawTargetPriority is the CRD's default for targets[].priority (the fork's). A raw
+// resource has no path routing, so the value means nothing to Pangolin; see renderRaw.
+const rawTargetPriority int32 = 100
+
+// renderRaw fills in a TCP or UDP resource: spec.protocol tcp or udp, the public port in
+// proxyConfig, and its one backend as a target of the same method. It has no httpConfig:
+// the CRD requires a subdomain within it, and a port has none.
+//
+// PIC writes the fields the CRD defaults (proxyConfig.enableProxy true, a fork target's
+// priority 100) with their default values, as it writes spec.enabled: the API server
+// would store those values anyway, so the operator sees the same object either way, and
+// what is stored is then exactly what PIC renders. The drift check stays a plain
+// comparison that neither flaps on a default nor misses a hand edit away from it.
+func renderRaw(spec *tunnelv1alpha1.PangolinResourceSpec, r engine.Resource, caps tunnelv1alpha1.Capabilities) {
+	spec.Protocol = string(r.Protocol)
+	spec.ProxyConfig = &tunnelv1alpha1.ProxyConfig{EnableProxy: ptr.To(true), ProxyPort: r.ProxyPort}
+	targets := make([]tunnelv1alpha1.Target, 0, len(r.Targets))
+	for _, t := range r.Targets {
+		target := tunnelv1alpha1.Target{IP: t.Backend.Host, Port: t.Backend.Port, Method: t.Backend.Scheme}
+		if caps.Targets {
+			target.Priority = ptr.To(rawTargetPriority)
+		}
+		targets = append(targets, target)
+	}
+	if caps.Targets {
+		spec.Targets = targets
+	} else if len(targets) > 0 {
+		spec.Target = &targets[0]
+	}
 }
 
 func copyBool(b *bool) *bool {
@@ -145,6 +178,13 @@ func parse(obj *tunnelv1alpha1.PangolinResource, origin route.Origin, caps tunne
 			r.Tunnel.Namespace = s.TunnelRef.Namespace
 		}
 	}
+	// Anything but http is TCP or UDP for the operator.
+	if s.Protocol != tunnelv1alpha1.ProtocolHTTP {
+		r.Protocol = route.Protocol(s.Protocol)
+		if s.ProxyConfig != nil {
+			r.ProxyPort = s.ProxyConfig.ProxyPort
+		}
+	}
 	if s.HTTPConfig != nil {
 		r.Subdomain, r.Domain = s.HTTPConfig.Subdomain, s.HTTPConfig.DomainName
 		if caps.AccessControl {
@@ -153,10 +193,13 @@ func parse(obj *tunnelv1alpha1.PangolinResource, origin route.Origin, caps tunne
 	}
 	if caps.Targets {
 		for _, t := range s.Targets {
-			r.Targets = append(r.Targets, engine.Target{
-				Backend: route.Backend{Host: t.IP, Port: t.Port, Scheme: t.Method},
-				Path:    t.Path, Match: t.PathMatchType, Priority: ptr.Deref(t.Priority, 0),
-			})
+			target := engine.Target{Backend: route.Backend{Host: t.IP, Port: t.Port, Scheme: t.Method}, Path: t.Path, Match: t.PathMatchType}
+			// A raw target's priority is not the engine's (see renderRaw): a hand edit
+			// of it is drift, caught by comparing with what render writes.
+			if !r.Raw() {
+				target.Priority = ptr.Deref(t.Priority, 0)
+			}
+			r.Targets = append(r.Targets, target)
 		}
 	} else if s.Target != nil {
 		r.Targets = []engine.Target{{Backend: route.Backend{Host: s.Target.IP, Port: s.Target.Port, Scheme: s.Target.Method}}}
@@ -181,16 +224,29 @@ func hasMetadata(obj, want *tunnelv1alpha1.PangolinResource) bool {
 	return true
 }
 
+// httpURL is where Pangolin serves an HTTP resource: the operator's URL, or else its
+// full domain, or else the host PIC asked for. A raw resource has none: the operator
+// records a URL for HTTP resources only, and a port is reached at the Pangolin server's
+// own address, which the object does not hold (engine.Existing.PublicHostname then
+// gives the port key).
+func httpURL(obj *tunnelv1alpha1.PangolinResource, r engine.Resource) string {
+	switch {
+	case r.Raw():
+		return ""
+	case obj.Status.URL != "":
+		return obj.Status.URL
+	case obj.Status.FullDomain != "":
+		return "https://" + obj.Status.FullDomain
+	case r.Subdomain != "":
+		return "https://" + r.PublicHost()
+	}
+	return ""
+}
+
 // status reads the operator's verdict: status.status, or else the Ready condition. A
 // verdict about an older generation of the spec is still Pending.
 func status(obj *tunnelv1alpha1.PangolinResource, r engine.Resource) engine.Status {
-	st := engine.Status{Phase: engine.PhasePending, URL: obj.Status.URL}
-	if st.URL == "" && obj.Status.FullDomain != "" {
-		st.URL = "https://" + obj.Status.FullDomain
-	}
-	if st.URL == "" && r.Subdomain != "" {
-		st.URL = "https://" + r.PublicHost()
-	}
+	st := engine.Status{Phase: engine.PhasePending, URL: httpURL(obj, r)}
 	if g := obj.Status.ObservedGeneration; g != 0 && g < obj.Generation {
 		return st
 	}

@@ -73,7 +73,10 @@ var _ plugin.Sink = (*Sink)(nil)
 
 // Features implements plugin.Sink: what the installed CRD lets the engine express.
 func (s *Sink) Features() engine.Features {
-	return engine.Features{PathRouting: s.caps.Targets, AccessControl: s.caps.AccessControl, TunnelNamespace: s.caps.TunnelNamespace, GarbageCollected: true}
+	return engine.Features{
+		PathRouting: s.caps.Targets, AccessControl: s.caps.AccessControl, TunnelNamespace: s.caps.TunnelNamespace,
+		RawResources: s.caps.RawResources, GarbageCollected: true,
+	}
 }
 
 // Current implements plugin.Sink: the resources that origin owns. It first waits

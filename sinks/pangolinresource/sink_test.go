@@ -345,9 +345,9 @@ func TestTunnel(t *testing.T) {
 // TestFeatures: what each CRD variant lets the engine express; owner references let the
 // garbage collector remove what a deleted object owned.
 func TestFeatures(t *testing.T) {
-	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: true},
+	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, RawResources: true, GarbageCollected: true},
 		New(nil, nil, tunnelv1alpha1.ForkCapabilities).Features())
-	assert.Equal(t, engine.Features{GarbageCollected: true}, New(nil, nil, tunnelv1alpha1.OriginalCapabilities).Features())
+	assert.Equal(t, engine.Features{RawResources: true, GarbageCollected: true}, New(nil, nil, tunnelv1alpha1.OriginalCapabilities).Features())
 
 	r := resource(tunnelv1alpha1.ForkCapabilities)
 	d := New(nil, nil, tunnelv1alpha1.ForkCapabilities).Describe(r)

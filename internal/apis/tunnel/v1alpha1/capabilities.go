@@ -20,6 +20,7 @@ type Capabilities struct {
 	Targets         bool // spec.targets[] (path, pathMatchType, priority) instead of spec.target
 	AccessControl   bool // spec.httpConfig.sso and blockAccess
 	TunnelNamespace bool // spec.tunnelRef.namespace
+	RawResources    bool // spec.proxyConfig.proxyPort: TCP and UDP resources
 }
 
 // Variant is the short name of the detected operator variant.
@@ -30,10 +31,11 @@ func (c Capabilities) Variant() string {
 	return VariantTarget
 }
 
-// OriginalCapabilities and ForkCapabilities are the two variants seen in the wild.
+// OriginalCapabilities and ForkCapabilities are the two variants seen in the wild. Both
+// carry TCP and UDP resources (spec.protocol and spec.proxyConfig).
 var (
-	OriginalCapabilities = Capabilities{}
-	ForkCapabilities     = Capabilities{Targets: true, AccessControl: true, TunnelNamespace: true}
+	OriginalCapabilities = Capabilities{RawResources: true}
+	ForkCapabilities     = Capabilities{Targets: true, AccessControl: true, TunnelNamespace: true, RawResources: true}
 )
 
 // CapabilitiesFromCRD reads the v1alpha1 schema of the installed PangolinResource CRD.
@@ -54,10 +56,13 @@ func CapabilitiesFromCRD(crd *apiextensionsv1.CustomResourceDefinition) (Capabil
 		_, sso := spec.Properties["httpConfig"].Properties["sso"]
 		_, blockAccess := spec.Properties["httpConfig"].Properties["blockAccess"]
 		_, tunnelNamespace := spec.Properties["tunnelRef"].Properties["namespace"]
+		// proxyPort is what a TCP or UDP resource cannot do without: the public port.
+		_, proxyPort := spec.Properties["proxyConfig"].Properties["proxyPort"]
 		return Capabilities{
 			Targets:         targets,
 			AccessControl:   sso && blockAccess,
 			TunnelNamespace: tunnelNamespace,
+			RawResources:    proxyPort,
 		}, nil
 	}
 	return Capabilities{}, fmt.Errorf("CRD %s does not serve %s with a schema", crd.Name, GroupVersion.Version)

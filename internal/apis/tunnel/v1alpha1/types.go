@@ -4,8 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Protocol values of spec.protocol. Only http is used by PIC: anything else is TCP/UDP
-// for the operator and needs proxyConfig.
+// Protocol values of spec.protocol. Anything but http is TCP/UDP for the operator and
+// needs proxyConfig: PIC writes tcp or udp there, as the target's method.
 const ProtocolHTTP = "http"
 
 // Target method values (the backend scheme).
@@ -33,7 +33,7 @@ const (
 // ConditionReady is the one condition type the operator sets.
 const ConditionReady = "Ready"
 
-// PangolinResource is one public HTTP resource in Pangolin.
+// PangolinResource is one public HTTP, TCP or UDP resource in Pangolin.
 // +kubebuilder:object:root=true
 type PangolinResource struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -58,11 +58,12 @@ type PangolinResourceSpec struct {
 	// Name is the resource's name in Pangolin, used by the operator when it creates it.
 	Name string `json:"name,omitempty"`
 
-	// The fields below are never written by PIC. They are read so that a hand edit
-	// setting them on an object PIC owns is seen as drift and undone: siteRef, for one,
-	// would silently move the resource to another site.
-	ResourceID  string       `json:"resourceId,omitempty"`
-	SiteRef     *SiteRef     `json:"siteRef,omitempty"`
+	// ResourceID and SiteRef are never written by PIC. They are read so that a hand
+	// edit setting them on an object PIC owns is seen as drift and undone: siteRef, for
+	// one, would silently move the resource to another site.
+	ResourceID string   `json:"resourceId,omitempty"`
+	SiteRef    *SiteRef `json:"siteRef,omitempty"`
+	// ProxyConfig is the public port of a TCP or UDP resource, which has no HTTPConfig.
 	ProxyConfig *ProxyConfig `json:"proxyConfig,omitempty"`
 }
 
@@ -72,7 +73,7 @@ type SiteRef struct {
 	SiteID *int64 `json:"siteId,omitempty"`
 }
 
-// ProxyConfig is the TCP/UDP side of a resource.
+// ProxyConfig is the TCP/UDP side of a resource. EnableProxy defaults to true.
 type ProxyConfig struct {
 	EnableProxy *bool `json:"enableProxy,omitempty"`
 	ProxyPort   int32 `json:"proxyPort,omitempty"`
