@@ -218,7 +218,7 @@ func (c *contract) freePort(t *testing.T, mode string) int {
 	for _, r := range held {
 		taken[r.ProxyPort] = true
 	}
-	for try := 0; try < 100; try++ {
+	for try := range 100 {
 		port := 45432 + try
 		if c.real {
 			port = 40000 + rand.IntN(10000)
