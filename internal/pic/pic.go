@@ -106,7 +106,8 @@ const (
 	// them, or the older route's, with access control they did not ask for.
 	ReasonHostSettingsConflict = "HostSettingsConflict"
 	// ReasonHostTakenInPangolin (Warning, direct mode): a Pangolin resource PIC did not
-	// create already serves the host; PIC leaves it untouched and publishes no duplicate.
+	// create already serves the host, or the public TCP or UDP port; PIC leaves it
+	// untouched and publishes no duplicate.
 	ReasonHostTakenInPangolin = "HostTakenInPangolin"
 
 	// ReasonAccessPolicyAttached (Normal): the host is protected by the named

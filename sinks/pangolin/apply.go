@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -74,10 +75,33 @@ type applying struct {
 // becomes a rejection and Apply goes on.
 func (a *applying) failed(ctx context.Context, d engine.Resource, what string, err error) error {
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
-		return fmt.Errorf("host %s: cannot %s: %w", hostOf(d), what, err)
+		return fmt.Errorf("%s: cannot %s: %w", subject(d), what, err)
 	}
-	a.reject(d, pic.ReasonPangolinError, "host %s: Pangolin refused to %s: %s", hostOf(d), what, refusal(err))
+	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
 	return nil
+}
+
+// rawRefusalHint points at the server's switch when Pangolin refuses a raw resource
+// because flags.allow_raw_resources is off: Pangolin's own message does not say where
+// the switch is. The API has no error codes, so its words are what is matched.
+func rawRefusalHint(d engine.Resource, err error) string {
+	var ae *pangolinapi.APIError
+	if !d.Raw() || !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
+		return ""
+	}
+	if strings.Contains(ae.Message, "Raw resources are not allowed") || strings.Contains(ae.Message, "Cannot update proxyPort") {
+		return " (the Pangolin server allows TCP and UDP resources only with flags.allow_raw_resources: true in its configuration; see docs/direct-mode.md)"
+	}
+	return ""
+}
+
+// subject names what d publishes, in messages: "host app.example.com", or
+// "public port 5432/tcp" for a raw resource.
+func subject(d engine.Resource) string {
+	if d.Raw() {
+		return fmt.Sprintf("public port %d/%s", d.ProxyPort, d.Protocol)
+	}
+	return "host " + hostOf(d)
 }
 
 // hostOf is the host users reach for d, in messages: the source host when the domain
@@ -110,6 +134,9 @@ type target struct {
 	method   string
 	form     // path match and rewrite
 	priority int
+	// raw: the target of a raw resource, written as site, ip and port only. Pangolin
+	// stores a priority on it all the same (100), which means nothing there.
+	raw bool
 }
 
 // wanted is what d asks of Pangolin, or why it cannot be written.
@@ -130,10 +157,39 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 	w.niceID, w.name = niceID(s.ownerID, w.mark), resourceName(w.mark)
 	if len(w.name) > maxNameLength {
 		a.reject(d, pic.ReasonPangolinError,
-			"the Pangolin resource for host %s would be named %q, %d characters: Pangolin allows %d; shorten the %s's name or its host",
-			d.PublicHost(), w.name, len(w.name), maxNameLength, d.Origin.Kind)
+			"the Pangolin resource for %s would be named %q, %d characters: Pangolin allows %d; shorten the %s's name or its host",
+			subject(d), w.name, len(w.name), maxNameLength, d.Origin.Kind)
 		return w, false, nil
 	}
+	if !d.Raw() {
+		if ok := a.wantHost(d, &w); !ok {
+			return w, false, nil
+		}
+	}
+	siteID, err := a.siteID(ctx, d)
+	if err != nil {
+		return w, false, err
+	}
+	w.siteID = siteID
+	for _, t := range d.Targets {
+		if d.Raw() {
+			// A raw target forwards bytes: no method (the scheme is the resource's
+			// mode), no path, no priority.
+			w.targets = append(w.targets, target{siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), raw: true})
+			continue
+		}
+		w.targets = append(w.targets, target{
+			siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), method: t.Backend.Scheme,
+			form: form{path: t.Path, match: t.Match, rewrite: t.Rewrite, rewriteType: t.RewriteType}, priority: int(t.Priority),
+		})
+	}
+	return w, true, nil
+}
+
+// wantHost resolves the domain an HTTP resource d is served under into w.host; false
+// when it cannot be, a rejection made.
+func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
+	s := a.sink
 	s.mu.Lock()
 	var domain *pangolinapi.Domain
 	for i := range s.domains {
@@ -141,39 +197,41 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 			domain = &s.domains[i]
 		}
 	}
-	siteID, known := s.siteIDs[d.Tunnel.Name]
 	s.mu.Unlock()
 	switch {
 	case domain == nil:
 		a.reject(d, pic.ReasonDomainNotFound, "domain %s is not a verified domain of the Pangolin organization %s any more", d.Domain, s.api.Org())
-		return w, false, nil
+		return false
 	case domain.Type == "cname" && d.Subdomain != "":
 		// Pangolin serves a CNAME domain at its base only, whatever subdomain it is sent.
 		a.reject(d, pic.ReasonDomainNotFound,
 			"host %s is under %s, a CNAME domain of the Pangolin organization: Pangolin serves only %s itself there; add a domain for %s to the organization",
 			d.PublicHost(), d.Domain, d.Domain, d.PublicHost())
-		return w, false, nil
+		return false
 	}
 	w.host = pangolinapi.Host{DomainID: domain.DomainID, Subdomain: d.Subdomain}
+	return true
+}
+
+// siteID is the id of the site d's tunnel names, asked of Pangolin when not yet known.
+func (a *applying) siteID(ctx context.Context, d engine.Resource) (int, error) {
+	s := a.sink
+	s.mu.Lock()
+	siteID, known := s.siteIDs[d.Tunnel.Name]
+	s.mu.Unlock()
+	if known {
+		return siteID, nil
+	}
+	if _, err := s.checkSite(ctx, d.Tunnel.Name); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	siteID, known = s.siteIDs[d.Tunnel.Name]
+	s.mu.Unlock()
 	if !known {
-		if _, err := s.checkSite(ctx, d.Tunnel.Name); err != nil {
-			return w, false, err
-		}
-		s.mu.Lock()
-		siteID, known = s.siteIDs[d.Tunnel.Name]
-		s.mu.Unlock()
-		if !known {
-			return w, false, fmt.Errorf("host %s: Pangolin site %q disappeared while it was being read", hostOf(d), d.Tunnel.Name)
-		}
+		return 0, fmt.Errorf("%s: Pangolin site %q disappeared while it was being read", subject(d), d.Tunnel.Name)
 	}
-	w.siteID = siteID
-	for _, t := range d.Targets {
-		w.targets = append(w.targets, target{
-			siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), method: t.Backend.Scheme,
-			form: form{path: t.Path, match: t.Match, rewrite: t.Rewrite, rewriteType: t.RewriteType}, priority: int(t.Priority),
-		})
-	}
-	return w, true, nil
+	return siteID, nil
 }
 
 // create publishes d: first making sure no one else serves its host (Pangolin accepts
@@ -200,16 +258,26 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 		return a.adopt(ctx, d, w, *adoptable)
 	}
 
-	created, err := s.api.CreateResource(ctx, w.name, w.host)
+	var created pangolinapi.Resource
+	if d.Raw() {
+		created, err = s.api.CreateRawResource(ctx, w.name, string(d.Protocol), int(d.ProxyPort))
+	} else {
+		created, err = s.api.CreateResource(ctx, w.name, w.host)
+	}
 	countWrite(pangolinapi.OpCreateResource, err)
 	if err != nil {
 		return a.failed(ctx, d, "create the resource", err)
 	}
 	// Pangolin picks a random niceId and takes none on create: the marks go on at once,
-	// with the access settings, which the create refuses too.
-	mark := pangolinapi.ResourceUpdate{NiceID: w.niceID, SSO: d.SSO, BlockAccess: d.BlockAccess}
-	if len(d.Headers) > 0 {
-		mark.Headers = headersOf(d.Headers)
+	// with the access settings, which the create refuses too. A raw resource has none,
+	// and refuses every one of them on update (400 Unrecognized key): its mark is the
+	// niceId alone.
+	mark := pangolinapi.ResourceUpdate{NiceID: w.niceID}
+	if !d.Raw() {
+		mark.SSO, mark.BlockAccess = d.SSO, d.BlockAccess
+		if len(d.Headers) > 0 {
+			mark.Headers = headersOf(d.Headers)
+		}
 	}
 	marked, err := s.api.UpdateResource(ctx, created.ResourceID, mark)
 	countWrite(pangolinapi.OpUpdateResource, err)
@@ -219,7 +287,7 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 		delErr := s.api.DeleteResource(ctx, created.ResourceID)
 		countWrite(pangolinapi.OpDeleteResource, delErr)
 		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
-			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "host", d.PublicHost())
+			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "claim", d.PublicHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
@@ -238,20 +306,21 @@ func (a *applying) create(ctx context.Context, d engine.Resource) error {
 	return a.syncTargets(ctx, d, w, e)
 }
 
-// hostFree searches Pangolin for resources serving d's public host, other than the
-// resource self (0 for none): the host is free unless one is not this PIC's, which is
-// then a HostTakenInPangolin rejection. adoptable is a resource on the host that is d's
-// own, unknown to the record (a resync that raced), or created by a PIC stopped between
-// the create and the marking.
+// hostFree searches Pangolin for resources serving d's public host, or its public port
+// and mode for a raw resource, other than the resource self (0 for none): it is free
+// unless one is not this PIC's, which is then a HostTakenInPangolin rejection (Pangolin
+// accepts duplicates of both). adoptable is a resource holding it that is d's own,
+// unknown to the record (a resync that raced), or created by a PIC stopped between the
+// create and the marking.
 func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
 	s := a.sink
-	found, err := s.api.ListResources(ctx, d.PublicHost())
+	found, err := a.holders(ctx, d)
 	if err != nil {
 		return nil, false, a.failed(ctx, d, "search Pangolin for the resources already serving it", err)
 	}
 	for _, r := range found {
-		if r.ResourceID == self || !strings.EqualFold(r.FullDomain, d.PublicHost()) {
-			continue // the search matches substrings of names and hosts too
+		if r.ResourceID == self {
+			continue
 		}
 		switch _, mine := owned(s.ownerID, r.NiceID, r.Name); {
 		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
@@ -261,12 +330,42 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 			// host, and the other steps back once woken.
 		default:
 			a.reject(d, pic.ReasonHostTakenInPangolin,
-				"host %s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
-				d.PublicHost(), r.NiceID, r.Name)
+				"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
+				subject(d), r.NiceID, r.Name)
 			return nil, false, nil
 		}
 	}
 	return adoptable, true, nil
+}
+
+// holders are the Pangolin resources, whoever created them, that serve d's public
+// host, or its public port and mode.
+func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinapi.ResourceSummary, error) {
+	s := a.sink
+	var found []pangolinapi.ResourceSummary
+	if d.Raw() {
+		list, err := s.api.ListRawResources(ctx, string(d.Protocol))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list {
+			if r.ProxyPort == int(d.ProxyPort) {
+				found = append(found, r)
+			}
+		}
+		return found, nil
+	}
+	list, err := s.api.ListResources(ctx, d.PublicHost())
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range list {
+		// The search matches substrings of names and hosts too.
+		if strings.EqualFold(r.FullDomain, d.PublicHost()) {
+			found = append(found, r)
+		}
+	}
+	return found, nil
 }
 
 // adopt takes over a resource of this owner's that the record lacks, marks it if it is
@@ -322,7 +421,9 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 // was, and its targets untouched.
 func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *entry, wrote bool) error {
 	s := a.sink
-	managed := d.Policy != nil || s.governed(w.niceID, e.res.ResourceID)
+	// Pangolin applies no access control to a raw resource and refuses every access
+	// field on it: none is read or written.
+	managed := !d.Raw() && (d.Policy != nil || s.governed(w.niceID, e.res.ResourceID))
 	var access accessWant
 	if managed {
 		var ok bool
@@ -335,29 +436,15 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if e.res.Name != w.name {
 		u.Name = w.name
 	}
-	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
-		// Moving onto another host: the same check as a create, or the move could
-		// publish a host twice. An unmarked resource of d's there stays a stray: the
-		// resource moving is d's already.
-		if _, free, err := a.hostFree(ctx, d, w, e.res.ResourceID); err != nil || !free {
+	if d.Raw() {
+		if ok, err := a.rawFields(ctx, d, w, e, &u); err != nil || !ok {
 			return err
 		}
-	}
-	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
-		host := w.host // subdomain and domainId together, or the routing does not move
-		u.Host = &host
-	}
-	if d.SSO != nil && e.res.SSO != *d.SSO {
-		u.SSO = d.SSO
-	}
-	if d.BlockAccess != nil && e.res.BlockAccess != *d.BlockAccess {
-		u.BlockAccess = d.BlockAccess
+	} else if ok, err := a.httpFields(ctx, d, w, e, &u); err != nil || !ok {
+		return err
 	}
 	if !e.res.Enabled {
 		u.Enabled = ptrTo(true) // PIC never disables: a disabled resource serves nothing
-	}
-	if !slices.Equal(e.res.Headers, *headersOf(d.Headers)) {
-		u.Headers = headersOf(d.Headers) // an empty list clears them
 	}
 	var opening pangolinapi.ResourceUpdate
 	if managed {
@@ -408,6 +495,47 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	return a.syncTargetsUpdating(ctx, d, w, e, before)
 }
 
+// httpFields adds to u what differs of an HTTP resource: its host, checked like a
+// create, its sso, blockAccess and headers. false: the host is taken, a rejection made.
+func (a *applying) httpFields(ctx context.Context, d engine.Resource, w wanted, e *entry, u *pangolinapi.ResourceUpdate) (bool, error) {
+	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		// Moving onto another host: the same check as a create, or the move could
+		// publish a host twice. An unmarked resource of d's there stays a stray: the
+		// resource moving is d's already.
+		if _, free, err := a.hostFree(ctx, d, w, e.res.ResourceID); err != nil || !free {
+			return false, err
+		}
+	}
+	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
+		host := w.host // subdomain and domainId together, or the routing does not move
+		u.Host = &host
+	}
+	if d.SSO != nil && e.res.SSO != *d.SSO {
+		u.SSO = d.SSO
+	}
+	if d.BlockAccess != nil && e.res.BlockAccess != *d.BlockAccess {
+		u.BlockAccess = d.BlockAccess
+	}
+	if !slices.Equal(e.res.Headers, *headersOf(d.Headers)) {
+		u.Headers = headersOf(d.Headers) // an empty list clears them
+	}
+	return true, nil
+}
+
+// rawFields adds to u what differs of a raw resource: its port, which only a hand edit
+// moves (a port PIC changes is another claim, so another resource). Moving back is
+// checked like a create, or the move could publish a port twice.
+func (a *applying) rawFields(ctx context.Context, d engine.Resource, w wanted, e *entry, u *pangolinapi.ResourceUpdate) (bool, error) {
+	if e.res.ProxyPort == int(d.ProxyPort) {
+		return true, nil
+	}
+	if _, free, err := a.hostFree(ctx, d, w, e.res.ResourceID); err != nil || !free {
+		return false, err
+	}
+	u.ProxyPort = int(d.ProxyPort)
+	return true, nil
+}
+
 // syncTargetsUpdating is syncTargets for an existing resource: any target write makes it
 // Updated, once.
 func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w wanted, e *entry, before int) error {
@@ -424,7 +552,7 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
 	if pangolinapi.IsNotFound(err) {
 		a.sink.forget(w.niceID)
-		return fmt.Errorf("host %s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", hostOf(d), what, err)
+		return fmt.Errorf("%s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", subject(d), what, err)
 	}
 	return a.failed(ctx, d, what, err)
 }
@@ -465,6 +593,9 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: ptrTo(true),
 			Path: pathMatch(t), Priority: t.priority,
 		}
+		if t.raw {
+			u.Path = nil // the target matched has none: nothing to clear
+		}
 		if have := e.targets[i]; have.RewritePath != t.rewrite || have.RewritePathType != t.rewriteType {
 			u.Rewrite = &pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType}
 		}
@@ -478,11 +609,17 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		s.record(w.niceID, e)
 	}
 	for _, t := range missing {
-		created, err := s.api.CreateTarget(ctx, e.res.ResourceID, pangolinapi.TargetSpec{
-			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: true,
-			Path: t.path, PathMatchType: t.match, Priority: t.priority,
-			Rewrite: pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType},
-		})
+		var created pangolinapi.Target
+		var err error
+		if t.raw {
+			created, err = s.api.CreateRawTarget(ctx, e.res.ResourceID, pangolinapi.RawTargetSpec{SiteID: t.siteID, IP: t.ip, Port: t.port, Enabled: true})
+		} else {
+			created, err = s.api.CreateTarget(ctx, e.res.ResourceID, pangolinapi.TargetSpec{
+				SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: true,
+				Path: t.path, PathMatchType: t.match, Priority: t.priority,
+				Rewrite: pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType},
+			})
+		}
 		countWrite(pangolinapi.OpCreateTarget, err)
 		if err != nil {
 			return a.lost(ctx, d, w, "create a target", err)
@@ -510,10 +647,11 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 	return nil
 }
 
-// is reports whether have is t, in every field PIC writes.
+// is reports whether have is t, in every field PIC writes. A raw target's priority is
+// Pangolin's default, which PIC neither writes nor reads.
 func (t target) is(have pangolinapi.Target) bool {
 	return have.SiteID == t.siteID && have.IP == t.ip && have.Port == t.port && have.Method == t.method &&
-		have.Enabled && formOf(have) == t.form && have.Priority == t.priority
+		have.Enabled && formOf(have) == t.form && (t.raw || have.Priority == t.priority)
 }
 
 // headersOf is d's headers as Pangolin takes them; an empty list for none.

@@ -20,6 +20,14 @@
 // searches the host, and a resource on it that is not this owner id's makes the host a
 // HostTakenInPangolin, with nothing written.
 //
+// Ports. A TCP or UDP route is a raw resource: a public port of the Pangolin server,
+// its claim the port key ("tcp:5432") in place of a host, in the niceId's hash and as
+// the name's public host ("tcp:5432 (Service prod/db)"). Its mark is the niceId alone,
+// it has one target of site, ip and port, and no access control is read or written for
+// it (Pangolin applies none, and refuses the fields). Pangolin accepts several resources
+// on one port too: before a create the sink lists the mode's resources, and one on the
+// port that is not this owner id's is a HostTakenInPangolin as for a host.
+//
 // State. The sink keeps in memory what its owner id has in Pangolin, read at start
 // (Current waits for the lists and the owner's own resources), every resync period as
 // the resource list shows it, and whole every drift period (Refresh says what each

@@ -20,6 +20,10 @@ func TestMarks(t *testing.T) {
 	}{
 		{"a host published as named reads as host and object", plain, "app.example.com (Ingress shop/web)"},
 		{"a host published under another name records the source host", override, "app.example.com (HTTPRoute shop/web.v2, host app.internal.org)"},
+		// A raw resource's claim is its port key, which holds none of the characters the
+		// name is read by.
+		{"a TCP port reads as port key and object", mark{Kind: "Service", Namespace: "prod", Name: "db", Host: "tcp:5432", PublicHost: "tcp:5432"}, "tcp:5432 (Service prod/db)"},
+		{"a UDP port too", mark{Kind: "UDPRoute", Namespace: "kube-system", Name: "dns", Host: "udp:53", PublicHost: "udp:53"}, "udp:53 (UDPRoute kube-system/dns)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,8 +17,12 @@ import (
 // PublishedResource is a resource as the sink leaves it in Pangolin, with its targets:
 // what `manager render` prints in direct mode. The fields are Pangolin's.
 type PublishedResource struct {
-	NiceID      string `json:"niceId"`
-	Name        string `json:"name"`
+	NiceID string `json:"niceId"`
+	Name   string `json:"name"`
+	// Mode and ProxyPort are set for a raw resource: a public TCP or UDP port of the
+	// Pangolin server, which has no host.
+	Mode        string `json:"mode,omitempty"`
+	ProxyPort   int    `json:"proxyPort,omitempty"`
 	FullDomain  string `json:"fullDomain"`
 	Domain      string `json:"domain"`
 	Subdomain   string `json:"subdomain,omitempty"`
@@ -79,10 +83,13 @@ func publishedAccess(p *route.AccessPolicy) *PublishedAccess {
 // PublishedRouter is a Traefik router of a PublishedResource, as Pangolin's
 // traefik-config would show it.
 type PublishedRouter struct {
-	Name     string   `json:"name"`
-	Rule     string   `json:"rule"`
-	Priority int      `json:"priority"`
-	Servers  []string `json:"servers"`
+	Name string `json:"name"`
+	// EntryPoint is set for a raw resource's router: "tcp-5432", which Traefik's static
+	// configuration must define (Pangolin does not).
+	EntryPoint string   `json:"entryPoint,omitempty"`
+	Rule       string   `json:"rule"`
+	Priority   int      `json:"priority"`
+	Servers    []string `json:"servers"`
 	// Rewrite is the path rewrite Traefik applies, e.g.
 	// "replacePathRegex ^/v1(/.*)?$ -> /v2$1".
 	Rewrite string `json:"rewrite,omitempty"`
@@ -93,7 +100,7 @@ type PublishedRouter struct {
 // PublishedTarget is a target of a PublishedResource; Site is the site's niceId.
 type PublishedTarget struct {
 	Site          string `json:"site"`
-	Method        string `json:"method"`
+	Method        string `json:"method,omitempty"` // none for a raw resource's target
 	IP            string `json:"ip"`
 	Port          int    `json:"port"`
 	Path          string `json:"path,omitempty"`
@@ -172,11 +179,16 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 		sites[s.ID] = s.NiceID
 	}
 	routers := p.server.Routers()
+	rawRouters := p.server.RawRouters()
 	var resources []PublishedResource
 	for _, r := range p.server.Resources() {
 		res := PublishedResource{
 			NiceID: r.NiceID, Name: r.Name, FullDomain: r.FullDomain, Domain: p.domains[r.DomainID], Enabled: r.Enabled,
 			SSO: r.SSO, BlockAccess: r.BlockAccess, Targets: []PublishedTarget{},
+		}
+		if r.Mode != pangolinapi.ModeHTTP {
+			// Pangolin keeps an sso flag on a raw resource that nothing applies.
+			res.Mode, res.ProxyPort, res.SSO = r.Mode, r.ProxyPort, false
 		}
 		for _, h := range r.Headers {
 			res.Headers = append(res.Headers, pangolinapi.Header{Name: h.Name, Value: h.Value})
@@ -206,6 +218,11 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 				res.Routers = append(res.Routers, pr)
 			}
 		}
+		for _, rt := range rawRouters {
+			if rt.ResourceID == r.ID {
+				res.Routers = append(res.Routers, PublishedRouter{Name: rt.Name, EntryPoint: rt.EntryPoint, Rule: rt.Rule, Servers: rt.Servers})
+			}
+		}
 		p.mu.Lock()
 		if e, ok := p.entries[r.NiceID]; ok {
 			res.Access = publishedAccess(e.applied)
@@ -214,7 +231,7 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 		resources = append(resources, res)
 	}
 	slices.SortFunc(resources, func(a, b PublishedResource) int {
-		return cmp.Or(cmp.Compare(a.FullDomain, b.FullDomain), cmp.Compare(a.NiceID, b.NiceID))
+		return cmp.Or(cmp.Compare(a.FullDomain, b.FullDomain), cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.ProxyPort, b.ProxyPort), cmp.Compare(a.NiceID, b.NiceID))
 	})
 	out := make([]any, len(resources))
 	for i := range resources {

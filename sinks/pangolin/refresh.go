@@ -158,6 +158,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	for _, o := range list {
 		entries[o.NiceID] = &entry{mark: o.mark, listFP: o.Fingerprint, pending: true, res: pangolinapi.Resource{
 			ResourceID: o.ResourceID, NiceID: o.NiceID, Name: o.Name, FullDomain: o.FullDomain, DomainID: o.DomainID,
+			Mode: o.Mode, ProxyPort: o.ProxyPort,
 		}}
 	}
 	for id := range s.touched { // written since the list was read: the write wins
@@ -446,7 +447,7 @@ func sameEntry(a, b *entry) bool {
 		return a == b
 	}
 	ra, rb := a.res, b.res
-	return ra.ResourceID == rb.ResourceID && ra.Name == rb.Name && ra.FullDomain == rb.FullDomain &&
+	return ra.ResourceID == rb.ResourceID && ra.Name == rb.Name && ra.Mode == rb.Mode && ra.ProxyPort == rb.ProxyPort && ra.FullDomain == rb.FullDomain &&
 		ra.Subdomain == rb.Subdomain && ra.DomainID == rb.DomainID && ra.SSO == rb.SSO &&
 		ra.BlockAccess == rb.BlockAccess && ra.Enabled == rb.Enabled && slices.Equal(a.targets, b.targets) &&
 		(a.access == nil || b.access == nil || reflect.DeepEqual(a.access, b.access))

@@ -188,8 +188,10 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 var _ plugin.Sink = (*Sink)(nil)
 
 // Features implements plugin.Sink: everything the engine can express, within the org's
-// verified domains, AccessPolicies whole included (access.go). Pangolin keeps no owner
-// references, so the core deletes what a gone object published.
+// verified domains, AccessPolicies whole included (access.go), and TCP and UDP ports
+// (Pangolin's raw resources; whether the server allows them is known only when it
+// refuses one). Pangolin keeps no owner references, so the core deletes what a gone
+// object published.
 func (s *Sink) Features() engine.Features {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -199,7 +201,7 @@ func (s *Sink) Features() engine.Features {
 			domains = append(domains, strings.ToLower(d.BaseDomain))
 		}
 	}
-	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Rewrites: true, RequestHeaders: true, Domains: domains}
+	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, Domains: domains}
 }
 
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
@@ -301,6 +303,9 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 // model does not hold and PIC owns: the resource and its targets enabled, every target
 // on one site, the stored subdomain in step with the routed host, the name. s.mu is held.
 func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
+	if proto, _, raw := route.ParsePortKey(e.mark.Host); raw {
+		return s.existingRaw(e, owner, proto)
+	}
 	r := engine.Resource{
 		Name:      engine.ResourceName(owner, e.mark.Host),
 		Namespace: owner.Namespace,
@@ -353,15 +358,50 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 	return engine.Existing{Resource: r, Drifted: drifted, Status: status(e)}
 }
 
+// existingRaw reads a raw resource back: the port key its mark claims, protocol from
+// that claim and the port Pangolin holds (a hand edit moves it, and the engine then
+// asks to move it back), one target per backend, no domain and no access settings,
+// as the engine models a raw resource. Drifted, besides what it means for HTTP: a mode
+// other than the claim's, or a target with a path or a method, none of which PIC
+// writes. s.mu is held.
+func (s *Sink) existingRaw(e *entry, owner route.Origin, proto route.Protocol) engine.Existing {
+	r := engine.Resource{
+		Name:      engine.ResourceName(owner, e.mark.Host),
+		Namespace: owner.Namespace,
+		Origin:    owner,
+		Host:      e.mark.Host,
+		Protocol:  proto,
+		ProxyPort: int32(e.res.ProxyPort),
+	}
+	drifted := !e.res.Enabled || e.res.Mode != string(proto) ||
+		e.res.Name != resourceName(markOf(owner, e.mark.Host, e.mark.Host))
+	site := -1
+	for _, t := range e.targets {
+		if !t.Enabled || site != -1 && t.SiteID != site || formOf(t) != (form{}) || t.Method != "" {
+			drifted = true
+		}
+		site = t.SiteID
+		r.Targets = append(r.Targets, engine.Target{Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: string(proto)}})
+	}
+	r.Tunnel = route.TunnelRef{Namespace: e.tunnelNS, Name: s.sites[site]}
+	return engine.Existing{Resource: r, Drifted: drifted, Status: status(e)}
+}
+
 // status is neutral: Pangolin has no verdict of its own. A resource serves once it is
-// enabled and has an enabled target with a method (the reference's section 7).
+// enabled and has an enabled target with a method (the reference's section 7); a raw
+// one needs no method, and has no URL: Pangolin does not report the public address of
+// its server.
 func status(e *entry) engine.Status {
-	st := engine.Status{Phase: engine.PhasePending, URL: "https://" + e.res.FullDomain}
+	raw := e.res.Mode == pangolinapi.ModeTCP || e.res.Mode == pangolinapi.ModeUDP
+	st := engine.Status{Phase: engine.PhasePending}
+	if !raw {
+		st.URL = "https://" + e.res.FullDomain
+	}
 	if !e.res.Enabled {
 		return st
 	}
 	for _, t := range e.targets {
-		if t.Enabled && t.Method != "" {
+		if t.Enabled && (raw || t.Method != "") {
 			st.Phase = engine.PhaseReady
 		}
 	}

@@ -2,7 +2,8 @@
 // the shared reference), quirks and error bodies included, with fault injection, request
 // counters and a view of the Traefik routers Pangolin would serve. It must not import
 // pangolinapi: written apart from the client, it cannot share the client's mistakes.
-// Blueprints, root-only routes and non-HTTP resources are deliberately not implemented.
+// Blueprints, root-only routes and resources other than HTTP, TCP and UDP ones are
+// deliberately not implemented.
 //
 // Besides the tests, `manager render` runs the direct sink against it, in memory, to show
 // what direct mode would create: the package ships in the binary for that.
@@ -27,6 +28,11 @@ package inmemory
 //   - messages not in the reference (site by niceId not found, target list and get,
 //     V8's JSON syntax errors; the read messages of roles, users, whitelist, rules and
 //     policies) are plausible, not verbatim;
+//   - raw (TCP and UDP) resources (section 15): with DenyRawResources, a create is
+//     refused before its body is validated; a raw resource gets the default policy of
+//     an HTTP one (GET and the list show its sso, which applies to nothing); the raw
+//     update accepts resourcePolicyId and ignores it, and checks a niceId's length,
+//     not its characters; a raw resource's router takes its targets without a method;
 //   - access control (sections 11 and 12): the list shapes {"roles":[...]},
 //     {"users":[...]} of /resource/:id/roles and /users; data {} for every set call;
 //     skipToIdpId is the policy's idpId, and the IdP is not checked; a body is
@@ -51,7 +57,9 @@ package inmemory
 // /roles/remove, /users/add, /users/remove, /whitelist/add, /whitelist/remove), shared
 // policies (/resource-policy, resourcePolicyId; sharedPolicy is always null) and visitor
 // sessions, so a secret rewrite logs nobody out here; resource-names, OpenAPI and docs
-// routes; modes other than http (so no "Cannot create rule for non-http resource"), and
+// routes; modes other than http, tcp and udp, the refusal of rules on raw resources
+// ("Cannot create rule for non-http resource"), proxy protocol beyond the
+// serversTransport name, and
 // the SSH, inference and maintenance fields (refused as unrecognized keys); TLS,
 // transports, sticky sessions and the web redirect twins in Routers (rewrite and header
 // middlewares are modelled, from the reference's section 14 and Pangolin's

@@ -294,8 +294,8 @@ type resourceJSON struct {
 	NiceID                   string          `json:"niceId"`
 	Name                     string          `json:"name"`
 	Subdomain                *string         `json:"subdomain"`
-	FullDomain               string          `json:"fullDomain"`
-	DomainID                 string          `json:"domainId"`
+	FullDomain               *string         `json:"fullDomain"`
+	DomainID                 *string         `json:"domainId"`
 	SSL                      bool            `json:"ssl"`
 	BlockAccess              bool            `json:"blockAccess"`
 	ProxyPort                *int            `json:"proxyPort"`
@@ -331,11 +331,11 @@ func (r *resource) json(effective bool) resourceJSON {
 		ResourceID: r.id, DefaultResourcePolicyID: r.access.policyID,
 		ResourceGUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", r.id),
 		OrgID:        r.org, NiceID: r.niceID, Name: r.name, Subdomain: r.subdomain,
-		FullDomain: r.fullDomain, DomainID: r.domainID, SSL: r.ssl, BlockAccess: r.blockAccess,
-		Enabled: r.enabled, StickySession: r.stickySession, TLSServerName: r.tlsServerName,
+		FullDomain: strp(r.fullDomain), DomainID: strp(r.domainID), SSL: r.ssl, BlockAccess: r.blockAccess,
+		ProxyPort: r.proxyPort, Enabled: r.enabled, StickySession: r.stickySession, TLSServerName: r.tlsServerName,
 		SetHostHeader: r.setHostHeader, EnableProxy: true, SkipToIdpID: r.skipToIdpID,
-		Headers: r.headers, ProxyProtocolVersion: 1, MaintenanceModeType: "forced",
-		PostAuthPath: r.postAuthPath, Health: "unknown", Mode: "http", PamMode: "passthrough",
+		Headers: r.headers, ProxyProtocol: r.proxyProtocol, ProxyProtocolVersion: r.proxyProtocolVersion, MaintenanceModeType: "forced",
+		PostAuthPath: r.postAuthPath, Health: "unknown", Mode: r.mode, PamMode: "passthrough",
 		AuthDaemonMode: "site", AuthDaemonPort: 22123, Status: "approved",
 	}
 	if effective {
@@ -367,7 +367,7 @@ type resourceListJSON struct {
 	NiceID       string              `json:"niceId"`
 	Name         string              `json:"name"`
 	SSL          bool                `json:"ssl"`
-	FullDomain   string              `json:"fullDomain"`
+	FullDomain   *string             `json:"fullDomain"`
 	PasswordID   *int                `json:"passwordId"`
 	SSO          int                 `json:"sso"`
 	PincodeID    *int                `json:"pincodeId"`
@@ -376,7 +376,7 @@ type resourceListJSON struct {
 	Wildcard     bool                `json:"wildcard"`
 	Mode         string              `json:"mode"`
 	Enabled      bool                `json:"enabled"`
-	DomainID     string              `json:"domainId"`
+	DomainID     *string             `json:"domainId"`
 	HeaderAuthID *int                `json:"headerAuthId"`
 	Health       string              `json:"health"`
 	Targets      []targetSummaryJSON `json:"targets"`
@@ -393,10 +393,10 @@ func b2i(b bool) int {
 
 func (s *Server) listItem(r *resource) resourceListJSON {
 	out := resourceListJSON{
-		ResourceID: r.id, NiceID: r.niceID, Name: r.name, SSL: r.ssl, FullDomain: r.fullDomain,
-		SSO: b2i(r.sso), Whitelist: b2i(r.emailWhitelist), Mode: "http", Enabled: r.enabled,
+		ResourceID: r.id, NiceID: r.niceID, Name: r.name, SSL: r.ssl, FullDomain: strp(r.fullDomain),
+		SSO: b2i(r.sso), Whitelist: b2i(r.emailWhitelist), ProxyPort: r.proxyPort, Mode: r.mode, Enabled: r.enabled,
 		PasswordID: nullID(r.access.passwordID), PincodeID: nullID(r.access.pincodeID),
-		DomainID: r.domainID, Health: "unknown", Targets: []targetSummaryJSON{}, Sites: []any{}, Labels: []any{},
+		DomainID: strp(r.domainID), Health: "unknown", Targets: []targetSummaryJSON{}, Sites: []any{}, Labels: []any{},
 	}
 	if r.access.headerAuth != nil {
 		out.HeaderAuthID = nullID(r.access.headerAuth.id)
@@ -446,7 +446,7 @@ func (s *Server) listResources(q *request) response {
 		case query != nil && !containsFold(*query, r.name, r.niceID, r.fullDomain):
 		case enabled != nil && strconv.FormatBool(r.enabled) != *enabled:
 		case authState != nil && (*authState == "protected") != r.sso:
-		case protocol != nil && *protocol != "http":
+		case protocol != nil && !hasProtocol(r, *protocol):
 		default:
 			list = append(list, r)
 		}
@@ -474,6 +474,18 @@ func (s *Server) listResources(q *request) response {
 	})
 }
 
+// hasProtocol is the list's protocol filter: "http" and "https" are HTTP resources
+// without and with SSL, the other values a mode.
+func hasProtocol(r *resource, protocol string) bool {
+	switch protocol {
+	case "http":
+		return r.mode == "http" && !r.ssl
+	case "https":
+		return r.mode == "http" && r.ssl
+	}
+	return r.mode == protocol
+}
+
 func (s *Server) getResource(q *request) response {
 	id, _ := strconv.Atoi(q.params["resourceId"])
 	return ok(http.StatusOK, "Resource retrieved successfully", s.res[id].json(true))
@@ -482,6 +494,10 @@ func (s *Server) getResource(q *request) response {
 func (s *Server) createResource(q *request) response {
 	if r := needObject(q); r != nil {
 		return *r
+	}
+	// A numeric proxyPort selects the raw-resource schema (the reference's section 15).
+	if jsType(q.body.values["proxyPort"]) == "number" {
+		return s.createRawResource(q)
 	}
 	v := newValidator(q.body)
 	name, _ := v.str("name", true, false)
@@ -534,9 +550,9 @@ func (s *Server) createResource(q *request) response {
 	// No check for another resource on the same host: Pangolin only compares HTTP
 	// resources with inference ones, so duplicates are accepted.
 	r := &resource{
-		id: s.nextRes, org: org, niceID: s.newNiceID(org), name: *name, subdomain: sub,
+		id: s.nextRes, org: org, niceID: s.newNiceID(org), name: *name, mode: "http", subdomain: sub,
 		fullDomain: fullDomain(d, sub), domainID: d.ID, ssl: true, enabled: true, sso: true,
-		postAuthPath: postAuthPath, access: s.newPolicy(),
+		postAuthPath: postAuthPath, access: s.newPolicy(), proxyProtocolVersion: 1,
 	}
 	if sticky != nil {
 		r.stickySession = *sticky
@@ -552,6 +568,9 @@ func (s *Server) updateResource(q *request) response {
 	}
 	id, _ := strconv.Atoi(q.params["resourceId"])
 	res := s.res[id]
+	if res.raw() {
+		return s.updateRawResource(q, res)
+	}
 	v := newValidator(q.body)
 	name, _ := v.str("name", false, false)
 	if name != nil {
@@ -739,7 +758,7 @@ func (s *Server) targetJSON(t *target) targetJSON {
 		healthCheckJSON: t.healthCheckJSON(),
 		ResourceID:      t.resourceID, IP: t.ip, Method: t.method,
 		Port: t.port, InternalPort: t.internalPort, Enabled: t.enabled, Path: t.path, PathMatchType: t.pathMatchType,
-		RewritePath: t.rewritePath, RewritePathType: t.rewritePathType, Priority: t.priority, Mode: "http",
+		RewritePath: t.rewritePath, RewritePathType: t.rewritePathType, Priority: t.priority, Mode: s.res[t.resourceID].mode,
 	}
 }
 
@@ -768,7 +787,7 @@ type targetListJSON struct {
 func (s *Server) targetListJSON(t *target) targetListJSON {
 	st, _ := s.site(t.siteID)
 	return targetListJSON{
-		TargetID: t.id, IP: t.ip, Mode: "http", Method: t.method, Port: t.port, Enabled: t.enabled,
+		TargetID: t.id, IP: t.ip, Mode: s.res[t.resourceID].mode, Method: t.method, Port: t.port, Enabled: t.enabled,
 		ResourceID: t.resourceID, SiteID: t.siteID, SiteType: st.Type, SiteName: st.Name,
 		healthCheckJSON: t.healthCheckJSON(),
 		Path:            t.path, PathMatchType: t.pathMatchType,

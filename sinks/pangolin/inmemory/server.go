@@ -65,6 +65,10 @@ type Options struct {
 	// Users are the org's members; nil gives DefaultOwner alone. PIC never creates
 	// either: tests place them here.
 	Users []User
+	// DenyRawResources is Pangolin's flags.allow_raw_resources set to false: creating a
+	// TCP or UDP resource is refused, and so is moving one to another port. The zero
+	// value allows them, as the reference server does.
+	DenyRawResources bool
 	// AnySite makes every niceId name a site: one asked for that is not among Sites is
 	// added, online. Offline simulation (`manager render`) uses it, where the sites a
 	// configuration names cannot be known.

@@ -11,26 +11,32 @@ import (
 // resource's default policy on a real server: GET shows them, the create response shows
 // the resource's own (null) columns.
 type resource struct {
-	id             int
-	org            string
-	niceID         string
-	name           string
-	subdomain      *string
-	fullDomain     string
-	domainID       string
-	ssl            bool
-	blockAccess    bool
-	enabled        bool
-	stickySession  bool
-	sso            bool
-	emailWhitelist bool
-	applyRules     bool
-	postAuthPath   *string
-	tlsServerName  *string
-	setHostHeader  *string
-	headers        json.RawMessage
-	skipToIdpID    *int // the policy's idpId
-	access         access
+	id     int
+	org    string
+	niceID string
+	name   string
+	// mode is "http", or "tcp" or "udp" for a raw resource, which has a proxyPort and
+	// neither domain nor subdomain.
+	mode                 string
+	proxyPort            *int
+	proxyProtocol        bool
+	proxyProtocolVersion int
+	subdomain            *string
+	fullDomain           string
+	domainID             string
+	ssl                  bool
+	blockAccess          bool
+	enabled              bool
+	stickySession        bool
+	sso                  bool
+	emailWhitelist       bool
+	applyRules           bool
+	postAuthPath         *string
+	tlsServerName        *string
+	setHostHeader        *string
+	headers              json.RawMessage
+	skipToIdpID          *int // the policy's idpId
+	access               access
 }
 
 // target is a stored target.
@@ -65,10 +71,14 @@ func (t *target) hcHealth() string {
 // Resource is a resource as the fake stores it, for seeding and for assertions that do
 // not go through the API.
 type Resource struct {
-	ID          int
-	Org         string // "" means Options.Org when seeding
-	NiceID      string // "" gets a random one when seeding
-	Name        string
+	ID     int
+	Org    string // "" means Options.Org when seeding
+	NiceID string // "" gets a random one when seeding
+	Name   string
+	// Mode is "http" ("" when seeding), or "tcp" or "udp" for a raw resource on
+	// ProxyPort, which has no domain.
+	Mode        string
+	ProxyPort   int
 	Subdomain   *string // nil for the apex
 	FullDomain  string  // "" is computed from DomainID and Subdomain when seeding
 	DomainID    string
@@ -117,15 +127,21 @@ func deref(p *string) string {
 
 func (r *resource) snapshot() Resource {
 	out := Resource{
-		ID: r.id, Org: r.org, NiceID: r.niceID, Name: r.name, Subdomain: r.subdomain,
+		ID: r.id, Org: r.org, NiceID: r.niceID, Name: r.name, Mode: r.mode, Subdomain: r.subdomain,
 		FullDomain: r.fullDomain, DomainID: r.domainID, Enabled: r.enabled, SSL: r.ssl,
 		BlockAccess: r.blockAccess, SSO: r.sso,
+	}
+	if r.proxyPort != nil {
+		out.ProxyPort = *r.proxyPort
 	}
 	if len(r.headers) > 0 {
 		_ = json.Unmarshal(r.headers, &out.Headers) // validated on the way in
 	}
 	return out
 }
+
+// raw reports whether r is a raw (TCP or UDP) resource.
+func (r *resource) raw() bool { return r.mode != "http" }
 
 func (t *target) snapshot() Target {
 	out := Target{
@@ -152,15 +168,23 @@ func (s *Server) SeedResource(r Resource) Resource {
 	if r.NiceID == "" {
 		r.NiceID = s.newNiceID(r.Org)
 	}
-	if r.FullDomain == "" {
+	if r.Mode == "" {
+		r.Mode = "http"
+	}
+	if r.FullDomain == "" && r.Mode == "http" {
 		if d, ok := s.domain(r.DomainID); ok {
 			r.FullDomain = fullDomain(d, r.Subdomain)
 		}
 	}
 	res := &resource{
-		id: s.nextRes, org: r.Org, niceID: r.NiceID, name: r.Name, subdomain: r.Subdomain,
+		id: s.nextRes, org: r.Org, niceID: r.NiceID, name: r.Name, mode: r.Mode, subdomain: r.Subdomain,
 		fullDomain: strings.ToLower(r.FullDomain), domainID: r.DomainID, ssl: r.SSL,
 		blockAccess: r.BlockAccess, enabled: r.Enabled, sso: r.SSO, access: s.newPolicy(),
+		proxyProtocolVersion: 1,
+	}
+	if r.Mode != "http" {
+		port := r.ProxyPort
+		res.proxyPort = &port
 	}
 	s.nextRes++
 	s.res[res.id] = res

@@ -86,8 +86,8 @@ func (s *Server) Routers() []Router {
 	defer s.mu.Unlock()
 	var out []Router
 	for _, r := range s.res {
-		if !r.enabled {
-			continue
+		if !r.enabled || r.raw() {
+			continue // raw resources have TCP and UDP routers: RawRouters
 		}
 		type group struct {
 			first   *target
@@ -159,12 +159,14 @@ func (s *Server) Served() map[string][]string {
 // port, 3001, without authentication); the fake serves it beside the API, at its root.
 const TraefikConfigPath = "/api/v1/traefik-config"
 
-// traefikConfig is the part of Pangolin's Traefik configuration Routers models: the
-// websecure routers and their services, or {} when nothing is routed.
+// traefikConfig is the part of Pangolin's Traefik configuration Routers and RawRouters
+// model: the websecure routers and their services, the TCP and UDP routers and theirs,
+// or {} when nothing is routed.
 func (s *Server) traefikConfig() any {
 	routers := s.Routers()
+	config := rawTraefikConfig(s.RawRouters())
 	if len(routers) == 0 {
-		return map[string]any{}
+		return config
 	}
 	type server struct {
 		URL string `json:"url"`
@@ -200,7 +202,8 @@ func (s *Server) traefikConfig() any {
 	if len(mws) > 0 {
 		out["middlewares"] = mws
 	}
-	return map[string]any{"http": out}
+	config["http"] = out
+	return config
 }
 
 // validRewrite is Pangolin's check of a group's rewrite (validatePathRewriteConfig):

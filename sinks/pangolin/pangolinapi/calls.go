@@ -84,9 +84,35 @@ func (c *Client) GetSiteByNiceID(ctx context.Context, niceID string) (Site, erro
 // ListResources returns every resource of the org, or with query only those whose name,
 // niceId, host or label contains it (case-insensitive). The list is ordered by name.
 func (c *Client) ListResources(ctx context.Context, query string) ([]ResourceSummary, error) {
+	return c.listResources(ctx, "query", query)
+}
+
+// ListRawResources returns the org's raw resources of mode (ModeTCP or ModeUDP). The
+// search of ListResources does not look at ports, so finding who holds a port means
+// reading every resource of the mode; the server's protocol filter narrows the list,
+// and the answer is filtered here as well, for a server that ignores it.
+func (c *Client) ListRawResources(ctx context.Context, mode string) ([]ResourceSummary, error) {
+	if err := checkRawMode(mode); err != nil {
+		return nil, fmt.Errorf("list raw resources: %w", err)
+	}
+	all, err := c.listResources(ctx, "protocol", mode)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, r := range all {
+		if r.Mode == mode {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// listResources pages through the resource list, with one filter when value is set.
+func (c *Client) listResources(ctx context.Context, filter, value string) ([]ResourceSummary, error) {
 	return listAll(c, false, func(q url.Values) ([]ResourceSummary, int, error) {
-		if query != "" {
-			q.Set("query", query)
+		if value != "" {
+			q.Set(filter, value)
 		}
 		var page struct {
 			Resources  []resourceJSON `json:"resources"`
@@ -160,11 +186,54 @@ func (c *Client) CreateResource(ctx context.Context, name string, host Host) (Re
 	return r.resource(), nil
 }
 
-// ResourceUpdate lists the fields to change; zero values are left unchanged.
+func checkRawMode(mode string) error {
+	if mode != ModeTCP && mode != ModeUDP {
+		return fmt.Errorf("mode %q is not tcp or udp", mode)
+	}
+	return nil
+}
+
+func checkProxyPort(port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("public port %d is not from 1 to 65535", port)
+	}
+	return nil
+}
+
+// CreateRawResource creates a raw resource: Pangolin forwards proxyPort, a public port
+// of its server, over mode (ModeTCP or ModeUDP) to the resource's targets. The server
+// picks a random niceId; a raw resource has no host, and Pangolin applies no access
+// control to it (no SSO, password, role or rule). Servers with
+// flags.allow_raw_resources off refuse it (400 "Raw resources are not allowed").
+// Pangolin accepts several resources on one port and mode: checking first is the
+// caller's job (ListRawResources). The port must also be an entry point of Traefik
+// ("tcp-<port>", "udp-<port>"), which Pangolin neither creates nor reports.
+func (c *Client) CreateRawResource(ctx context.Context, name, mode string, proxyPort int) (Resource, error) {
+	if err := errors.Join(checkRawMode(mode), checkProxyPort(proxyPort)); err != nil {
+		return Resource{}, fmt.Errorf("create raw resource %q: %w", name, err)
+	}
+	// The presence of proxyPort selects the server's raw-resource schema, which refuses
+	// subdomain, domainId and enableProxy.
+	body := struct {
+		Name      string `json:"name"`
+		Mode      string `json:"mode"`
+		ProxyPort int    `json:"proxyPort"`
+	}{Name: name, Mode: mode, ProxyPort: proxyPort}
+	var r resourceJSON
+	err := c.do(ctx, OpCreateResource, http.MethodPut, c.orgPath("/resource"), nil, body, &r)
+	return r.resource(), err
+}
+
+// ResourceUpdate lists the fields to change; zero values are left unchanged. A raw
+// resource takes only Name, NiceID, ProxyPort and Enabled of them: Pangolin refuses
+// every other field on it (400 Unrecognized key).
 type ResourceUpdate struct {
 	Name   string // "" keeps the name (the server requires 1-255 characters)
 	NiceID string // "" keeps it; letters, digits and dashes, unique in the org (409)
-	Host   *Host  // nil keeps the host
+	Host   *Host  // nil keeps the host; HTTP resources only
+	// ProxyPort moves a raw resource to another public port; 0 keeps it. Servers with
+	// flags.allow_raw_resources off refuse it (400 "Cannot update proxyPort").
+	ProxyPort int
 	// SSO, BlockAccess and Enabled are left unchanged when nil.
 	SSO         *bool
 	BlockAccess *bool
@@ -194,6 +263,12 @@ func (u ResourceUpdate) body() (map[string]any, error) {
 		}
 		b["subdomain"] = u.Host.subdomainJSON()
 		b["domainId"] = u.Host.DomainID
+	}
+	if u.ProxyPort != 0 {
+		if err := checkProxyPort(u.ProxyPort); err != nil {
+			return nil, err
+		}
+		b["proxyPort"] = u.ProxyPort
 	}
 	if u.SSO != nil {
 		b["sso"] = *u.SSO
@@ -381,6 +456,29 @@ func (c *Client) CreateTarget(ctx context.Context, resourceID int, s TargetSpec)
 	if s.Priority != 0 {
 		body.Priority = &s.Priority
 	}
+	var t targetJSON
+	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, body, &t)
+	return t.target(), err
+}
+
+// RawTargetSpec is a new target of a raw resource: where its site forwards the port.
+type RawTargetSpec struct {
+	SiteID  int
+	IP      string // host name or IP address
+	Port    int
+	Enabled bool
+}
+
+// CreateRawTarget adds a target to a raw resource. It sends no method, path, match type
+// or priority: a raw resource forwards bytes, and Pangolin needs none of them (it
+// stores them if sent, and a path even enters the router's name).
+func (c *Client) CreateRawTarget(ctx context.Context, resourceID int, s RawTargetSpec) (Target, error) {
+	body := struct {
+		SiteID  int    `json:"siteId"`
+		IP      string `json:"ip"`
+		Port    int    `json:"port"`
+		Enabled bool   `json:"enabled"`
+	}{SiteID: s.SiteID, IP: s.IP, Port: s.Port, Enabled: s.Enabled}
 	var t targetJSON
 	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, body, &t)
 	return t.target(), err

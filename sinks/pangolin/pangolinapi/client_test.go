@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -341,6 +342,13 @@ func TestMisuseIsRefusedBeforeSending(t *testing.T) {
 			return err
 		}},
 		{"a lookup of an empty niceId", func() error { _, _, err := c.FindResourceByNiceID(ctx, ""); return err }},
+		{"a raw resource of mode http", func() error { _, err := c.CreateRawResource(ctx, "a", pangolinapi.ModeHTTP, 5432); return err }},
+		{"a raw resource on port 0", func() error { _, err := c.CreateRawResource(ctx, "a", pangolinapi.ModeTCP, 0); return err }},
+		{"a raw resource moved past 65535", func() error {
+			_, err := c.UpdateResource(ctx, 1, pangolinapi.ResourceUpdate{ProxyPort: 70000})
+			return err
+		}},
+		{"a list of raw resources of mode http", func() error { _, err := c.ListRawResources(ctx, pangolinapi.ModeHTTP); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -516,4 +524,29 @@ func TestRewritesPangolinWouldDropAreRefused(t *testing.T) {
 	_, err := c.CreateTarget(ctx, 1, pangolinapi.TargetSpec{SiteID: 1, IP: "a", Port: 80, Method: "http", Path: "/a", PathMatchType: "prefix",
 		Rewrite: pangolinapi.Rewrite{Type: "stripPrefix"}})
 	assert.NotContains(t, fmt.Sprint(err), "rewrite", "stripPrefix may come without a path")
+}
+
+// TestRawResourceMode: a server that sends the deprecated http/protocol pair instead of
+// mode still reads as a raw resource, in GET and in the list.
+func TestRawResourceMode(t *testing.T) {
+	legacy := `{"resourceId":7,"niceId":"n","name":"pg","http":false,"protocol":"tcp","proxyPort":5432,"fullDomain":null,"domainId":null,"enabled":true}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/resources") {
+			fmt.Fprintf(w, `{"data":{"resources":[%s],"pagination":{"total":1}},"success":true,"status":200}`, legacy)
+			return
+		}
+		fmt.Fprintf(w, `{"data":%s,"success":true,"status":200}`, legacy)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.URL + "/v1", Org: "interop", APIKey: inmemory.RootKey.Token()})
+	require.NoError(t, err)
+	got, err := c.GetResource(context.Background(), 7)
+	require.NoError(t, err)
+	assert.Equal(t, pangolinapi.ModeTCP, got.Mode)
+	assert.Equal(t, 5432, got.ProxyPort)
+	listed, err := c.ListRawResources(context.Background(), pangolinapi.ModeTCP)
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	assert.Equal(t, 5432, listed[0].ProxyPort)
 }

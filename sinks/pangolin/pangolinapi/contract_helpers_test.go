@@ -237,14 +237,6 @@ type traefikRouter struct {
 // by name.
 func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.traefikURL, nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var cfg struct {
 		HTTP struct {
 			Routers map[string]struct {
@@ -262,7 +254,7 @@ func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
 			} `json:"services"`
 		} `json:"http"`
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&cfg))
+	c.traefikConfig(t, &cfg)
 	out := map[string]traefikRouter{}
 	for name, r := range cfg.HTTP.Routers {
 		if strings.HasSuffix(name, "-redirect") || !strings.Contains(r.Rule, "Host(`"+host+"`)") {
@@ -275,4 +267,18 @@ func (c *contract) routers(t *testing.T, host string) map[string]traefikRouter {
 		out[name] = rt
 	}
 	return out
+}
+
+// traefikConfig reads the server's Traefik configuration into cfg.
+func (c *contract) traefikConfig(t *testing.T, cfg any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.traefikURL, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(cfg))
 }

@@ -1,5 +1,5 @@
 // Package pangolinapi is a typed client for the part of Pangolin's Integration API that a
-// controller needs: domains, sites, HTTP resources and their targets, and a resource's
+// controller needs: domains, sites, HTTP and raw (TCP, UDP) resources and their targets, and a resource's
 // access control (access.go: roles, users, password, PIN code, header auth, email
 // whitelist, rules). It holds no controller logic and no state besides its
 // configuration, and it must never print, log or return the API key, nor a secret it
@@ -24,7 +24,9 @@
 // PIC computes it (pangolin.RouterKey). The in-repo server serves its own at the same path.
 //
 // Against a real server the suite only creates resources whose name and host start with a
-// random "pic-contract-<random>" label, pointing at unresolvable ".invalid" backends, and
+// random "pic-contract-<random>" label, pointing at unresolvable ".invalid" backends (its
+// TCP and UDP resources on public ports from 40000-49999 that no resource of the org
+// holds; with flags.allow_raw_resources off it checks the refusal instead), and
 // deletes everything it created; it never modifies or deletes anything else. The
 // access-control tests grant the org's existing roles and users to those resources
 // only (they create no role and no user) and need at least one role besides Admin and

@@ -28,11 +28,16 @@ type Site struct {
 	Online bool `json:"online"`
 }
 
-// Resource is a public HTTP resource as GET, create and update report it: one host.
+// Resource is a public resource as GET, create and update report it: one host (mode
+// "http"), or one public port of the Pangolin server (a raw resource, mode "tcp" or
+// "udp", with ProxyPort and no host).
 type Resource struct {
 	ResourceID int
 	NiceID     string
 	Name       string
+	Mode       string // ModeHTTP, ModeTCP or ModeUDP
+	// ProxyPort is the public port of a raw resource; 0 for an HTTP one.
+	ProxyPort int
 	// FullDomain is the routed host, always lower case.
 	FullDomain string
 	// Subdomain is "" for the domain's apex. It is the stored column, which the server's
@@ -70,7 +75,9 @@ type ResourceSummary struct {
 	ResourceID int
 	NiceID     string
 	Name       string
-	FullDomain string
+	Mode       string // ModeHTTP, ModeTCP or ModeUDP
+	ProxyPort  int    // 0 for an HTTP resource
+	FullDomain string // "" for a raw resource
 	DomainID   string
 	SSO        bool
 	Enabled    bool
@@ -104,6 +111,13 @@ type Target struct {
 	RewritePath     string
 	RewritePathType string // "exact", "prefix", "regex" or "stripPrefix"
 }
+
+// Resource modes: an HTTP host, or a raw resource forwarding one public TCP or UDP port.
+const (
+	ModeHTTP = "http"
+	ModeTCP  = "tcp"
+	ModeUDP  = "udp"
+)
 
 // Target methods and path match types.
 const (
@@ -196,9 +210,15 @@ func (b *flexBool) UnmarshalJSON(data []byte) error {
 
 // resourceJSON is a resource in every shape the server sends (GET, create, update, list).
 type resourceJSON struct {
-	ResourceID  int      `json:"resourceId"`
-	NiceID      string   `json:"niceId"`
-	Name        string   `json:"name"`
+	ResourceID int     `json:"resourceId"`
+	NiceID     string  `json:"niceId"`
+	Name       string  `json:"name"`
+	Mode       *string `json:"mode"`
+	ProxyPort  *int    `json:"proxyPort"`
+	// HTTP and Protocol are the deprecated pair that mode replaced: a server without
+	// mode says http:false, protocol:"tcp" for a raw TCP resource.
+	HTTP        *bool    `json:"http"`
+	Protocol    *string  `json:"protocol"`
 	FullDomain  *string  `json:"fullDomain"`
 	Subdomain   *string  `json:"subdomain"`
 	DomainID    *string  `json:"domainId"`
@@ -257,11 +277,25 @@ func str(p *string) string {
 	return *p
 }
 
+// mode is the resource's mode, read from the deprecated http/protocol pair when the
+// server sends no mode.
+func (r resourceJSON) mode() string {
+	switch {
+	case r.Mode != nil && *r.Mode != "":
+		return *r.Mode
+	case r.HTTP != nil && !*r.HTTP && r.Protocol != nil:
+		return *r.Protocol
+	}
+	return ModeHTTP
+}
+
 func (r resourceJSON) resource() Resource {
 	return Resource{
 		ResourceID:  r.ResourceID,
 		NiceID:      r.NiceID,
 		Name:        r.Name,
+		Mode:        r.mode(),
+		ProxyPort:   intOf(r.ProxyPort),
 		FullDomain:  str(r.FullDomain),
 		Subdomain:   str(r.Subdomain),
 		DomainID:    str(r.DomainID),
@@ -283,6 +317,8 @@ func (r resourceJSON) summary() ResourceSummary {
 		ResourceID:  r.ResourceID,
 		NiceID:      r.NiceID,
 		Name:        r.Name,
+		Mode:        r.mode(),
+		ProxyPort:   intOf(r.ProxyPort),
 		FullDomain:  str(r.FullDomain),
 		DomainID:    str(r.DomainID),
 		SSO:         r.SSO.value,
@@ -302,8 +338,8 @@ func (r resourceJSON) fingerprint() uint64 {
 		return strconv.Itoa(*p)
 	}
 	flag := func(b flexBool) string { return strconv.FormatBool(b.value) + strconv.FormatBool(b.set) }
-	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
-		r.ResourceID, r.NiceID, r.Name, str(r.FullDomain), str(r.Subdomain), str(r.DomainID),
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00%s",
+		r.ResourceID, r.NiceID, r.Name, r.mode(), intOf(r.ProxyPort), str(r.FullDomain), str(r.Subdomain), str(r.DomainID),
 		flag(r.SSO), flag(r.Enabled), flag(r.SSL), flag(r.BlockAccess), flag(r.Whitelist),
 		id(r.PasswordID), id(r.PincodeID), id(r.HeaderAuthID))
 	targets := slices.Clone(r.Targets)
