@@ -187,11 +187,12 @@ var renderings = []rendering{
 	{name: "the Helm chart with config.sources [ingress, service]", render: charted(servicesValues), services: true},
 	{name: "kustomize config/direct-services", render: kustomized("direct-services"), direct: true, services: true},
 	{name: "the Helm chart with config.sink pangolin and config.sources [ingress, service]", render: charted(directServicesValues), direct: true, services: true},
-	// The combination config/components/services documents: both opt-in sources' flags add up.
+	// The combinations docs/services.md and config/components/services document: both
+	// opt-in sources' --sources flags add up.
 	{name: "kustomize config/gateway-api with the services component", render: kustomizedOverlay(
 		[]string{"config/gateway-api", "config/rbac/pangolinresource/services"}, "config/components/services"), gatewayAPI: true, services: true},
-	{name: "kustomize config/direct with both components", render: kustomizedOverlay(
-		[]string{"config/direct"}, "config/components/gateway-api", "config/components/services"), gatewayAPI: true, direct: true, services: true},
+	{name: "kustomize config/direct-gateway-api with the services component", render: kustomizedOverlay(
+		[]string{"config/direct-gateway-api"}, "config/components/services"), gatewayAPI: true, direct: true, services: true},
 	{name: "the Helm chart with config.sources [ingress, httproute, service]", render: charted(gatewayAPIServicesValues), gatewayAPI: true, services: true},
 }
 
