@@ -34,6 +34,8 @@ func TestHelmLint(t *testing.T) {
 		{"the chart lints clean with config.sources [ingress, httproute]", gatewayAPIValues},
 		{"the chart lints clean with config.sink pangolin", directValues},
 		{"the chart lints clean with config.sink pangolin and config.sources [ingress, httproute]", directGatewayAPIValues},
+		{"the chart lints clean with config.sources [ingress, service]", servicesValues},
+		{"the chart lints clean with config.sink pangolin and config.sources [ingress, service]", directServicesValues},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -317,6 +319,8 @@ func TestHelmChartNotes(t *testing.T) {
 		{"the notes warn when no class is created", "ingressClasses: []", []string{"No IngressClass was created"}, nil},
 		{"the notes name the GatewayClass when httproute is enabled", gatewayAPIValues, []string{"Gateway API HTTPRoutes are published too", "controllerName pangolin.io/gateway-controller): pangolin;"}, nil},
 		{"the notes warn when httproute is enabled without a GatewayClass", gatewayAPIValues + "gatewayClass: {create: false}", []string{"No GatewayClass was created"}, nil},
+		{"the notes say when the service source runs", servicesValues, []string{"Services of type LoadBalancer of PIC's loadBalancerClass"}, []string{"Gateway API"}},
+		{"the notes do not mention Services of type LoadBalancer by default", "", nil, []string{"LoadBalancer"}},
 		{"the notes of direct mode name Pangolin, the site and the API key Secret", directValues, []string{
 			"without\npangolin-operator: https://pangolin.example.com/v1, organization my-org.", `Pangolin site, named by its niceId: "default" for class pangolin.`,
 			"the Secret pangolin-api-key of namespace pic-system", "Pangolin resource per host",

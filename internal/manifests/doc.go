@@ -8,6 +8,7 @@
 //     it runs, each with exactly its file's rules: role.yaml always (with the
 //     leader-election Role), pangolinresource/role.yaml for the pangolinresource sink,
 //     gateway-api/role.yaml for the httproute source, pangolinresource/gateway-api for
+//     both, services/role.yaml for the service source, pangolinresource/services for
 //     both; no wildcard, no Secrets, nothing added;
 //   - a direct-mode installation (config/direct, the chart with config.sink pangolin)
 //     grants nothing on Pangolin's CRDs, and PIC reads its API key from a Secret the
@@ -15,6 +16,8 @@
 //   - the Gateway API ClusterRole and the GatewayClass pangolin are rendered exactly
 //     when PIC runs the httproute source, never with config/default or the chart's
 //     defaults;
+//   - nothing on Services but reading them is granted unless PIC runs the service
+//     source, and the service component's --sources adds up with the Gateway API one's;
 //   - the pod runs non-root on a read-only root filesystem, without capabilities;
 //   - the Dockerfile builds a static binary on a distroless nonroot base, run as the
 //     numeric user (65532) every rendering's pod asks for;

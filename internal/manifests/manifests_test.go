@@ -38,6 +38,23 @@ type rendering struct {
 	// a Secret and none of the pangolinresource sink's rules. Every other rendering runs
 	// the pangolinresource sink, with them.
 	direct bool
+	// services: PIC runs the service source, with its ClusterRole (and, with the
+	// pangolinresource sink, that sink's rule on Services). Every other rendering must
+	// grant nothing on Services but reading them.
+	services bool
+}
+
+// sources are the sources PIC must load from the rendering, in the order the
+// installations give them: ingress always, then httproute, then service.
+func (r rendering) sources() []string {
+	out := []string{"ingress"}
+	if r.gatewayAPI {
+		out = append(out, "httproute")
+	}
+	if r.services {
+		out = append(out, "service")
+	}
+	return out
 }
 
 // everythingValues sets a value for every configuration key, tunnels, extra classes and a
@@ -77,6 +94,19 @@ config:
   sources: [ingress, httproute]
 `
 
+// servicesValues enables the service source in the chart; gatewayAPIServicesValues both
+// opt-in sources.
+const (
+	servicesValues = `
+config:
+  sources: [ingress, service]
+`
+	gatewayAPIServicesValues = `
+config:
+  sources: [ingress, httproute, service]
+`
+)
+
 // directValues runs the direct sink in the chart, its API key from the Secret
 // pangolin-api-key of testSecrets, as docs/direct-mode.md tells; directGatewayAPIValues
 // adds the httproute source.
@@ -89,6 +119,11 @@ config:
 config:
   sink: pangolin
   sources: [ingress, httproute]
+` + directConnectionValues
+	directServicesValues = `
+config:
+  sink: pangolin
+  sources: [ingress, service]
 ` + directConnectionValues
 	directConnectionValues = `
 pangolin:
@@ -103,6 +138,32 @@ pangolin:
 func kustomized(dir ...string) func(t *testing.T) []*unstructured.Unstructured {
 	return func(t *testing.T) []*unstructured.Unstructured {
 		return kustomizeBuild(t, repoPath(append([]string{"config"}, dir...)...))
+	}
+}
+
+// kustomizedOverlay renders an overlay of the repository's kustomizations, written to a
+// temporary directory: what a user's own kustomization combining them renders.
+func kustomizedOverlay(resources []string, components ...string) func(t *testing.T) []*unstructured.Unstructured {
+	return func(t *testing.T) []*unstructured.Unstructured {
+		t.Helper()
+		dir := t.TempDir()
+		// kustomize refuses absolute paths to other kustomizations: relative ones, from dir.
+		rel := func(paths []string) []string {
+			out := make([]string, len(paths))
+			for i, p := range paths {
+				abs, err := filepath.Abs(repoPath(p))
+				require.NoError(t, err)
+				out[i], err = filepath.Rel(dir, abs)
+				require.NoError(t, err)
+			}
+			return out
+		}
+		k := toYAML(t, map[string]any{
+			"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+			"resources": rel(resources), "components": rel(components),
+		})
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644))
+		return kustomizeBuild(t, dir)
 	}
 }
 
@@ -122,6 +183,17 @@ var renderings = []rendering{
 	{name: "the Helm chart with config.sink pangolin", render: charted(directValues), direct: true},
 	{name: "kustomize config/direct-gateway-api", render: kustomized("direct-gateway-api"), gatewayAPI: true, direct: true},
 	{name: "the Helm chart with config.sink pangolin and config.sources [ingress, httproute]", render: charted(directGatewayAPIValues), gatewayAPI: true, direct: true},
+	{name: "kustomize config/services", render: kustomized("services"), services: true},
+	{name: "the Helm chart with config.sources [ingress, service]", render: charted(servicesValues), services: true},
+	{name: "kustomize config/direct-services", render: kustomized("direct-services"), direct: true, services: true},
+	{name: "the Helm chart with config.sink pangolin and config.sources [ingress, service]", render: charted(directServicesValues), direct: true, services: true},
+	// The combinations docs/services.md and config/components/services document: both
+	// opt-in sources' --sources flags add up.
+	{name: "kustomize config/gateway-api with the services component", render: kustomizedOverlay(
+		[]string{"config/gateway-api", "config/rbac/pangolinresource/services"}, "config/components/services"), gatewayAPI: true, services: true},
+	{name: "kustomize config/direct-gateway-api with the services component", render: kustomizedOverlay(
+		[]string{"config/direct-gateway-api"}, "config/components/services"), gatewayAPI: true, direct: true, services: true},
+	{name: "the Helm chart with config.sources [ingress, httproute, service]", render: charted(gatewayAPIServicesValues), gatewayAPI: true, services: true},
 }
 
 // TestInstallations checks what must hold in every way of installing PIC.
@@ -396,6 +468,11 @@ func TestInstallations(t *testing.T) {
 				assert.Equal(t, pic.GatewayControllerName, string(decodeStrict[gatewayv1.GatewayClass](t, o).Spec.ControllerName), o.GetName())
 			}
 		}},
+		{"the service source's rules are rendered if and only if PIC runs the service source", func(t *testing.T, objs []*unstructured.Unstructured) {
+			cfg, _ := picConfig(t, objs)
+			grants := servicesGrants(allRules(t, objs))
+			assert.Equal(t, slices.Contains(cfg.Sources, serviceSource), len(grants) > 0, "rules on Services beyond reading them %v, sources %v", grants, cfg.Sources)
+		}},
 		{"the leader-election Lease is in the namespace where the Role grants it", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
 			require.True(t, cfg.LeaderElection.Enabled, "leader election is on in every installation")
@@ -480,15 +557,19 @@ const pangolinResourceSink = "pangolinresource"
 var clusterRoleFiles = []struct {
 	suffix string
 	path   []string // under config/rbac
-	// in says whether an installation whose PIC runs sink, with the httproute source or
-	// not, renders the ClusterRole.
-	in func(sink string, httpRoute bool) bool
+	// in says whether an installation whose PIC runs sink and sources renders the
+	// ClusterRole.
+	in func(sink string, sources []string) bool
 }{
-	{"", []string{"role.yaml"}, func(string, bool) bool { return true }},
-	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(sink string, _ bool) bool { return sink == pangolinResourceSink }},
-	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, httpRoute bool) bool { return httpRoute }},
-	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(sink string, httpRoute bool) bool {
-		return sink == pangolinResourceSink && httpRoute
+	{"", []string{"role.yaml"}, func(string, []string) bool { return true }},
+	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(sink string, _ []string) bool { return sink == pangolinResourceSink }},
+	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, sources []string) bool { return slices.Contains(sources, "httproute") }},
+	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(sink string, sources []string) bool {
+		return sink == pangolinResourceSink && slices.Contains(sources, "httproute")
+	}},
+	{servicesRoleNameSuffix, []string{"services", "role.yaml"}, func(_ string, sources []string) bool { return slices.Contains(sources, serviceSource) }},
+	{"-" + pangolinResourceSink + servicesRoleNameSuffix, []string{"pangolinresource", "services", "role.yaml"}, func(sink string, sources []string) bool {
+		return sink == pangolinResourceSink && slices.Contains(sources, serviceSource)
 	}},
 }
 
@@ -504,7 +585,7 @@ func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) map[strin
 	for _, f := range clusterRoleFiles {
 		cr := readClusterRoleFile(t, f.path...)
 		require.Equal(t, mainName+f.suffix, cr.Name, "the name of config/rbac/%s's ClusterRole", filepath.Join(f.path...))
-		if f.in(cfg.Sink, slices.Contains(cfg.Sources, "httproute")) {
+		if f.in(cfg.Sink, cfg.Sources) {
 			want[base+f.suffix] = cr.Rules
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,7 +45,8 @@ func TestSamplesMatchTheDefaults(t *testing.T) {
 	const appNamespace = "shop"
 	// The renderings a user gets without choosing a tunnel (the others configure one).
 	defaults := []string{"kustomize config/default", "the Helm chart with its default values",
-		"kustomize config/gateway-api", "the Helm chart with config.sources [ingress, httproute]"}
+		"kustomize config/gateway-api", "the Helm chart with config.sources [ingress, httproute]",
+		"kustomize config/services", "the Helm chart with config.sources [ingress, service]"}
 	seen := 0
 	t.Cleanup(func() { assert.Equal(t, len(defaults), seen, "renderings %v exist", defaults) })
 	for _, r := range renderings {
@@ -62,6 +64,39 @@ func TestSamplesMatchTheDefaults(t *testing.T) {
 			assert.NotNil(t, named(objs, "IngressClass", "", *ing.Spec.IngressClassName), "the sample Ingress's class is installed")
 		})
 	}
+}
+
+// TestServiceSample checks config/samples/service.yaml: a Service of type LoadBalancer
+// of the class every installation with the service source publishes, applied beside the
+// sample tunnel (TestSamplesMatchTheDefaults checks that tunnel for those installations),
+// with a TCP and a UDP port, each a port Pangolin can publish.
+func TestServiceSample(t *testing.T) {
+	svc := only[corev1.Service](t, readSample(t, "service.yaml"), "Service")
+	require.Empty(t, svc.Namespace, "the sample Service is applied in the application's namespace")
+	assert.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type)
+	require.NotNil(t, svc.Spec.LoadBalancerClass, "spec.loadBalancerClass")
+	protocols := map[corev1.Protocol]int{}
+	for _, p := range svc.Spec.Ports {
+		protocol := p.Protocol
+		if protocol == "" {
+			protocol = corev1.ProtocolTCP // as the API server defaults it
+		}
+		protocols[protocol]++
+		assert.True(t, p.Port >= 1 && p.Port <= 65535, "port %s: %d", p.Name, p.Port)
+	}
+	assert.Equal(t, map[corev1.Protocol]int{corev1.ProtocolTCP: 1, corev1.ProtocolUDP: 1}, protocols, "one TCP and one UDP port")
+	seen := 0
+	for _, r := range renderings {
+		if !r.services {
+			continue
+		}
+		seen++
+		t.Run(r.name, func(t *testing.T) {
+			cfg, _ := picConfig(t, r.render(t))
+			assert.Equal(t, cfg.LoadBalancerClass, *svc.Spec.LoadBalancerClass, "PIC publishes the sample Service's class")
+		})
+	}
+	assert.Positive(t, seen, "renderings with the service source")
 }
 
 // TestSamplesFitBothOperatorCRDs checks the sample objects of the operator's kinds

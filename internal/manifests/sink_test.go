@@ -62,7 +62,8 @@ func withRule(t *testing.T, objs []*unstructured.Unstructured, name string, rule
 // TestSinkRules checks that each installation runs the sink it is meant for, and that
 // only the installations of the pangolinresource sink grant its rules: a direct-mode
 // installation grants exactly config/rbac/role.yaml (and config/rbac/gateway-api with
-// the httproute source), nothing on Pangolin's CRDs and nothing on Secrets.
+// the httproute source, config/rbac/services with the service source), nothing on
+// Pangolin's CRDs and nothing on Secrets.
 func TestSinkRules(t *testing.T) {
 	core := readRoleFile(t).clusterRole
 	pangolinResourceRole := readClusterRoleFile(t, "pangolinresource", "role.yaml")
@@ -86,6 +87,9 @@ func TestSinkRules(t *testing.T) {
 			want := slices.Clone(core)
 			if r.gatewayAPI {
 				want = append(want, readGatewayRoleFile(t).Rules...)
+			}
+			if r.services {
+				want = append(want, readClusterRoleFile(t, "services", "role.yaml").Rules...)
 			}
 			assert.Equal(t, ruleSet(want), ruleSet(clusterRoleRules(t, objs)), "the ClusterRoles of a direct-mode installation")
 		})
@@ -133,7 +137,8 @@ func TestSinkRules(t *testing.T) {
 		assert.NotEmpty(t, clusterRoleProblems(t, objs))
 	})
 	t.Run("the check would catch any pangolinresource sink rule moved to config/rbac/role.yaml", func(t *testing.T) {
-		rules := slices.Concat(pangolinResourceRole.Rules, readClusterRoleFile(t, "pangolinresource", "gateway-api", "role.yaml").Rules)
+		rules := slices.Concat(pangolinResourceRole.Rules, readClusterRoleFile(t, "pangolinresource", "gateway-api", "role.yaml").Rules,
+			readClusterRoleFile(t, "pangolinresource", "services", "role.yaml").Rules)
 		require.NotEmpty(t, rules)
 		for _, rule := range rules {
 			assert.NotEmpty(t, pangolinResourceGrants(append(slices.Clone(core), rule)), "rule %+v", rule)

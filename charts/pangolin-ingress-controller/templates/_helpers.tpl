@@ -96,13 +96,13 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 
 {{/*
-"true" when PIC runs with the httproute source, else "": the sources PIC loads contain
-httproute. Like PIC, --sources in extraArgs (repeated flags add up) beats PIC_SOURCES in
-extraEnv, which beats config.sources, whose default is ingress; a list or a
-comma-separated string. internal/manifests tests that this agrees with the configuration
-PIC loads from the rendered Deployment.
+The sources PIC runs, comma-separated, each trimmed. Like PIC, --sources in extraArgs
+(repeated flags add up) beats PIC_SOURCES in extraEnv, which beats config.sources, whose
+default is ingress; a list or a comma-separated string. The opt-in sources' RBAC is
+rendered from it (pic.httpRoute, pic.service); internal/manifests tests that this agrees
+with the configuration PIC loads from the rendered Deployment.
 */}}
-{{- define "pic.httpRoute" -}}
+{{- define "pic.sources" -}}
 {{- $sources := index (.Values.config | default dict) "sources" }}
 {{- range .Values.extraEnv }}
 {{- if and (eq (toString .name) "PIC_SOURCES") (ne (toString .value) "") }}
@@ -132,7 +132,20 @@ PIC loads from the rendered Deployment.
 {{- range splitList "," (toString $sources) }}
 {{- $list = append $list (trim .) }}
 {{- end }}
-{{- if has "httproute" $list }}true{{ end }}
+{{- join "," $list }}
+{{- end }}
+
+{{/* "true" when PIC runs with the httproute source (pic.sources), else "". */}}
+{{- define "pic.httpRoute" -}}
+{{- if has "httproute" (splitList "," (include "pic.sources" .)) }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when PIC runs with the service source (pic.sources), else "": Services of type
+LoadBalancer of config.loadBalancerClass, sources/loadbalancer.
+*/}}
+{{- define "pic.service" -}}
+{{- if has "service" (splitList "," (include "pic.sources" .)) }}true{{ end }}
 {{- end }}
 
 {{/*
