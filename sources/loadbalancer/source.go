@@ -35,6 +35,8 @@ type Config struct {
 	// Address is where users reach the published ports, for the Services' status; ""
 	// leaves the status without an address.
 	Address string
+	// Health derives the ports' health checks.
+	Health sources.HealthChecks
 }
 
 // Source reads Services, and writes nothing but their status.
@@ -117,13 +119,21 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			continue
 		}
 		public := publicPorts.of(port)
+		health, why, err := s.config.Health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, "http")
+		if err != nil {
+			return plugin.Result{}, err
+		}
+		if why != "" {
+			res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
+				Message: fmt.Sprintf("port %s is published without a health check: %s", portName(port), why)})
+		}
 		res.Routes = append(res.Routes, route.Route{
 			Origin:   origin,
 			Host:     route.PortKey(protocol, public),
 			Protocol: protocol,
 			Port:     public,
 			Tunnel:   ref,
-			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol)}}},
+			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: health}}},
 			Access:   route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess},
 		})
 	}
@@ -216,6 +226,7 @@ var Factory = plugin.SourceFactory{
 			ClusterDomain: deps.Config.ClusterDomain,
 			Class:         deps.Config.LoadBalancerClass,
 			Address:       deps.Config.PublicAddress(),
+			Health:        sources.HealthChecks{Pods: sources.PodReader(deps), Default: deps.Config.HealthChecks},
 		}), nil
 	},
 }

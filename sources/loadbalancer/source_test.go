@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -204,4 +205,30 @@ func TestWriteStatus(t *testing.T) {
 	src.config.Address = ""
 	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
 	assert.Empty(t, read(c), "no address configured: PIC does not guess one")
+}
+
+func TestRoutesFollowReadiness(t *testing.T) {
+	svc := service(annotate(pic.AnnotationHealthCheck, "true"), func(s *corev1.Service) {
+		s.Spec.Selector = map[string]string{"app": "mc"}
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "rcon", Port: 25575, Protocol: corev1.ProtocolTCP})
+	})
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "games", Name: "mc-0", Labels: map[string]string{"app": "mc"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:  "server",
+			Ports: []corev1.ContainerPort{{ContainerPort: 25565}, {ContainerPort: 25575}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(25565)}},
+				PeriodSeconds: 5, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 3},
+		}}},
+	}
+	src, c := newSource(svc, pod)
+	src.config.Health.Pods = c
+	res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+	require.NoError(t, err)
+	require.Len(t, res.Routes, 3)
+	want := route.HealthCheck{Mode: "tcp", Port: 25565, IntervalSeconds: 5, TimeoutSeconds: 1, HealthyThreshold: 1, UnhealthyThreshold: 3}
+	for _, r := range res.Routes {
+		assert.Equal(t, want, r.Paths[0].Backend.Health, "%s: every port of the pod follows its readiness, probed on the TCP port the probe names", r.Host)
+	}
+	assert.Empty(t, res.Notices)
 }
