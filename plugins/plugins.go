@@ -19,8 +19,10 @@ import (
 // Registry is every source and sink this build can run.
 var Registry = plugin.Registry{
 	Sources: map[string]plugin.SourceFactory{
-		ingress.Name:    ingress.Factory,
-		gatewayapi.Name: gatewayapi.Factory,
+		ingress.Name:            ingress.Factory,
+		gatewayapi.Name:         gatewayapi.Factory,
+		gatewayapi.TCPRouteName: gatewayapi.TCPRouteFactory,
+		gatewayapi.UDPRouteName: gatewayapi.UDPRouteFactory,
 	},
 	Sinks: map[string]plugin.SinkFactory{
 		pangolinresource.Name: pangolinresource.Factory,
