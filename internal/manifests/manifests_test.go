@@ -383,12 +383,12 @@ func TestInstallations(t *testing.T) {
 				}
 			}
 		}},
-		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs the httproute source", func(t *testing.T, objs []*unstructured.Unstructured) {
+		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs a Gateway API source", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
-			httpRoute := slices.Contains(cfg.Sources, "httproute")
-			assert.Equal(t, httpRoute, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
+			gatewayAPI := runsGatewayAPI(cfg.Sources)
+			assert.Equal(t, gatewayAPI, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
 			classes := ofKind(objs, "GatewayClass")
-			if !httpRoute {
+			if !gatewayAPI {
 				assert.Empty(t, classes)
 				return
 			}
@@ -504,7 +504,7 @@ func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) map[strin
 	for _, f := range clusterRoleFiles {
 		cr := readClusterRoleFile(t, f.path...)
 		require.Equal(t, mainName+f.suffix, cr.Name, "the name of config/rbac/%s's ClusterRole", filepath.Join(f.path...))
-		if f.in(cfg.Sink, slices.Contains(cfg.Sources, "httproute")) {
+		if f.in(cfg.Sink, runsGatewayAPI(cfg.Sources)) {
 			want[base+f.suffix] = cr.Rules
 		}
 	}

@@ -96,13 +96,13 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 
 {{/*
-"true" when PIC runs with the httproute source, else "": the sources PIC loads contain
-httproute. Like PIC, --sources in extraArgs (repeated flags add up) beats PIC_SOURCES in
+"true" when PIC runs a Gateway API source, else "": the sources PIC loads contain
+httproute, tcproute or udproute. Like PIC, --sources in extraArgs (repeated flags add up) beats PIC_SOURCES in
 extraEnv, which beats config.sources, whose default is ingress; a list or a
 comma-separated string. internal/manifests tests that this agrees with the configuration
 PIC loads from the rendered Deployment.
 */}}
-{{- define "pic.httpRoute" -}}
+{{- define "pic.gatewayAPI" -}}
 {{- $sources := index (.Values.config | default dict) "sources" }}
 {{- range .Values.extraEnv }}
 {{- if and (eq (toString .name) "PIC_SOURCES") (ne (toString .value) "") }}
@@ -132,7 +132,7 @@ PIC loads from the rendered Deployment.
 {{- range splitList "," (toString $sources) }}
 {{- $list = append $list (trim .) }}
 {{- end }}
-{{- if has "httproute" $list }}true{{ end }}
+{{- if or (has "httproute" $list) (has "tcproute" $list) (has "udproute" $list) }}true{{ end }}
 {{- end }}
 
 {{/*
