@@ -12,6 +12,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -88,6 +89,21 @@ func (s *gatewayAPI) judgeParents(ctx context.Context, kind routeKind, namespace
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// judgedResult is a route's result before its routes: its verdicts on its parents and
+// its rejections. A route attached to a Gateway of PIC's is PIC's to publish, and its
+// status PIC's to write. One attached to none is not, but if it was (its parentRef was
+// removed, its Gateway left PIC's class), PIC's stale status.parents entries (written)
+// must go.
+func judgedResult(origin route.Origin, rejections []route.Rejection, status routeStatus, written []gatewayv1.RouteParentStatus) plugin.Result {
+	res := plugin.Result{Origin: &origin, Rejections: rejections, Parents: status.conditions()}
+	if len(status.parents) == 0 {
+		res.OwnsStatus = writtenByPIC(written)
+		return res
+	}
+	res.Managed, res.OwnsStatus = true, true
+	return res
 }
 
 // settle gives every parent the route's ResolvedRefs (refs, nil when every backendRef

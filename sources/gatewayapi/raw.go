@@ -154,13 +154,8 @@ func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugi
 	if err != nil {
 		return plugin.Result{}, err
 	}
-	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Parents: ev.status.conditions()}
-	if len(ev.status.parents) == 0 {
-		res.OwnsStatus = writtenByPIC(r.status.Parents)
-		return res, nil
-	}
-	res.Managed, res.OwnsStatus = true, true
-	if !ev.served {
+	res := judgedResult(ev.origin, ev.rejections, ev.status, r.status.Parents)
+	if !res.Managed || !ev.served {
 		return res, nil
 	}
 	for _, portKey := range slices.Sorted(maps.Keys(ev.ports)) {

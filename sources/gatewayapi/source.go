@@ -171,15 +171,8 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err != nil {
 		return plugin.Result{}, err
 	}
-	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Parents: ev.status.conditions()}
-	if len(ev.status.parents) == 0 {
-		// Not attached to any Gateway of PIC's. If it was (the parentRef was removed or
-		// its Gateway left PIC's class), PIC's stale status.parents entries must go.
-		res.OwnsStatus = writtenByPIC(hr.Status.Parents)
-		return res, nil
-	}
-	res.Managed, res.OwnsStatus = true, true
-	if !ev.served {
+	res := judgedResult(ev.origin, ev.rejections, ev.status, hr.Status.Parents)
+	if !res.Managed || !ev.served {
 		return res, nil
 	}
 	for _, host := range slices.Sorted(maps.Keys(ev.hosts)) {
