@@ -20,9 +20,11 @@ import (
 // Registry is every source and sink this build can run.
 var Registry = plugin.Registry{
 	Sources: map[string]plugin.SourceFactory{
-		ingress.Name:      ingress.Factory,
-		gatewayapi.Name:   gatewayapi.Factory,
-		loadbalancer.Name: loadbalancer.Factory,
+		ingress.Name:            ingress.Factory,
+		gatewayapi.Name:         gatewayapi.Factory,
+		gatewayapi.TCPRouteName: gatewayapi.TCPRouteFactory,
+		gatewayapi.UDPRouteName: gatewayapi.UDPRouteFactory,
+		loadbalancer.Name:       loadbalancer.Factory,
 	},
 	Sinks: map[string]plugin.SinkFactory{
 		pangolinresource.Name: pangolinresource.Factory,

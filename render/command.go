@@ -45,8 +45,9 @@ sending its requests to an in-memory Pangolin.
 
 Input: files, directories (read recursively: *.yaml, *.yml, *.json) or - for standard
 input; multi-document YAML or JSON, kind: List included, as kustomize build and helm
-template print them. Read: Ingress, IngressClass, Service, HTTPRoute, Gateway,
-GatewayClass, ReferenceGrant, Namespace, PangolinTunnel; other kinds are ignored. An
+template print them. Read: Ingress, IngressClass, Service, HTTPRoute, TCPRoute,
+UDPRoute, Gateway, GatewayClass, ReferenceGrant, Namespace, PangolinTunnel; other kinds
+are ignored. An
 object without a namespace is in "default".
 
 Tunnels: when the input holds no PangolinTunnel at all, every tunnel is assumed to exist

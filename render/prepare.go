@@ -32,6 +32,8 @@ var kinds = map[schema.GroupKind]struct {
 	{Group: networkingv1.GroupName, Kind: "Ingress"}:                   {version: "v1"},
 	{Group: networkingv1.GroupName, Kind: "IngressClass"}:              {version: "v1", clusterScoped: true},
 	{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}:                    {version: "v1"},
+	{Group: gatewayv1.GroupName, Kind: "TCPRoute"}:                     {version: "v1"},
+	{Group: gatewayv1.GroupName, Kind: "UDPRoute"}:                     {version: "v1"},
 	{Group: gatewayv1.GroupName, Kind: "Gateway"}:                      {version: "v1"},
 	{Group: gatewayv1.GroupName, Kind: "GatewayClass"}:                 {version: "v1", clusterScoped: true},
 	{Group: gatewayv1.GroupName, Kind: "ReferenceGrant"}:               {version: "v1"},

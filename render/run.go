@@ -108,7 +108,7 @@ func (e Event) Line() string {
 // leaves their status alone, and a status update their spec.
 var statusKinds = []client.Object{
 	&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
-	&gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}, &accessv1alpha1.AccessPolicy{},
+	&gatewayv1.HTTPRoute{}, &gatewayv1.TCPRoute{}, &gatewayv1.UDPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}, &accessv1alpha1.AccessPolicy{},
 }
 
 // Run puts objects in a fake cluster and reconciles every object of the configured

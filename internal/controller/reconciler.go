@@ -325,9 +325,17 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 			desc := r.sink.Describe(d)
 			logger.Info(strings.ToLower(c.reason)+" "+desc.Kind, "resource", desc.Name, "host", publicHost(d), "via", desc.Tunnel)
 			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, c.reason, c.action,
-				"%s %s %s for host %s (%s)", c.reason, desc.Kind, desc.Name, publicHost(d), desc.Tunnel)
+				"%s %s %s for %s %s (%s)", c.reason, desc.Kind, desc.Name, hostOrPort(d), publicHost(d), desc.Tunnel)
 		}
 	}
+}
+
+// hostOrPort is what events call what r publishes: a host, or a TCP or UDP port.
+func hostOrPort(r engine.Resource) string {
+	if r.Raw() {
+		return "port"
+	}
+	return "host"
 }
 
 // publicHost is the host users reach for r: the source host when the sink no longer

@@ -317,7 +317,7 @@ func TestHelmChartNotes(t *testing.T) {
 		{"the notes name the namespace, the class and the default tunnel", "", []string{"namespace pic-system", "  - pangolin\n", `"default" for class pangolin`}, nil},
 		{"the notes name every class and tunnel alias", everythingValues, []string{"  - pangolin-edge-eu\n", `"pangolin-system/main" for class pangolin, and edge-eu, staging`, "--print-config --config=/etc/pic/config.yaml"}, nil},
 		{"the notes warn when no class is created", "ingressClasses: []", []string{"No IngressClass was created"}, nil},
-		{"the notes name the GatewayClass when httproute is enabled", gatewayAPIValues, []string{"Gateway API HTTPRoutes are published too", "controllerName pangolin.io/gateway-controller): pangolin;"}, nil},
+		{"the notes name the GatewayClass when httproute is enabled", gatewayAPIValues, []string{"Gateway API routes are published too", "controllerName pangolin.io/gateway-controller): pangolin;"}, nil},
 		{"the notes warn when httproute is enabled without a GatewayClass", gatewayAPIValues + "gatewayClass: {create: false}", []string{"No GatewayClass was created"}, nil},
 		{"the notes say when the service source runs", servicesValues, []string{"Services of type LoadBalancer of PIC's loadBalancerClass"}, []string{"Gateway API"}},
 		{"the notes do not mention Services of type LoadBalancer by default", "", nil, []string{"LoadBalancer"}},

@@ -7,14 +7,15 @@
 //   - PIC's ClusterRoles are exactly the files of config/rbac for the sink and sources
 //     it runs, each with exactly its file's rules: role.yaml always (with the
 //     leader-election Role), pangolinresource/role.yaml for the pangolinresource sink,
-//     gateway-api/role.yaml for the httproute source, pangolinresource/gateway-api for
-//     both, services/role.yaml for the service source, pangolinresource/services for
-//     both; no wildcard, no Secrets, nothing added;
+//     gateway-api/role.yaml for the Gateway API sources (httproute, tcproute,
+//     udproute), pangolinresource/gateway-api for both, services/role.yaml for the
+//     service source, pangolinresource/services for both; no wildcard, no Secrets,
+//     nothing added;
 //   - a direct-mode installation (config/direct, the chart with config.sink pangolin)
 //     grants nothing on Pangolin's CRDs, and PIC reads its API key from a Secret the
 //     Deployment mounts as a file, never from a variable;
 //   - the Gateway API ClusterRole and the GatewayClass pangolin are rendered exactly
-//     when PIC runs the httproute source, never with config/default or the chart's
+//     when PIC runs a Gateway API source, never with config/default or the chart's
 //     defaults;
 //   - nothing on Services but reading them is granted unless PIC runs the service
 //     source, and the service component's --sources adds up with the Gateway API one's;

@@ -16,7 +16,13 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
 
-// gatewayAPIGrants lists what the rules grant that only the httproute source needs:
+// runsGatewayAPI reports whether sources hold a Gateway API source, each of which needs
+// config/rbac/gateway-api (this package may not import the sources to ask them).
+func runsGatewayAPI(sources []string) bool {
+	return slices.ContainsFunc(sources, func(s string) bool { return s == "httproute" || s == "tcproute" || s == "udproute" })
+}
+
+// gatewayAPIGrants lists what the rules grant that only the Gateway API sources need:
 // anything on gateway.networking.k8s.io, and Namespaces.
 func gatewayAPIGrants(rules []rbacv1.PolicyRule) []string {
 	var out []string
@@ -82,8 +88,8 @@ func TestGatewayAPIIsOptIn(t *testing.T) {
 }
 
 // TestHelmChartGatewayAPI checks when the chart renders the Gateway API ClusterRole and
-// GatewayClass: exactly when the configuration PIC loads enables httproute, however it
-// is enabled.
+// GatewayClass: exactly when the configuration PIC loads enables a Gateway API source
+// (httproute, tcproute, udproute), however it is enabled.
 func TestHelmChartGatewayAPI(t *testing.T) {
 	fullname := releaseName + "-pangolin-ingress-controller"
 	cases := []struct {
@@ -95,6 +101,9 @@ func TestHelmChartGatewayAPI(t *testing.T) {
 		{"config.sources as a comma-separated string", `config: {sources: "ingress, httproute"}`, true},
 		{"config.sources with httproute alone", "config: {sources: [httproute]}", true},
 		{"config.sources with ingress alone", "config: {sources: [ingress]}", false},
+		{"config.sources with tcproute", "config: {sources: [ingress, tcproute]}", true},
+		{"config.sources with udproute", `config: {sources: "ingress,udproute"}`, true},
+		{"--sources=… in extraArgs with tcproute", "extraArgs: ['--sources=tcproute']", true},
 		{"--sources=… in extraArgs", "extraArgs: ['--sources=ingress,httproute']", true},
 		{"--sources … in extraArgs", "extraArgs: [--sources, httproute]", true},
 		{"repeated --sources flags add up", "extraArgs: [--sources=ingress, --sources=httproute]", true},
@@ -107,7 +116,7 @@ func TestHelmChartGatewayAPI(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			objs := renderChart(t, c.values)
 			cfg, _ := picConfig(t, objs)
-			require.Equal(t, c.want, slices.Contains(cfg.Sources, "httproute"), "PIC's sources %v", cfg.Sources)
+			require.Equal(t, c.want, runsGatewayAPI(cfg.Sources), "PIC's sources %v", cfg.Sources)
 			assert.Equal(t, c.want, named(objs, "ClusterRole", "", fullname+gatewayRoleNameSuffix) != nil, "Gateway API ClusterRole")
 			assert.Equal(t, c.want, named(objs, "ClusterRoleBinding", "", fullname+gatewayRoleNameSuffix) != nil, "Gateway API ClusterRoleBinding")
 			assert.Equal(t, c.want, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules")

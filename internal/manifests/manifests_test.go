@@ -455,12 +455,12 @@ func TestInstallations(t *testing.T) {
 				}
 			}
 		}},
-		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs the httproute source", func(t *testing.T, objs []*unstructured.Unstructured) {
+		{"the Gateway API rules and GatewayClass are rendered if and only if PIC runs a Gateway API source", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
-			httpRoute := slices.Contains(cfg.Sources, "httproute")
-			assert.Equal(t, httpRoute, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
+			gatewayAPI := runsGatewayAPI(cfg.Sources)
+			assert.Equal(t, gatewayAPI, len(renderedGatewayAPIGrants(t, objs)) > 0, "Gateway API rules %v, sources %v", renderedGatewayAPIGrants(t, objs), cfg.Sources)
 			classes := ofKind(objs, "GatewayClass")
-			if !httpRoute {
+			if !gatewayAPI {
 				assert.Empty(t, classes)
 				return
 			}
@@ -563,9 +563,9 @@ var clusterRoleFiles = []struct {
 }{
 	{"", []string{"role.yaml"}, func(string, []string) bool { return true }},
 	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(sink string, _ []string) bool { return sink == pangolinResourceSink }},
-	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, sources []string) bool { return slices.Contains(sources, "httproute") }},
+	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, sources []string) bool { return runsGatewayAPI(sources) }},
 	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(sink string, sources []string) bool {
-		return sink == pangolinResourceSink && slices.Contains(sources, "httproute")
+		return sink == pangolinResourceSink && runsGatewayAPI(sources)
 	}},
 	{servicesRoleNameSuffix, []string{"services", "role.yaml"}, func(_ string, sources []string) bool { return slices.Contains(sources, serviceSource) }},
 	{"-" + pangolinResourceSink + servicesRoleNameSuffix, []string{"pangolinresource", "services", "role.yaml"}, func(sink string, sources []string) bool {

@@ -289,7 +289,7 @@ func secretFiles(t *testing.T, v *corev1.SecretVolumeSource) map[string]string {
 // imports no adapter, so they are written out here, and TestPluginNames in plugins
 // checks they agree.
 var picPlugins = config.Plugins{
-	Sources: []string{"httproute", "ingress", "service"},
+	Sources: []string{"httproute", "ingress", "service", "tcproute", "udproute"},
 	Sinks:   []string{"pangolin", "pangolinresource"},
 }
 

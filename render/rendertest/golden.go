@@ -179,16 +179,29 @@ func gatewayStatuses(t *testing.T, c client.Client) []string {
 			line(fmt.Sprintf("Gateway %s/%s listener %s (attachedRoutes %d, supportedKinds [%s]):", gw.Namespace, gw.Name, l.Name, l.AttachedRoutes, strings.Join(kinds, ",")), l.Conditions)
 		}
 	}
-	var routes gatewayv1.HTTPRouteList
-	require.NoError(t, c.List(ctx, &routes))
-	for _, hr := range routes.Items {
-		for _, p := range hr.Status.Parents {
+	parents := func(kind string, route metav1.Object, status gatewayv1.RouteStatus) {
+		for _, p := range status.Parents {
 			ref := string(p.ParentRef.Name)
 			if p.ParentRef.SectionName != nil {
 				ref += "/" + string(*p.ParentRef.SectionName)
 			}
-			line(fmt.Sprintf("HTTPRoute %s/%s parent %s [%s]:", hr.Namespace, hr.Name, ref, p.ControllerName), p.Conditions)
+			line(fmt.Sprintf("%s %s/%s parent %s [%s]:", kind, route.GetNamespace(), route.GetName(), ref, p.ControllerName), p.Conditions)
 		}
+	}
+	var routes gatewayv1.HTTPRouteList
+	require.NoError(t, c.List(ctx, &routes))
+	for _, r := range routes.Items {
+		parents("HTTPRoute", &r, r.Status.RouteStatus)
+	}
+	var tcpRoutes gatewayv1.TCPRouteList
+	require.NoError(t, c.List(ctx, &tcpRoutes))
+	for _, r := range tcpRoutes.Items {
+		parents("TCPRoute", &r, r.Status.RouteStatus)
+	}
+	var udpRoutes gatewayv1.UDPRouteList
+	require.NoError(t, c.List(ctx, &udpRoutes))
+	for _, r := range udpRoutes.Items {
+		parents("UDPRoute", &r, r.Status.RouteStatus)
 	}
 	return out
 }

@@ -11,7 +11,11 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-const kindHTTPRoute = "HTTPRoute"
+const (
+	kindHTTPRoute = "HTTPRoute"
+	kindTCPRoute  = "TCPRoute"
+	kindUDPRoute  = "UDPRoute"
+)
 
 // attachment is how one parentRef of a route attaches to one of PIC's Gateways.
 type attachment struct {
@@ -22,10 +26,12 @@ type attachment struct {
 	message string
 }
 
-// attach applies the Gateway API's attachment rules: sectionName and port select
-// listeners; each listener's allowedRoutes (namespaces and kinds) must admit the route;
-// and the route's hostnames must intersect the listener's.
-func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, routeNamespace *corev1.Namespace) attachment {
+// attach applies the Gateway API's attachment rules to a route of kind in namespace:
+// sectionName and port select listeners; each listener must be of a protocol of the
+// kind, and its allowedRoutes (namespaces and kinds) must admit the route; and the
+// route's hostnames must intersect the listener's (a TCPRoute or UDPRoute has none,
+// which matches every listener).
+func attach(kind routeKind, namespace string, hostnames []gatewayv1.Hostname, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, routeNamespace *corev1.Namespace) attachment {
 	var a attachment
 	selected, allowed := 0, 0
 	var refused []string // why each selected listener does not admit the route
@@ -35,18 +41,18 @@ func attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatew
 		}
 		selected++
 		switch {
-		case !servesHTTP(l):
-			refused = append(refused, fmt.Sprintf("listener %s is %s, not HTTP or HTTPS", l.Name, l.Protocol))
+		case !kind.attachesThrough(l):
+			refused = append(refused, fmt.Sprintf("listener %s is %s, not %s", l.Name, l.Protocol, kind.protocolNames()))
 			continue
-		case !admitsNamespace(l, gw.Namespace, route.Namespace, routeNamespace):
-			refused = append(refused, fmt.Sprintf("listener %s does not admit routes from namespace %s (allowedRoutes.namespaces)", l.Name, route.Namespace))
+		case !admitsNamespace(l, gw.Namespace, namespace, routeNamespace):
+			refused = append(refused, fmt.Sprintf("listener %s does not admit routes from namespace %s (allowedRoutes.namespaces)", l.Name, namespace))
 			continue
-		case !admitsKind(l):
-			refused = append(refused, fmt.Sprintf("listener %s does not admit HTTPRoutes (allowedRoutes.kinds)", l.Name))
+		case !kind.admittedBy(l):
+			refused = append(refused, fmt.Sprintf("listener %s does not admit %ss (allowedRoutes.kinds)", l.Name, kind.name))
 			continue
 		}
 		allowed++
-		hosts := intersect(route.Spec.Hostnames, l.Hostname)
+		hosts := intersect(hostnames, l.Hostname)
 		if len(hosts) == 0 {
 			continue
 		}
@@ -90,12 +96,6 @@ func describeRef(ref gatewayv1.ParentReference) string {
 	return strings.Join(parts, " and ")
 }
 
-// servesHTTP: Pangolin publishes HTTP; it terminates TLS itself, so an HTTPS listener
-// is as good as an HTTP one.
-func servesHTTP(l gatewayv1.Listener) bool {
-	return l.Protocol == gatewayv1.HTTPProtocolType || l.Protocol == gatewayv1.HTTPSProtocolType
-}
-
 func admitsNamespace(l gatewayv1.Listener, gatewayNamespace, routeNamespace string, ns *corev1.Namespace) bool {
 	from := gatewayv1.NamespacesFromSame
 	var selector *metav1.LabelSelector
@@ -118,15 +118,6 @@ func admitsNamespace(l gatewayv1.Listener, gatewayNamespace, routeNamespace stri
 		return err == nil && s.Matches(labels.Set(ns.Labels))
 	}
 	return false
-}
-
-func admitsKind(l gatewayv1.Listener) bool {
-	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		return true // an HTTP or HTTPS listener admits HTTPRoutes by default
-	}
-	return slices.ContainsFunc(l.AllowedRoutes.Kinds, func(k gatewayv1.RouteGroupKind) bool {
-		return k.Kind == kindHTTPRoute && (k.Group == nil || *k.Group == gatewayv1.GroupName)
-	})
 }
 
 // intersect returns the hostnames a route serves on a listener. An empty list on either

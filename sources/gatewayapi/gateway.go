@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -24,7 +24,21 @@ import (
 // Accepted, Gateways get Accepted, Programmed (the tunnel they stand for exists, as the
 // sink says) and listener status with attachedRoutes. `render` runs them in this order,
 // after the routes: a Gateway counts the routes attached to it.
-func (s *Source) statusControllers() []plugin.Controller {
+// Every Gateway API source declares them, with the same route kinds (servedKinds): the
+// core runs them once, by name.
+func (s *gatewayAPI) statusControllers() []plugin.Controller {
+	// A route's change, of any kind PIC serves, changes what its Gateways count.
+	routeWatches := make([]plugin.Watch, 0, len(s.kinds))
+	for _, k := range s.kinds {
+		routeWatches = append(routeWatches, plugin.Watch{Object: k.object(), IgnoreStatus: true, Requests: func(_ context.Context, o client.Object) []reconcile.Request {
+			var out []reconcile.Request
+			for _, key := range indexParents(o) {
+				ns, name, _ := strings.Cut(key, "/")
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+			}
+			return out
+		}})
+	}
 	return []plugin.Controller{
 		{Name: "gatewayclass", Object: &gatewayv1.GatewayClass{}, Reconciler: reconcile.Func(s.ReconcileGatewayClass)},
 		{
@@ -33,18 +47,10 @@ func (s *Source) statusControllers() []plugin.Controller {
 			// conditions) change no Gateway's status: counting attached routes reads
 			// their specs.
 			IgnoreStatus: true,
-			Watches: []plugin.Watch{
-				{Object: &gatewayv1.HTTPRoute{}, IgnoreStatus: true, Requests: func(_ context.Context, o client.Object) []reconcile.Request {
-					var out []reconcile.Request
-					for _, key := range indexParents(o) {
-						ns, name, _ := strings.Cut(key, "/")
-						out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-					}
-					return out
-				}},
-				{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.allGateways},
-				{Object: &corev1.Namespace{}, Requests: s.allGateways},
-			},
+			Watches: append(routeWatches,
+				plugin.Watch{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.allGateways},
+				plugin.Watch{Object: &corev1.Namespace{}, Requests: s.allGateways},
+			),
 			// Which Gateway stands for which tunnel depends on its annotations and the
 			// configuration: a tunnel's change looks at every Gateway, which are few.
 			Tunnels: func(ctx context.Context, _ route.TunnelRef) []reconcile.Request { return s.allGateways(ctx, nil) },
@@ -52,7 +58,7 @@ func (s *Source) statusControllers() []plugin.Controller {
 	}
 }
 
-func (s *Source) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
+func (s *gatewayAPI) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list gatewayv1.GatewayList
 	if err := s.client.List(ctx, &list); err != nil {
 		return nil
@@ -65,7 +71,7 @@ func (s *Source) allGateways(ctx context.Context, _ client.Object) []reconcile.R
 }
 
 // ReconcileGatewayClass writes the status of a GatewayClass of PIC's.
-func (s *Source) ReconcileGatewayClass(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (s *gatewayAPI) ReconcileGatewayClass(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var class gatewayv1.GatewayClass
 	if err := s.client.Get(ctx, req.NamespacedName, &class); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -87,7 +93,7 @@ func (s *Source) ReconcileGatewayClass(ctx context.Context, req reconcile.Reques
 }
 
 // ReconcileGateway writes the status of a Gateway of a GatewayClass of PIC's.
-func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (s *gatewayAPI) ReconcileGateway(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var gw gatewayv1.Gateway
 	if err := s.client.Get(ctx, req.NamespacedName, &gw); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -129,21 +135,30 @@ func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (r
 			}
 		}
 		resolved, resolvedReason, resolvedMessage := true, string(gatewayv1.ListenerReasonResolvedRefs), ""
-		if servesHTTP(l) {
-			var invalid []string
-			ls.SupportedKinds, invalid = routeKinds(l)
-			if len(invalid) > 0 {
+		kinds := listenerKinds(l, s.kinds)
+		if len(kinds.served) > 0 {
+			ls.SupportedKinds = kinds.supported
+			if len(kinds.invalid) > 0 {
 				// The Gateway API requires the kinds PIC cannot serve to be left out of
 				// supportedKinds and reported as InvalidRouteKinds.
 				resolved, resolvedReason = false, string(gatewayv1.ListenerReasonInvalidRouteKinds)
-				resolvedMessage = fmt.Sprintf("route kinds %s are not supported: PIC serves HTTPRoutes only", strings.Join(invalid, ", "))
+				resolvedMessage = fmt.Sprintf("route kinds %s are not supported on listener %s (%s): PIC serves %s there",
+					strings.Join(kinds.invalid, ", "), l.Name, l.Protocol, kindNames(kinds.served))
 			}
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), programmed, programmedReason, message)
 		} else {
-			msg := fmt.Sprintf("protocol %s: Pangolin publishes HTTP and HTTPS listeners only", l.Protocol)
+			// No route kind PIC serves attaches through the protocol: the listener is
+			// not accepted, and none of its route kinds resolves.
+			msg := fmt.Sprintf("protocol %s: PIC serves %s", l.Protocol, servedProtocols(s.kinds))
+			for _, k := range allRouteKinds {
+				if k.attachesThrough(l) {
+					msg += fmt.Sprintf("; %ss need the %s source (sources) and the Gateway API %s+ CRDs", k.name, k.source, k.since)
+				}
+			}
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionAccepted), false, string(gatewayv1.ListenerReasonUnsupportedProtocol), msg)
 			set(&ls.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), msg)
+			resolved, resolvedReason, resolvedMessage = false, string(gatewayv1.ListenerReasonInvalidRouteKinds), msg
 		}
 		set(&ls.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), resolved, resolvedReason, resolvedMessage)
 		set(&ls.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
@@ -157,31 +172,30 @@ func (s *Source) ReconcileGateway(ctx context.Context, req reconcile.Request) (r
 	return reconcile.Result{}, s.client.Status().Update(ctx, &gw)
 }
 
-// attachedCounts counts, per listener, the routes that attach to it.
-func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map[string]int32, error) {
-	routes, err := s.attachedTo(ctx, types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
-	if err != nil {
-		return nil, err
-	}
+// attachedCounts counts, per listener, the routes of every kind PIC serves that attach
+// to it.
+func (s *gatewayAPI) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map[string]int32, error) {
+	key := client.ObjectKeyFromObject(gw)
 	counts := map[string]int32{}
-	for i := range routes {
-		hr := &routes[i]
-		// The Gateway API counts only routes whose Accepted condition is True: a route
-		// refused for an unsupported match, an invalid annotation or the tunnel policy
-		// attaches to the listener but does not count.
-		ev, err := s.evaluate(ctx, hr)
+	for _, kind := range s.kinds {
+		routes, err := s.judgeAttached(ctx, kind, key)
 		if err != nil {
 			return nil, err
 		}
-		seen := map[string]bool{}
-		for _, p := range ev.status.parents {
-			if key, ok := gatewayOf(hr, p.ref); !p.accepted.ok || !ok || key != client.ObjectKeyFromObject(gw) {
-				continue
-			}
-			for _, l := range p.listeners {
-				if !seen[l] {
-					seen[l] = true
-					counts[l]++
+		for _, r := range routes {
+			// The Gateway API counts only routes whose Accepted condition is True: a
+			// route refused for an unsupported match, an invalid annotation or the
+			// tunnel policy attaches to the listener but does not count.
+			seen := map[string]bool{}
+			for _, p := range r.status.parents {
+				if parent, ok := gatewayOf(r.namespace, p.ref); !p.accepted.ok || !ok || parent != key {
+					continue
+				}
+				for _, l := range p.listeners {
+					if !seen[l] {
+						seen[l] = true
+						counts[l]++
+					}
 				}
 			}
 		}
@@ -189,32 +203,86 @@ func (s *Source) attachedCounts(ctx context.Context, gw *gatewayv1.Gateway) (map
 	return counts, nil
 }
 
-// routeKinds returns the kinds an HTTP or HTTPS listener supports (HTTPRoute, unless
-// allowedRoutes.kinds leaves it out) and the kinds it names that PIC cannot serve.
-func routeKinds(l gatewayv1.Listener) ([]gatewayv1.RouteGroupKind, []string) {
-	httpRoute := gatewayv1.RouteGroupKind{Group: ptr.To(gatewayv1.Group(gatewayv1.GroupName)), Kind: kindHTTPRoute}
-	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		return []gatewayv1.RouteGroupKind{httpRoute}, nil
+// judgedRoute is a route's verdict on each of its parents, as the source of its kind
+// judges it.
+type judgedRoute struct {
+	namespace string
+	status    routeStatus
+}
+
+// judgeAttached judges the routes of kind with a parentRef to gw.
+func (s *gatewayAPI) judgeAttached(ctx context.Context, kind routeKind, gw types.NamespacedName) ([]judgedRoute, error) {
+	if kind.name == kindHTTPRoute {
+		return (&Source{s}).judgeAttached(ctx, gw)
 	}
-	supported := []gatewayv1.RouteGroupKind{}
-	var invalid []string
-	for _, k := range l.AllowedRoutes.Kinds {
-		switch {
-		case k.Kind == kindHTTPRoute && (k.Group == nil || *k.Group == gatewayv1.GroupName):
-			if len(supported) == 0 {
-				supported = append(supported, httpRoute)
-			}
-		case k.Group == nil || *k.Group == "":
-			invalid = append(invalid, string(k.Kind))
-		default:
-			invalid = append(invalid, string(*k.Group)+"/"+string(k.Kind))
+	return (&RawSource{gatewayAPI: s, kind: kind}).judgeAttached(ctx, gw)
+}
+
+// listenerRouteKinds are the route kinds of a listener.
+type listenerRouteKinds struct {
+	// served are the kinds PIC serves that attach through the listener's protocol.
+	served []routeKind
+	// supported are those of served its allowedRoutes.kinds admits: its supportedKinds.
+	supported []gatewayv1.RouteGroupKind
+	// invalid are the kinds its allowedRoutes.kinds names that are not among served.
+	invalid []string
+}
+
+// listenerKinds sorts the route kinds of a listener, given the kinds PIC serves.
+func listenerKinds(l gatewayv1.Listener, served []routeKind) listenerRouteKinds {
+	var out listenerRouteKinds
+	for _, k := range served {
+		if k.attachesThrough(l) {
+			out.served = append(out.served, k)
 		}
 	}
-	return supported, invalid
+	out.supported = []gatewayv1.RouteGroupKind{}
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		for _, k := range out.served {
+			out.supported = append(out.supported, k.groupKind())
+		}
+		return out
+	}
+	for _, gk := range l.AllowedRoutes.Kinds {
+		i := slices.IndexFunc(out.served, func(k routeKind) bool { return k.is(gk) })
+		switch {
+		case i >= 0:
+			if !slices.ContainsFunc(out.supported, out.served[i].is) {
+				out.supported = append(out.supported, out.served[i].groupKind())
+			}
+		case gk.Group == nil || *gk.Group == "":
+			out.invalid = append(out.invalid, string(gk.Kind))
+		default:
+			out.invalid = append(out.invalid, string(*gk.Group)+"/"+string(gk.Kind))
+		}
+	}
+	return out
+}
+
+// kindNames names route kinds for messages: "HTTPRoutes", "TCPRoutes and UDPRoutes".
+func kindNames(kinds []routeKind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name + "s"
+	}
+	return strings.Join(names, " and ")
+}
+
+// servedProtocols says which listener protocols PIC serves, and through which kinds:
+// "HTTPRoutes on HTTP or HTTPS listeners, TCPRoutes on TCP listeners".
+func servedProtocols(kinds []routeKind) string {
+	if len(kinds) == 0 {
+		return "no route kind (no Gateway API source runs)"
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%ss on %s listeners", k.name, k.protocolNames())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // tunnelState reports whether the tunnel the Gateway stands for exists.
-func (s *Source) tunnelState(ctx context.Context, gw *gatewayv1.Gateway) (bool, string, error) {
+func (s *gatewayAPI) tunnelState(ctx context.Context, gw *gatewayv1.Gateway) (bool, string, error) {
 	ref, problem := s.gatewayTunnel(gw)
 	if problem != nil {
 		return false, problem.Message, nil

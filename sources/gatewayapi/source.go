@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -47,62 +45,63 @@ type Config struct {
 // serving Ingresses rather than stopping for an optional API.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
-	New:     build,
+	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+		shared, err := newGatewayAPI(ctx, deps, httpRoutes)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{shared}, nil
+	},
 }
 
-func build(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+// gatewayAPI is what every Gateway API source shares: the Gateways and classes that
+// make a route PIC's, the tunnels Gateways stand for, backendRefs to Services, and the
+// status of GatewayClasses and Gateways.
+type gatewayAPI struct {
+	client client.Client
+	config Config
+	// kinds are the route kinds PIC serves (servedKinds), which Gateway listeners report
+	// and count.
+	kinds []routeKind
+}
+
+// newGatewayAPI builds what a source of kind shares with the other Gateway API
+// sources. It is unavailable (plugin.ErrUnavailable) while the API server does not
+// serve kind and the kinds it attaches to, at v1.
+func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) (*gatewayAPI, error) {
 	if deps.Mapper != nil {
-		missing, err := missingKinds(deps.Mapper)
+		missing, err := missingKinds(deps.Mapper, kind)
 		if err != nil {
 			return nil, err
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API v1.5+ standard CRDs and restart PIC",
-				plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "))
+			return nil, fmt.Errorf("%w: Gateway API CRDs are not installed at %s (missing %s); install the Gateway API %s+ standard CRDs and restart PIC",
+				plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "), kind.since)
 		}
 	}
-	conf := configOf(deps.Config)
-	conf.TunnelCheck = deps.Tunnels
-	policies, err := sources.NewPolicies(ctx, deps)
+	kinds, err := servedKinds(deps.Config, deps.Mapper)
 	if err != nil {
 		return nil, err
 	}
-	conf.Policies = policies
-	return New(deps.Client, conf), nil
+	conf := configOf(deps.Config)
+	conf.TunnelCheck = deps.Tunnels
+	if conf.Policies, err = sources.NewPolicies(ctx, deps); err != nil {
+		return nil, err
+	}
+	return &gatewayAPI{client: deps.Client, config: conf, kinds: kinds}, nil
 }
 
 func configOf(cfg *config.Config) Config {
 	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
 }
 
-// missingKinds lists the Gateway API kinds the source reads that the API server does
-// not serve at v1. An older bundle serving ReferenceGrant only at v1beta1 would leave an
-// informer that never syncs, so it counts as missing. Any other discovery error is
-// returned: a passing API server hiccup must not switch the source off until the next
-// restart.
-func missingKinds(mapper meta.RESTMapper) ([]string, error) {
-	var missing []string
-	for _, kind := range []string{"GatewayClass", "Gateway", kindHTTPRoute, "ReferenceGrant"} {
-		gk := schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}
-		_, err := mapper.RESTMapping(gk, gatewayv1.GroupVersion.Version)
-		switch {
-		case meta.IsNoMatchError(err):
-			missing = append(missing, kind)
-		case err != nil:
-			return nil, fmt.Errorf("look up the Gateway API %s kind: %w", kind, err)
-		}
-	}
-	return missing, nil
-}
-
 // Source reads HTTPRoutes attached to PIC's Gateways.
-type Source struct {
-	client client.Client
-	config Config
-}
+type Source struct{ *gatewayAPI }
 
-// New returns the HTTPRoute source reading through c.
-func New(c client.Client, config Config) *Source { return &Source{client: c, config: config} }
+// New returns the HTTPRoute source reading through c, as the only Gateway API source.
+func New(c client.Client, config Config) *Source {
+	return &Source{&gatewayAPI{client: c, config: config, kinds: []routeKind{httpRoutes}}}
+}
 
 // Name is the source's name in the configuration (sources), logs and metrics.
 const Name = "httproute"
@@ -172,17 +171,8 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err != nil {
 		return plugin.Result{}, err
 	}
-	res := plugin.Result{Origin: &ev.origin, Rejections: ev.rejections, Parents: ev.status.conditions()}
-	if len(ev.status.parents) == 0 {
-		// Not attached to any Gateway of PIC's. If it was (the parentRef was removed or
-		// its Gateway left PIC's class), PIC's stale status.parents entries must go.
-		res.OwnsStatus = slices.ContainsFunc(hr.Status.Parents, func(p gatewayv1.RouteParentStatus) bool {
-			return p.ControllerName == pic.GatewayControllerName
-		})
-		return res, nil
-	}
-	res.Managed, res.OwnsStatus = true, true
-	if !ev.served {
+	res := judgedResult(ev.origin, ev.rejections, ev.status, hr.Status.Parents)
+	if !res.Managed || !ev.served {
 		return res, nil
 	}
 	for _, host := range slices.Sorted(maps.Keys(ev.hosts)) {
@@ -313,13 +303,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 		hosts:   map[string]gatewayKey{},
 		tunnels: map[gatewayKey]route.TunnelRef{},
 	}
-	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
-		ev.rejections = append(ev.rejections, route.Rejection{Origin: ev.origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry})
-	}
-	var ns corev1.Namespace
-	if err := s.client.Get(ctx, types.NamespacedName{Name: hr.Namespace}, &ns); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("get Namespace %s: %w", hr.Namespace, err)
-	}
+	reject := rejecter(ev.origin, &ev.rejections)
 	var problems []string
 	ev.options, problems = sources.ParseOptions(hr.Annotations, s.config.BackendScheme)
 	policy, err := s.config.Policies.OwnPolicy(ctx, access.Target{Kind: kindHTTPRoute, Namespace: hr.Namespace, Name: hr.Name})
@@ -338,88 +322,47 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 			"%s has no effect on an HTTPRoute: the tunnel is the one its Gateway stands for (annotate the Gateway instead)", pic.AnnotationTunnelName)
 	}
 
-	for _, ref := range hr.Spec.ParentRefs {
-		gw, err := s.ourGateway(ctx, hr, ref)
-		if err != nil {
-			return nil, err
-		}
-		if gw == nil {
+	parents, err := s.judgeParents(ctx, httpRoutes, hr.Namespace, hr.Spec.Hostnames, hr.Spec.ParentRefs, reject)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parents {
+		ev.status.parents = append(ev.status.parents, p.status)
+		if !p.accepted() {
 			continue
 		}
-		ps := parentStatus{ref: ref, accepted: verdict{true, gatewayv1.RouteReasonAccepted, "attached to a Pangolin Gateway"}}
-		a := attach(hr, ref, gw, &ns)
-		ps.listeners = a.listeners
-		var tunnelRef route.TunnelRef
-		var tunnelProblem *tunnel.Problem
-		if len(a.listeners) > 0 {
-			tunnelRef, tunnelProblem = s.tunnelOf(gw, hr.Namespace)
-		}
-		switch {
-		case len(a.listeners) == 0:
-			ps.accepted = verdict{false, a.reason, a.message}
-			reject("", string(a.reason), false, false, "Gateway %s/%s: %s", gw.Namespace, gw.Name, a.message)
-		case tunnelProblem != nil:
-			ps.accepted = verdict{false, gatewayv1.RouteReasonNotAllowedByListeners, tunnelProblem.Message}
-			reject("", tunnelProblem.Reason, false, false, "%s", tunnelProblem.Message)
-		default:
-			key := gatewayKey{Namespace: gw.Namespace, Name: gw.Name}
-			ev.tunnels[key] = tunnelRef
-			for _, h := range a.hosts {
-				host, problem := hostname.Normalize(h, s.config.ClusterDomain)
-				if problem != nil && h == "" {
-					// hostname's message speaks of an Ingress rule's host; say where an
-					// HTTPRoute's host comes from.
-					problem.Message = fmt.Sprintf("neither the route nor the listeners of Gateway %s/%s it attaches to name a hostname: Pangolin publishes named hosts only; set spec.hostnames or a listener hostname", gw.Namespace, gw.Name)
-				}
-				if problem != nil {
-					reject(h, problem.Reason, false, false, "%s", problem.Message)
-					continue
-				}
-				if _, taken := ev.hosts[host]; !taken {
-					ev.hosts[host] = key
-				}
+		key := p.gatewayKey()
+		ev.tunnels[key] = p.tunnel
+		for _, h := range p.attachment.hosts {
+			host, problem := hostname.Normalize(h, s.config.ClusterDomain)
+			if problem != nil && h == "" {
+				// hostname's message speaks of an Ingress rule's host; say where an
+				// HTTPRoute's host comes from.
+				problem.Message = fmt.Sprintf("neither the route nor the listeners of Gateway %s it attaches to name a hostname: Pangolin publishes named hosts only; set spec.hostnames or a listener hostname", key)
+			}
+			if problem != nil {
+				reject(h, problem.Reason, false, false, "%s", problem.Message)
+				continue
+			}
+			if _, taken := ev.hosts[host]; !taken {
+				ev.hosts[host] = key
 			}
 		}
-		ev.status.parents = append(ev.status.parents, ps)
 	}
 	if len(ev.status.parents) == 0 {
 		return ev, nil
 	}
 
-	t := translate(hr, s.resolver(ctx, hr, ev.options))
+	t := translate(hr, s.resolver(ctx, httpRoutes, hr.Namespace, ev.options.BackendScheme))
 	ev.paths, ev.headers = t.paths, t.headers
-	ev.served = true
-	refs := verdict{true, gatewayv1.RouteReasonResolvedRefs, "every backendRef resolved"}
-	if t.refs != nil {
-		refs = verdict{false, t.refs.reason, t.refs.message}
-		reject("", string(t.refs.reason), t.refs.transient, t.refs.transient, "%s", t.refs.message)
-	}
-	var refused *verdict
-	switch {
-	case len(problems) > 0:
-		// A typo must not take a live route down, nor publish it half-configured.
-		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue, "invalid annotations: " + strings.Join(problems, "; ")}
-		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
-	case len(t.unsupported) > 0:
-		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue,
-			"Pangolin cannot express " + strings.Join(t.unsupported, "; ") + ": the route is not published rather than published without them"}
-		reject("", string(gatewayv1.RouteReasonUnsupportedValue), false, false, "%s", refused.message)
-	}
-	for i := range ev.status.parents {
-		p := &ev.status.parents[i]
-		p.resolvedRefs = refs
-		if refused != nil && p.accepted.ok {
-			p.accepted = *refused
-		}
-	}
-	ev.served = refs.ok && refused == nil &&
-		slices.ContainsFunc(ev.status.parents, func(p parentStatus) bool { return p.accepted.ok })
+	ev.served = settle(ev.status.parents, t.refs, problems, t.unsupported, reject)
 	return ev, nil
 }
 
-// ourGateway returns the Gateway a parentRef names, if it is of a GatewayClass of PIC's.
-func (s *Source) ourGateway(ctx context.Context, hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, error) {
-	key, ok := gatewayOf(hr, ref)
+// ourGateway returns the Gateway a parentRef of a route in routeNamespace names, if it
+// is of a GatewayClass of PIC's.
+func (s *gatewayAPI) ourGateway(ctx context.Context, routeNamespace string, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, error) {
+	key, ok := gatewayOf(routeNamespace, ref)
 	if !ok {
 		return nil, nil
 	}
@@ -437,7 +380,7 @@ func (s *Source) ourGateway(ctx context.Context, hr *gatewayv1.HTTPRoute, ref ga
 	return &gw, nil
 }
 
-func (s *Source) ourClass(ctx context.Context, name string) (bool, error) {
+func (s *gatewayAPI) ourClass(ctx context.Context, name string) (bool, error) {
 	var class gatewayv1.GatewayClass
 	if err := s.client.Get(ctx, types.NamespacedName{Name: name}, &class); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -451,7 +394,7 @@ func (s *Source) ourClass(ctx context.Context, name string) (bool, error) {
 // tunnelOf is the tunnel a Gateway stands for: its tunnel-name annotation, else the
 // alias of the Gateway's name in the tunnel configuration, else the default tunnel.
 // The namespace policy applies to the route's namespace.
-func (s *Source) tunnelOf(gw *gatewayv1.Gateway, routeNamespace string) (route.TunnelRef, *tunnel.Problem) {
+func (s *gatewayAPI) tunnelOf(gw *gatewayv1.Gateway, routeNamespace string) (route.TunnelRef, *tunnel.Problem) {
 	return s.tunnels(gw).Resolve(routeNamespace, s.aliasOf(gw), strings.TrimSpace(gw.Annotations[pic.AnnotationTunnelName]))
 }
 
@@ -462,7 +405,7 @@ func (s *Source) tunnelOf(gw *gatewayv1.Gateway, routeNamespace string) (route.T
 // refusing every route of a Gateway whose namespace the policy does not list; and an
 // annotation qualified with the Gateway's namespace while resolving in the route's
 // would no longer match the configured tunnel, silently dropping its policy.
-func (s *Source) tunnels(gw *gatewayv1.Gateway) tunnel.Resolver {
+func (s *gatewayAPI) tunnels(gw *gatewayv1.Gateway) tunnel.Resolver {
 	r := s.config.Tunnels
 	if r.Namespace == "" {
 		r.Namespace = gw.Namespace
@@ -470,7 +413,7 @@ func (s *Source) tunnels(gw *gatewayv1.Gateway) tunnel.Resolver {
 	return r
 }
 
-func (s *Source) aliasOf(gw *gatewayv1.Gateway) string {
+func (s *gatewayAPI) aliasOf(gw *gatewayv1.Gateway) string {
 	if _, ok := s.config.Tunnels.Aliases[gw.Name]; ok {
 		return gw.Name
 	}
@@ -479,7 +422,7 @@ func (s *Source) aliasOf(gw *gatewayv1.Gateway) string {
 
 // gatewayTunnel is the tunnel a Gateway stands for, whoever may use it: the namespace
 // policy is about routes, and must not make the Gateway itself look unprogrammed.
-func (s *Source) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tunnel.Problem) {
+func (s *gatewayAPI) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tunnel.Problem) {
 	r := s.tunnels(gw)
 	r.Default.AllowedNamespaces = nil
 	r.Aliases = make(map[string]tunnel.Tunnel, len(s.config.Tunnels.Aliases))
@@ -490,29 +433,27 @@ func (s *Source) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tunnel.
 	return r.Resolve(gw.Namespace, s.aliasOf(gw), strings.TrimSpace(gw.Annotations[pic.AnnotationTunnelName]))
 }
 
-// resolver resolves backendRefs to Services, honouring ReferenceGrants across namespaces.
-func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute, options sources.Options) backendResolver {
-	scheme := s.config.BackendScheme
-	if options.BackendScheme != "" {
-		scheme = options.BackendScheme
-	}
+// resolver resolves the backendRefs of a route of kind in namespace to Services,
+// honouring ReferenceGrants across namespaces; the backends it gives are reached over
+// scheme.
+func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, scheme string) backendResolver {
 	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
 				message: fmt.Sprintf("backendRef %s: only Services can be reached through a Pangolin tunnel", describeBackend(ref))}
 		}
-		ns := hr.Namespace
+		ns := namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
-		if ns != hr.Namespace {
-			ok, err := s.granted(ctx, hr.Namespace, ns, string(ref.Name))
+		if ns != namespace {
+			ok, err := s.granted(ctx, kind, namespace, ns, string(ref.Name))
 			if err != nil {
 				return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonRefNotPermitted, message: err.Error(), transient: true}
 			}
 			if !ok {
 				return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonRefNotPermitted,
-					message: fmt.Sprintf("backendRef %s/%s: no ReferenceGrant in namespace %s allows HTTPRoutes from %s", ns, ref.Name, ns, hr.Namespace)}
+					message: fmt.Sprintf("backendRef %s/%s: no ReferenceGrant in namespace %s allows %ss from %s", ns, ref.Name, ns, kind.name, namespace)}
 			}
 		}
 		if ref.Port == nil {
@@ -536,16 +477,16 @@ func (s *Source) resolver(ctx context.Context, hr *gatewayv1.HTTPRoute, options 
 	}
 }
 
-// granted reports whether a ReferenceGrant in namespace to lets HTTPRoutes of namespace
-// from refer to the Service name.
-func (s *Source) granted(ctx context.Context, from, to, name string) (bool, error) {
+// granted reports whether a ReferenceGrant in namespace to lets routes of kind in
+// namespace from refer to the Service name.
+func (s *gatewayAPI) granted(ctx context.Context, kind routeKind, from, to, name string) (bool, error) {
 	var grants gatewayv1.ReferenceGrantList
 	if err := s.client.List(ctx, &grants, client.InNamespace(to)); err != nil {
 		return false, fmt.Errorf("list ReferenceGrants in %s: %w", to, err)
 	}
 	for _, g := range grants.Items {
 		fromOK := slices.ContainsFunc(g.Spec.From, func(f gatewayv1.ReferenceGrantFrom) bool {
-			return f.Group == gatewayv1.GroupName && f.Kind == kindHTTPRoute && string(f.Namespace) == from
+			return f.Group == gatewayv1.GroupName && string(f.Kind) == kind.name && string(f.Namespace) == from
 		})
 		toOK := slices.ContainsFunc(g.Spec.To, func(t gatewayv1.ReferenceGrantTo) bool {
 			return t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name)

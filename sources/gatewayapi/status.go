@@ -60,9 +60,7 @@ var conditionTypes = []string{
 	string(gatewayv1.RouteConditionAccepted), string(gatewayv1.RouteConditionResolvedRefs), string(gatewayv1.RouteConditionPartiallyInvalid),
 }
 
-// WriteStatus implements plugin.Source: it writes PIC's entries of status.parents, one
-// per parentRef to a Gateway of PIC's, and leaves other controllers' entries alone. It
-// writes only when something changed, so a converged route is never written to.
+// WriteStatus implements plugin.Source (routeParents).
 func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, want plugin.Status) error {
 	var hr gatewayv1.HTTPRoute
 	if err := s.client.Get(ctx, key, &hr); err != nil {
@@ -71,22 +69,38 @@ func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, want
 		}
 		return fmt.Errorf("get HTTPRoute %s: %w", key, err)
 	}
-	parents := make([]gatewayv1.RouteParentStatus, 0, len(hr.Status.Parents)+len(want.Parents))
-	for _, p := range hr.Status.Parents {
+	parents := routeParents(hr.Status.Parents, hr.Spec.ParentRefs, want)
+	if equality.Semantic.DeepEqual(parents, hr.Status.Parents) {
+		return nil
+	}
+	hr.Status.Parents = parents
+	if err := s.client.Status().Update(ctx, &hr); err != nil {
+		return fmt.Errorf("update status of HTTPRoute %s: %w", key, err)
+	}
+	return nil
+}
+
+// routeParents is the status.parents of a route with parentRefs refs, once PIC's
+// entries are want's: one per parentRef to a Gateway of PIC's, other controllers'
+// entries left alone. Every route kind writes it; a converged route gets back what it
+// holds, and is not written to.
+func routeParents(current []gatewayv1.RouteParentStatus, refs []gatewayv1.ParentReference, want plugin.Status) []gatewayv1.RouteParentStatus {
+	parents := make([]gatewayv1.RouteParentStatus, 0, len(current)+len(want.Parents))
+	for _, p := range current {
 		if p.ControllerName != pic.GatewayControllerName {
 			parents = append(parents, p)
 		}
 	}
 	for _, w := range want.Parents {
-		i := slices.IndexFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool { return parentKey(ref) == w.Parent })
+		i := slices.IndexFunc(refs, func(ref gatewayv1.ParentReference) bool { return parentKey(ref) == w.Parent })
 		if i < 0 {
 			continue // the route changed since it was read: its next reconcile writes it
 		}
-		ref := hr.Spec.ParentRefs[i]
+		ref := refs[i]
 		entry := gatewayv1.RouteParentStatus{ParentRef: ref, ControllerName: pic.GatewayControllerName}
 		// Start from what was written before, so that unchanged conditions keep their
 		// lastTransitionTime.
-		for _, p := range hr.Status.Parents {
+		for _, p := range current {
 			if p.ControllerName == pic.GatewayControllerName && reflect.DeepEqual(p.ParentRef, ref) {
 				entry.Conditions = append(entry.Conditions, p.Conditions...)
 			}
@@ -101,14 +115,16 @@ func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, want
 		}
 		parents = append(parents, entry)
 	}
-	if equality.Semantic.DeepEqual(parents, hr.Status.Parents) {
-		return nil
-	}
-	hr.Status.Parents = parents
-	if err := s.client.Status().Update(ctx, &hr); err != nil {
-		return fmt.Errorf("update status of HTTPRoute %s: %w", key, err)
-	}
-	return nil
+	return parents
+}
+
+// writtenByPIC reports whether PIC has entries in a route's status.parents: a route no
+// longer attached to PIC's Gateways (its parentRef removed, its Gateway left PIC's
+// class) must lose them.
+func writtenByPIC(parents []gatewayv1.RouteParentStatus) bool {
+	return slices.ContainsFunc(parents, func(p gatewayv1.RouteParentStatus) bool {
+		return p.ControllerName == pic.GatewayControllerName
+	})
 }
 
 func setCondition(conditions *[]metav1.Condition, c plugin.Condition, generation int64) {

@@ -111,7 +111,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 		return out // exact names only: what a listener adds is among them
 	}
 	for _, ref := range hr.Spec.ParentRefs {
-		key, ok := gatewayOf(hr, ref)
+		key, ok := gatewayOf(hr.Namespace, ref)
 		if !ok {
 			continue
 		}
@@ -166,6 +166,23 @@ func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.H
 		}
 	}
 	return routes, nil
+}
+
+// judgeAttached judges the HTTPRoutes with a parentRef to gw.
+func (s *Source) judgeAttached(ctx context.Context, gw types.NamespacedName) ([]judgedRoute, error) {
+	routes, err := s.attachedTo(ctx, gw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]judgedRoute, 0, len(routes))
+	for i := range routes {
+		ev, err := s.evaluate(ctx, &routes[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, judgedRoute{namespace: routes[i].Namespace, status: ev.status})
+	}
+	return out, nil
 }
 
 // attachedTo returns the routes with a parentRef to the Gateway.
@@ -263,26 +280,25 @@ func toRequests(routes []gatewayv1.HTTPRoute) []reconcile.Request {
 	return out
 }
 
+// indexParents are the "namespace/name" of the Gateways a route of any kind names.
 func indexParents(obj client.Object) []string {
-	hr, ok := obj.(*gatewayv1.HTTPRoute)
-	if !ok {
-		return nil
-	}
+	refs, _ := parentRefsOf(obj)
 	var keys []string
-	for _, ref := range hr.Spec.ParentRefs {
-		if key, ok := gatewayOf(hr, ref); ok {
+	for _, ref := range refs {
+		if key, ok := gatewayOf(obj.GetNamespace(), ref); ok {
 			keys = append(keys, key.String())
 		}
 	}
 	return keys
 }
 
-// gatewayOf is the Gateway a parentRef names, if it names one.
-func gatewayOf(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (types.NamespacedName, bool) {
+// gatewayOf is the Gateway a parentRef of a route in routeNamespace names, if it names
+// one.
+func gatewayOf(routeNamespace string, ref gatewayv1.ParentReference) (types.NamespacedName, bool) {
 	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
 		return types.NamespacedName{}, false
 	}
-	key := types.NamespacedName{Namespace: hr.Namespace, Name: string(ref.Name)}
+	key := types.NamespacedName{Namespace: routeNamespace, Name: string(ref.Name)}
 	if ref.Namespace != nil {
 		key.Namespace = string(*ref.Namespace)
 	}
@@ -301,7 +317,7 @@ func takesListenerHosts(hr *gatewayv1.HTTPRoute) bool {
 // host.
 func servedUnder(hr *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway, host string) bool {
 	return slices.ContainsFunc(hr.Spec.ParentRefs, func(ref gatewayv1.ParentReference) bool {
-		key, ok := gatewayOf(hr, ref)
+		key, ok := gatewayOf(hr.Namespace, ref)
 		return ok && key == client.ObjectKeyFromObject(gw) &&
 			slices.Contains(listenerHosts(hr, ref, gw), host)
 	})

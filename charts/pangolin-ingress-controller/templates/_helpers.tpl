@@ -99,7 +99,7 @@ empty when there is nothing to write. Unknown keys fail the render.
 The sources PIC runs, comma-separated, each trimmed. Like PIC, --sources in extraArgs
 (repeated flags add up) beats PIC_SOURCES in extraEnv, which beats config.sources, whose
 default is ingress; a list or a comma-separated string. The opt-in sources' RBAC is
-rendered from it (pic.httpRoute, pic.service); internal/manifests tests that this agrees
+rendered from it (pic.gatewayAPI, pic.service); internal/manifests tests that this agrees
 with the configuration PIC loads from the rendered Deployment.
 */}}
 {{- define "pic.sources" -}}
@@ -135,9 +135,13 @@ with the configuration PIC loads from the rendered Deployment.
 {{- join "," $list }}
 {{- end }}
 
-{{/* "true" when PIC runs with the httproute source (pic.sources), else "". */}}
-{{- define "pic.httpRoute" -}}
-{{- if has "httproute" (splitList "," (include "pic.sources" .)) }}true{{ end }}
+{{/*
+"true" when PIC runs a Gateway API source (pic.sources), else "": httproute, tcproute
+or udproute.
+*/}}
+{{- define "pic.gatewayAPI" -}}
+{{- $list := splitList "," (include "pic.sources" .) }}
+{{- if or (has "httproute" $list) (has "tcproute" $list) (has "udproute" $list) }}true{{ end }}
 {{- end }}
 
 {{/*

@@ -1,0 +1,542 @@
+package gatewayapi
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/access"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
+)
+
+// Names of the TCPRoute and UDPRoute sources in the configuration (sources), logs and
+// metrics.
+const (
+	TCPRouteName = "tcproute"
+	UDPRouteName = "udproute"
+)
+
+// TCPRouteFactory and UDPRouteFactory build the TCPRoute and UDPRoute sources. Each is
+// unavailable (plugin.ErrUnavailable) while the API server does not serve its kind at
+// v1 (Gateway API v1.6 and later, either channel): PIC goes on with its other sources.
+var (
+	TCPRouteFactory = rawFactory(tcpRoutes)
+	UDPRouteFactory = rawFactory(udpRoutes)
+)
+
+// Cache indexes of the TCPRoute and UDPRoute sources.
+const (
+	rawParentIndex    = "pic.rawroute.parent"      // "namespace/name" of every parent Gateway
+	rawServiceIndex   = "pic.rawroute.service"     // "namespace/name" of every backend Service
+	listenerPortIndex = "pic.gateway.listenerport" // route.PortKey of every TCP and UDP listener of a Gateway
+)
+
+func rawFactory(kind routeKind) plugin.SourceFactory {
+	return plugin.SourceFactory{
+		Indexes: func(*config.Config) []plugin.Index {
+			return append([]plugin.Index{
+				{Object: kind.object(), Field: rawParentIndex, Func: indexParents},
+				{Object: kind.object(), Field: rawServiceIndex, Func: indexRawServices},
+				{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts},
+			}, sources.PolicyIndexes()...)
+		},
+		New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
+			shared, err := newGatewayAPI(ctx, deps, kind)
+			if err != nil {
+				return nil, err
+			}
+			return &RawSource{gatewayAPI: shared, kind: kind}, nil
+		},
+	}
+}
+
+var _ plugin.Source = (*RawSource)(nil)
+
+// RawSource reads the TCPRoutes, or the UDPRoutes, attached to PIC's Gateways. Each
+// listener of the kind's protocol a route attaches to publishes the listener's port on
+// the Pangolin server, forwarded to the route's one backend: a raw route, which claims
+// the port key (route.PortKey) as other routes claim a host, so that the oldest claim
+// on a port wins whatever its kind.
+type RawSource struct {
+	*gatewayAPI
+	kind routeKind
+}
+
+// Name implements plugin.Source.
+func (s *RawSource) Name() string { return s.kind.source }
+
+// Object implements plugin.Source.
+func (s *RawSource) Object() client.Object { return s.kind.object() }
+
+// rawRoute is what PIC reads of a TCPRoute or a UDPRoute: the two kinds differ by name
+// only.
+type rawRoute struct {
+	client.Object
+	parentRefs []gatewayv1.ParentReference
+	// backendRefs are those of every rule, in order.
+	backendRefs []gatewayv1.BackendRef
+	// status is the object's own, for WriteStatus to change.
+	status *gatewayv1.RouteStatus
+}
+
+// rawRouteOf reads a TCPRoute or a UDPRoute; ok is false for any other object.
+func rawRouteOf(obj client.Object) (r rawRoute, ok bool) {
+	switch o := obj.(type) {
+	case *gatewayv1.TCPRoute:
+		r = rawRoute{Object: o, parentRefs: o.Spec.ParentRefs, status: &o.Status.RouteStatus}
+		for _, rule := range o.Spec.Rules {
+			r.backendRefs = append(r.backendRefs, rule.BackendRefs...)
+		}
+	case *gatewayv1.UDPRoute:
+		r = rawRoute{Object: o, parentRefs: o.Spec.ParentRefs, status: &o.Status.RouteStatus}
+		for _, rule := range o.Spec.Rules {
+			r.backendRefs = append(r.backendRefs, rule.BackendRefs...)
+		}
+	default:
+		return rawRoute{}, false
+	}
+	return r, true
+}
+
+func (s *RawSource) originOf(r rawRoute) route.Origin {
+	return route.Origin{
+		Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: s.kind.name,
+		Namespace: r.GetNamespace(), Name: r.GetName(), UID: r.GetUID(), Generation: r.GetGeneration(),
+		Created: r.GetCreationTimestamp().Time,
+	}
+}
+
+// rawEvaluation is a TCPRoute or UDPRoute judged against each of its parents.
+type rawEvaluation struct {
+	origin  route.Origin
+	options sources.Options
+	status  routeStatus
+	// ports are the port keys the route is published on, each with the Gateway whose
+	// listener gives it.
+	ports      map[string]gatewayKey
+	tunnels    map[gatewayKey]route.TunnelRef
+	backend    route.Backend
+	served     bool // accepted and resolved: its ports may be published
+	rejections []route.Rejection
+}
+
+// Routes implements plugin.Source: one raw route per port the route is published on.
+func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
+	obj := s.kind.object()
+	if err := s.client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return plugin.Result{}, nil
+		}
+		return plugin.Result{}, fmt.Errorf("get %s %s: %w", s.kind.name, key, err)
+	}
+	r, _ := rawRouteOf(obj)
+	if r.GetDeletionTimestamp() != nil {
+		origin := s.originOf(r)
+		return plugin.Result{Origin: &origin, Deleting: true}, nil
+	}
+	ev, err := s.evaluate(ctx, r)
+	if err != nil {
+		return plugin.Result{}, err
+	}
+	res := judgedResult(ev.origin, ev.rejections, ev.status, r.status.Parents)
+	if !res.Managed || !ev.served {
+		return res, nil
+	}
+	for _, portKey := range slices.Sorted(maps.Keys(ev.ports)) {
+		_, port, _ := route.ParsePortKey(portKey)
+		res.Routes = append(res.Routes, route.Route{
+			Origin: ev.origin, Host: portKey, Protocol: s.kind.protocol, Port: port,
+			Tunnel: ev.tunnels[ev.ports[portKey]],
+			Paths:  []route.PathRule{{Backend: ev.backend}},
+			// Asked for, protection fails closed in the engine: Pangolin applies none to
+			// a raw resource, and the port is refused rather than published open.
+			Access: route.Access{SSO: ev.options.SSO, BlockAccess: ev.options.BlockAccess},
+		})
+	}
+	// No AccessPolicy targets a TCPRoute or UDPRoute, but one on its Gateway asks to
+	// protect what the Gateway publishes: the port is refused too (fails closed).
+	target := access.Target{Kind: s.kind.name, Namespace: r.GetNamespace(), Name: r.GetName()}
+	gateways := func(portKey string) []access.Target {
+		gw := ev.ports[portKey]
+		return []access.Target{{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}}
+	}
+	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
+		return plugin.Result{}, err
+	}
+	return res, nil
+}
+
+// evaluate judges a route against each of its parents that is a Gateway of PIC's.
+func (s *RawSource) evaluate(ctx context.Context, r rawRoute) (*rawEvaluation, error) {
+	ev := &rawEvaluation{
+		origin:  s.originOf(r),
+		status:  routeStatus{generation: r.GetGeneration()},
+		ports:   map[string]gatewayKey{},
+		tunnels: map[gatewayKey]route.TunnelRef{},
+	}
+	reject := rejecter(ev.origin, &ev.rejections)
+	var problems []string
+	ev.options, problems = sources.ParseOptions(r.GetAnnotations(), s.config.BackendScheme)
+	if ev.options.Enabled != nil && !*ev.options.Enabled {
+		// Opted out: treated as detached, as an HTTPRoute is.
+		return ev, nil
+	}
+	if ignored := ignoredOnRawRoutes(r.GetAnnotations()); len(ignored) > 0 {
+		reject("", pic.ReasonInvalidAnnotation, false, false,
+			"%s have no effect on a %s: a port has no host name, its backend is reached over %s, and the tunnel is the one its Gateway stands for (annotate the Gateway instead)",
+			strings.Join(ignored, ", "), s.kind.name, strings.ToUpper(string(s.kind.protocol)))
+	}
+
+	parents, err := s.judgeParents(ctx, s.kind, r.GetNamespace(), nil, r.parentRefs, reject)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parents {
+		ev.status.parents = append(ev.status.parents, p.status)
+		if !p.accepted() {
+			continue
+		}
+		key := p.gatewayKey()
+		ev.tunnels[key] = p.tunnel
+		for _, l := range p.gw.Spec.Listeners {
+			portKey := route.PortKey(s.kind.protocol, l.Port)
+			if _, taken := ev.ports[portKey]; !taken && slices.Contains(p.attachment.listeners, string(l.Name)) {
+				ev.ports[portKey] = key
+			}
+		}
+	}
+	if len(ev.status.parents) == 0 {
+		return ev, nil
+	}
+	var unsupported []string
+	var refs *refProblem
+	ev.backend, unsupported, refs = rawBackend(r.backendRefs, s.resolver(ctx, s.kind, r.GetNamespace(), string(s.kind.protocol)))
+	ev.served = settle(ev.status.parents, refs, problems, unsupported, reject)
+	return ev, nil
+}
+
+// ignoredOnRawRoutes are the annotations set on a TCPRoute or UDPRoute that say
+// nothing there: the public name of a host (a port has none), the backend scheme (the
+// backend is reached over the route's protocol), and the tunnel (its Gateway's).
+func ignoredOnRawRoutes(annotations map[string]string) []string {
+	var out []string
+	for _, key := range []string{pic.AnnotationDomainName, pic.AnnotationSubdomain, pic.AnnotationBackendScheme, pic.AnnotationTunnelName} {
+		if _, ok := annotations[key]; ok {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// rawBackend is the one backend of a TCPRoute or UDPRoute. The engine gives a raw
+// route one target, so exactly one backendRef, in one rule or another, is served:
+// several (a weighted split) are refused, never served to one of them alone. Every
+// backendRef is resolved, so that ResolvedRefs tells the truth about each.
+func rawBackend(refs []gatewayv1.BackendRef, resolve backendResolver) (route.Backend, []string, *refProblem) {
+	var (
+		backend     route.Backend
+		unsupported []string
+		problem     *refProblem
+	)
+	for _, ref := range refs {
+		b, p := resolve(ref.BackendObjectReference)
+		if p != nil && problem == nil {
+			problem = p
+		}
+		if ref.Weight != nil && *ref.Weight == 0 {
+			unsupported = append(unsupported, "a backendRef of weight 0")
+		}
+		backend = b
+	}
+	switch {
+	case len(refs) == 0:
+		unsupported = append(unsupported, "no backendRefs")
+	case len(refs) > 1:
+		unsupported = append(unsupported, fmt.Sprintf("%d backendRefs (traffic split between backends): a Pangolin port forwards to one backend", len(refs)))
+	}
+	return backend, unsupported, problem
+}
+
+// WriteStatus implements plugin.Source (routeParents).
+func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, want plugin.Status) error {
+	obj := s.kind.object()
+	if err := s.client.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("get %s %s: %w", s.kind.name, key, err)
+	}
+	r, _ := rawRouteOf(obj)
+	parents := routeParents(r.status.Parents, r.parentRefs, want)
+	if equality.Semantic.DeepEqual(parents, r.status.Parents) {
+		return nil
+	}
+	r.status.Parents = parents
+	if err := s.client.Status().Update(ctx, obj); err != nil {
+		return fmt.Errorf("update status of %s %s: %w", s.kind.name, key, err)
+	}
+	return nil
+}
+
+// Declare implements plugin.Source. A route claims the port key of each listener of
+// its protocol its parentRefs select, so a Gateway whose listener ports move concerns
+// the claimants of those ports, of every kind. Gateways, GatewayClasses,
+// ReferenceGrants, Services, Namespaces (for allowedRoutes selectors) and the
+// AccessPolicies of its Gateways bring a route back; and PIC writes the status of its
+// GatewayClasses and Gateways.
+func (s *RawSource) Declare() plugin.Declaration {
+	return plugin.Declaration{
+		Claims: plugin.Claims{
+			Hosts:     s.Hosts,
+			Claimants: s.Claimants,
+			Movers: []plugin.HostMover{{Object: &gatewayv1.Gateway{}, Hosts: func(obj client.Object) []string {
+				return s.kind.portKeys(obj)
+			}}},
+		},
+		Watches: append([]plugin.Watch{
+			{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return s.requests(ctx, client.MatchingFields{rawParentIndex: o.GetNamespace() + "/" + o.GetName()})
+			}},
+			{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.routesOfClass},
+			{Object: &gatewayv1.ReferenceGrant{}, Requests: s.routesOfGrant},
+			{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return s.requests(ctx, client.MatchingFields{rawServiceIndex: o.GetNamespace() + "/" + o.GetName()})
+			}},
+			{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				return s.requests(ctx, client.InNamespace(o.GetName()))
+			}},
+		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
+		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
+		Runnables:   s.config.Policies.Runnables(),
+	}
+}
+
+// Hosts are the port keys of the listeners of the route's protocol that its parentRefs
+// select, whether or not they admit it (attachment is evaluate's to judge).
+func (s *RawSource) Hosts(ctx context.Context, obj client.Object) []string {
+	r, ok := rawRouteOf(obj)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, ref := range r.parentRefs {
+		key, ok := gatewayOf(r.GetNamespace(), ref)
+		if !ok {
+			continue
+		}
+		var gw gatewayv1.Gateway
+		if err := s.client.Get(ctx, key, &gw); err != nil {
+			continue // no Gateway, no listener: no port claimed through it
+		}
+		for _, portKey := range s.kind.selectedPortKeys(ref, &gw) {
+			if !slices.Contains(out, portKey) {
+				out = append(out, portKey)
+			}
+		}
+	}
+	return out
+}
+
+// Claimants are the routes of the source's kind that claim a port key: those with a
+// parentRef that selects a listener of that port, from the Gateways' port index. A host
+// is no port key, and claimed by none of them.
+func (s *RawSource) Claimants(ctx context.Context, portKey string) ([]engine.Claim, error) {
+	routes, err := s.claimantRoutes(ctx, portKey)
+	if err != nil {
+		return nil, err
+	}
+	claims := make([]engine.Claim, 0, len(routes))
+	for _, r := range routes {
+		claims = append(claims, engine.Claim{Origin: s.originOf(r), Deleting: r.GetDeletionTimestamp() != nil})
+	}
+	return claims, nil
+}
+
+func (s *RawSource) claimantRoutes(ctx context.Context, portKey string) ([]rawRoute, error) {
+	if protocol, _, ok := route.ParsePortKey(portKey); !ok || protocol != s.kind.protocol {
+		return nil, nil
+	}
+	var gateways gatewayv1.GatewayList
+	if err := s.client.List(ctx, &gateways, client.MatchingFields{listenerPortIndex: portKey}); err != nil {
+		return nil, fmt.Errorf("list Gateways by listener port %s: %w", portKey, err)
+	}
+	var out []rawRoute
+	seen := map[types.UID]bool{}
+	for i := range gateways.Items {
+		gw := &gateways.Items[i]
+		attached, err := s.list(ctx, client.MatchingFields{rawParentIndex: client.ObjectKeyFromObject(gw).String()})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range attached {
+			if !seen[r.GetUID()] && slices.Contains(s.Hosts(ctx, r.Object), portKey) {
+				seen[r.GetUID()] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// judgeAttached judges the routes of the source's kind with a parentRef to gw.
+func (s *RawSource) judgeAttached(ctx context.Context, gw types.NamespacedName) ([]judgedRoute, error) {
+	routes, err := s.list(ctx, client.MatchingFields{rawParentIndex: gw.String()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]judgedRoute, 0, len(routes))
+	for _, r := range routes {
+		ev, err := s.evaluate(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, judgedRoute{namespace: r.GetNamespace(), status: ev.status})
+	}
+	return out, nil
+}
+
+// list lists the routes of the source's kind.
+func (s *RawSource) list(ctx context.Context, opts ...client.ListOption) ([]rawRoute, error) {
+	var objects []client.Object
+	switch s.kind.name {
+	case kindTCPRoute:
+		var list gatewayv1.TCPRouteList
+		if err := s.client.List(ctx, &list, opts...); err != nil {
+			return nil, fmt.Errorf("list TCPRoutes: %w", err)
+		}
+		for i := range list.Items {
+			objects = append(objects, &list.Items[i])
+		}
+	case kindUDPRoute:
+		var list gatewayv1.UDPRouteList
+		if err := s.client.List(ctx, &list, opts...); err != nil {
+			return nil, fmt.Errorf("list UDPRoutes: %w", err)
+		}
+		for i := range list.Items {
+			objects = append(objects, &list.Items[i])
+		}
+	}
+	out := make([]rawRoute, 0, len(objects))
+	for _, o := range objects {
+		r, _ := rawRouteOf(o)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// requests are the routes opts list, for a watch's map function.
+func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	routes, err := s.list(ctx, opts...)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "cannot map a related object to its routes", "kind", s.kind.name)
+	}
+	out := make([]reconcile.Request, len(routes))
+	for i, r := range routes {
+		out[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(r.Object)}
+	}
+	return out
+}
+
+// routesOfClass requeues the routes of every Gateway of a class that changed.
+func (s *RawSource) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	var gateways gatewayv1.GatewayList
+	if err := s.client.List(ctx, &gateways); err != nil {
+		log.FromContext(ctx).Error(err, "cannot list Gateways")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, gw := range gateways.Items {
+		if string(gw.Spec.GatewayClassName) == obj.GetName() {
+			out = append(out, s.requests(ctx, client.MatchingFields{rawParentIndex: gw.Namespace + "/" + gw.Name})...)
+		}
+	}
+	return out
+}
+
+// routesOfGrant requeues the routes of the namespaces a ReferenceGrant lets routes of
+// the source's kind refer from.
+func (s *RawSource) routesOfGrant(ctx context.Context, obj client.Object) []reconcile.Request {
+	grant, ok := obj.(*gatewayv1.ReferenceGrant)
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, f := range grant.Spec.From {
+		if string(f.Kind) == s.kind.name {
+			out = append(out, s.requests(ctx, client.InNamespace(string(f.Namespace)))...)
+		}
+	}
+	return out
+}
+
+// routesOfPolicyTarget are the routes an AccessPolicy on a Gateway concerns: no policy
+// targets a TCPRoute or UDPRoute itself.
+func (s *RawSource) routesOfPolicyTarget(ctx context.Context, t access.Target) []reconcile.Request {
+	if t.Kind != "Gateway" {
+		return nil
+	}
+	return s.requests(ctx, client.MatchingFields{rawParentIndex: t.Namespace + "/" + t.Name})
+}
+
+// portKeys are the port keys of a Gateway's listeners of the kind's protocol.
+func (k routeKind) portKeys(obj client.Object) []string {
+	gw, ok := obj.(*gatewayv1.Gateway)
+	if !ok {
+		return nil
+	}
+	return k.selectedPortKeys(gatewayv1.ParentReference{}, gw)
+}
+
+// selectedPortKeys are the port keys of the listeners of gw of the kind's protocol
+// that ref selects.
+func (k routeKind) selectedPortKeys(ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) []string {
+	var out []string
+	for _, l := range gw.Spec.Listeners {
+		if !k.attachesThrough(l) || !selects(ref, l) {
+			continue
+		}
+		if portKey := route.PortKey(k.protocol, l.Port); !slices.Contains(out, portKey) {
+			out = append(out, portKey)
+		}
+	}
+	return out
+}
+
+// indexListenerPorts are the port keys of a Gateway's TCP and UDP listeners.
+func indexListenerPorts(obj client.Object) []string {
+	return append(tcpRoutes.portKeys(obj), udpRoutes.portKeys(obj)...)
+}
+
+// indexRawServices are the "namespace/name" of the Services a TCPRoute or UDPRoute
+// refers to.
+func indexRawServices(obj client.Object) []string {
+	r, ok := rawRouteOf(obj)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for _, ref := range r.backendRefs {
+		ns := r.GetNamespace()
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		keys = append(keys, ns+"/"+string(ref.Name))
+	}
+	return keys
+}
