@@ -134,6 +134,7 @@ type rawEvaluation struct {
 	backend    route.Backend
 	served     bool // accepted and resolved: its ports may be published
 	rejections []route.Rejection
+	notices    []route.Notice
 }
 
 // Routes implements plugin.Source: one raw route per port the route is published on.
@@ -155,6 +156,7 @@ func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugi
 		return plugin.Result{}, err
 	}
 	res := judgedResult(ev.origin, ev.rejections, ev.status, r.status.Parents)
+	res.Notices = ev.notices
 	if !res.Managed || !ev.served {
 		return res, nil
 	}
@@ -226,7 +228,7 @@ func (s *RawSource) evaluate(ctx context.Context, r rawRoute) (*rawEvaluation, e
 	}
 	var unsupported []string
 	var refs *refProblem
-	ev.backend, unsupported, refs = rawBackend(r.backendRefs, s.resolver(ctx, s.kind, r.GetNamespace(), string(s.kind.protocol)))
+	ev.backend, unsupported, refs = rawBackend(r.backendRefs, s.resolver(ctx, s.kind, r.GetNamespace(), string(s.kind.protocol), ev.options, ev.origin, &ev.notices))
 	ev.served = settle(ev.status.parents, refs, problems, unsupported, reject)
 	return ev, nil
 }

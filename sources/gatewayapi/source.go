@@ -38,6 +38,8 @@ type Config struct {
 	// Policies protect the routes' hosts with the AccessPolicies of the routes and of
 	// their Gateways; nil for none.
 	Policies *sources.Policies
+	// Health derives the backends' health checks.
+	Health sources.HealthChecks
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
@@ -85,6 +87,7 @@ func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) 
 	}
 	conf := configOf(deps.Config)
 	conf.TunnelCheck = deps.Tunnels
+	conf.Health.Pods = sources.PodReader(deps)
 	if conf.Policies, err = sources.NewPolicies(ctx, deps); err != nil {
 		return nil, err
 	}
@@ -92,7 +95,7 @@ func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) 
 }
 
 func configOf(cfg *config.Config) Config {
-	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain}
+	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain, Health: sources.HealthChecks{Default: cfg.HealthChecks}}
 }
 
 // Source reads HTTPRoutes attached to PIC's Gateways.
@@ -150,6 +153,7 @@ type evaluation struct {
 	policy     string
 	served     bool // accepted and resolved: its paths may be published
 	rejections []route.Rejection
+	notices    []route.Notice
 }
 
 type gatewayKey = types.NamespacedName
@@ -172,6 +176,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return plugin.Result{}, err
 	}
 	res := judgedResult(ev.origin, ev.rejections, ev.status, hr.Status.Parents)
+	res.Notices = ev.notices
 	if !res.Managed || !ev.served {
 		return res, nil
 	}
@@ -353,7 +358,7 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 		return ev, nil
 	}
 
-	t := translate(hr, s.resolver(ctx, httpRoutes, hr.Namespace, ev.options.BackendScheme))
+	t := translate(hr, s.resolver(ctx, httpRoutes, hr.Namespace, ev.options.BackendScheme, ev.options, ev.origin, &ev.notices))
 	ev.paths, ev.headers = t.paths, t.headers
 	ev.served = settle(ev.status.parents, t.refs, problems, t.unsupported, reject)
 	return ev, nil
@@ -435,8 +440,9 @@ func (s *gatewayAPI) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tun
 
 // resolver resolves the backendRefs of a route of kind in namespace to Services,
 // honouring ReferenceGrants across namespaces; the backends it gives are reached over
-// scheme.
-func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, scheme string) backendResolver {
+// scheme, with the health checks the route's options ask (a backend without one is
+// said in notices).
+func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, scheme string, opts sources.Options, origin route.Origin, notices *[]route.Notice) backendResolver {
 	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
@@ -464,16 +470,26 @@ func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, sc
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
 				message: fmt.Sprintf("Service %s/%s not found; retrying", ns, ref.Name)}
 		}
-		port := int32(*ref.Port)
+		port := corev1.ServicePort{Port: int32(*ref.Port)}
 		found := svc.Spec.Type == corev1.ServiceTypeExternalName
 		for _, p := range svc.Spec.Ports {
-			found = found || p.Port == port
+			if p.Port == port.Port {
+				port, found = p, true
+			}
 		}
 		if !found {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
-				message: fmt.Sprintf("Service %s/%s has no port %d; retrying", ns, ref.Name, port)}
+				message: fmt.Sprintf("Service %s/%s has no port %d; retrying", ns, ref.Name, port.Port)}
 		}
-		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port, Scheme: scheme}, nil
+		health, why, err := s.config.Health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, scheme)
+		if err != nil {
+			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true, message: err.Error()}
+		}
+		if why != "" {
+			*notices = sources.AddNotice(*notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
+				Message: fmt.Sprintf("Service %s/%s port %d is published without a health check: %s", ns, svc.Name, port.Port, why)})
+		}
+		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: scheme, Health: health}, nil
 	}
 }
 
