@@ -74,7 +74,7 @@ func specDirect(t *testing.T, p Provider) {
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}, {Name: "alt", Port: 8081}}},
 	})
 	web, webAlt := "http://"+e.svcAddr("web", 8080), "http://"+e.svcAddr("web", 8081)
-	opts := PICOptions{Pangolin: pangolin, GatewayAPI: true, Args: []string{"--sources=ingress,httproute", "--log-level=debug"}}
+	opts := PICOptions{Pangolin: pangolin, GatewayAPI: true, Args: []string{"--sources=ingress,httproute,service,tcproute,udproute", "--log-level=debug"}}
 	pic := e.startPIC(opts)[0]
 
 	app := ingress(e.ns, "app", "pangolin", e.host("app"), "web", 8080)
@@ -127,6 +127,42 @@ func specDirect(t *testing.T, p Provider) {
 		require.NoError(t, e.c.Delete(e.ctx, hr))
 		d.eventuallyServed(with(decoyHosts, e.host("app"), webAlt))
 	})
+
+	t.Run("an HTTPRoute's URLRewrite becomes the target's rewrite", func(t *testing.T) {
+		d.gateway(t, "rewrite", gatewayv1.Listener{Name: "http", Protocol: gatewayv1.HTTPProtocolType, Port: 80})
+		hr := &gatewayv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: e.ns},
+			Spec: gatewayv1.HTTPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "rewrite"}}},
+				Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(e.host("legacy"))},
+				Rules: []gatewayv1.HTTPRouteRule{{
+					Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/v1")}}},
+					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+						Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr.To("/api/v1")},
+					}}},
+					BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+						BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Port: ptr.To(gatewayv1.PortNumber(8080))},
+					}}},
+				}},
+			},
+		}
+		e.create(hr)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == e.host("legacy") })
+			if !assert.GreaterOrEqual(c, i, 0, "no resource for the route") {
+				return
+			}
+			targets := d.server.Targets(d.server.Resources()[i].ID)
+			if assert.Len(c, targets, 1) {
+				assert.Equal(c, "^/v1(/.*)?$", targets[0].Path)
+				assert.Equal(c, "/api/v1$1", targets[0].RewritePath)
+				assert.Equal(c, "regex", targets[0].RewritePathType)
+			}
+		}, eventually, tick)
+		require.NoError(t, e.c.Delete(e.ctx, hr))
+	})
+
+	t.Run("TCP and UDP ports", func(t *testing.T) { specPorts(t, d, pangolin) })
 
 	t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 		pic.Stop(t)

@@ -222,6 +222,15 @@ func setupKind() (*kindCluster, error) {
 	if err := runtimeConvert(&d, deploys[0]); err != nil {
 		return nil, err
 	}
+	// The service source's RBAC, as the services Component adds it, so that the
+	// direct spec's LoadBalancer Services run too.
+	for _, rbac := range [][]string{{"services"}, {"pangolinresource", "services"}} {
+		more, err := kustomize(filepath.Join(append([]string{root, "config", "rbac"}, rbac...)...), d.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, more...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := applyObjects(ctx, k.c, objs); err != nil {

@@ -186,22 +186,24 @@ func serviceAccountIdentity(objs []*unstructured.Unstructured) (namespace, name 
 // rbacObjects is PIC's RBAC for the local provider with sink (pangolinresource or
 // pangolin, the direct sink), rendered with kustomize into picNamespace: config/rbac and,
 // for the pangolinresource sink, config/rbac/pangolinresource (what an Ingress-only
-// install of that sink grants); and config/rbac/gateway-api (the opt-in httproute
-// source's rules, bound to the same ServiceAccount), with
-// config/rbac/pangolinresource/gateway-api for the pangolinresource sink. The direct
-// sink's are config/rbac with config/rbac/direct (its access record's Role), and
-// config/rbac/gateway-api, as config/direct and config/direct-gateway-api install.
+// install of that sink grants); and the opt-in sources' rules, bound to the same
+// ServiceAccount: config/rbac/gateway-api (httproute, tcproute, udproute) and
+// config/rbac/services (service), with config/rbac/pangolinresource/gateway-api and
+// config/rbac/pangolinresource/services for the pangolinresource sink. The direct
+// sink's are config/rbac with config/rbac/direct (its access record's Role), and the
+// opt-in sources', as config/direct, config/direct-gateway-api and the services
+// Component install.
 func rbacObjects(sink string) (ingress, gatewayAPI []*unstructured.Unstructured, err error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, nil, err
 	}
 	rbac := filepath.Join(root, "config", "rbac")
-	ingressDirs, gatewayDirs := []string{rbac}, []string{filepath.Join(rbac, "gateway-api")}
+	ingressDirs, gatewayDirs := []string{rbac}, []string{filepath.Join(rbac, "gateway-api"), filepath.Join(rbac, "services")}
 	switch sink {
 	case "pangolinresource":
 		ingressDirs = append(ingressDirs, filepath.Join(rbac, "pangolinresource"))
-		gatewayDirs = append(gatewayDirs, filepath.Join(rbac, "pangolinresource", "gateway-api"))
+		gatewayDirs = append(gatewayDirs, filepath.Join(rbac, "pangolinresource", "gateway-api"), filepath.Join(rbac, "pangolinresource", "services"))
 	case "pangolin":
 		ingressDirs = append(ingressDirs, filepath.Join(rbac, "direct"))
 	}
