@@ -36,6 +36,8 @@ func TestHelmLint(t *testing.T) {
 		{"the chart lints clean with config.sink pangolin and config.sources [ingress, httproute]", directGatewayAPIValues},
 		{"the chart lints clean with config.sources [ingress, service]", servicesValues},
 		{"the chart lints clean with config.sink pangolin and config.sources [ingress, service]", directServicesValues},
+		{"the chart lints clean with config.sink pangolin and config.healthChecks", directHealthChecksValues},
+		{"the chart lints clean with config.sink pangolin and rbac.readPods", directReadPodsValues},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,6 +42,12 @@ type rendering struct {
 	// pangolinresource sink, that sink's rule on Services). Every other rendering must
 	// grant nothing on Services but reading them.
 	services bool
+	// readPods: the installation grants list on pods (config/rbac/health-checks), for
+	// health checks that follow readiness probes: PIC derives them for every object
+	// (healthChecks), or objects may ask with the annotation (the chart's rbac.readPods,
+	// or config/rbac/health-checks as a resource). Every other rendering must grant
+	// nothing on pods.
+	readPods bool
 }
 
 // sources are the sources PIC must load from the rendering, in the order the
@@ -125,6 +131,17 @@ config:
   sink: pangolin
   sources: [ingress, service]
 ` + directConnectionValues
+	directHealthChecksValues = `
+config:
+  sink: pangolin
+  healthChecks: true
+` + directConnectionValues
+	directReadPodsValues = `
+config:
+  sink: pangolin
+rbac:
+  readPods: true
+` + directConnectionValues
 	directConnectionValues = `
 pangolin:
   url: https://pangolin.example.com/v1
@@ -194,6 +211,19 @@ var renderings = []rendering{
 	{name: "kustomize config/direct-gateway-api with the services component", render: kustomizedOverlay(
 		[]string{"config/direct-gateway-api"}, "config/components/services"), gatewayAPI: true, direct: true, services: true},
 	{name: "the Helm chart with config.sources [ingress, httproute, service]", render: charted(gatewayAPIServicesValues), gatewayAPI: true, services: true},
+	// Health checks (docs/health-checks.md#permissions): the component on the direct
+	// installs, where they apply, and on config/default, where PIC loads it and warns;
+	// the RBAC alone for objects that ask with the annotation; the chart's two values.
+	{name: "kustomize config/direct with the health-checks component", render: kustomizedOverlay(
+		[]string{"config/direct"}, "config/components/health-checks"), direct: true, readPods: true},
+	{name: "kustomize config/direct-services with the health-checks component", render: kustomizedOverlay(
+		[]string{"config/direct-services"}, "config/components/health-checks"), direct: true, services: true, readPods: true},
+	{name: "kustomize config/default with the health-checks component", render: kustomizedOverlay(
+		[]string{"config/default"}, "config/components/health-checks"), readPods: true},
+	{name: "kustomize config/direct with config/rbac/health-checks", render: kustomizedOverlay(
+		[]string{"config/direct", "config/rbac/health-checks"}), direct: true, readPods: true},
+	{name: "the Helm chart with config.sink pangolin and config.healthChecks", render: charted(directHealthChecksValues), direct: true, readPods: true},
+	{name: "the Helm chart with config.sink pangolin and rbac.readPods", render: charted(directReadPodsValues), direct: true, readPods: true},
 }
 
 // TestInstallations checks what must hold in every way of installing PIC.
@@ -557,39 +587,49 @@ const pangolinResourceSink = "pangolinresource"
 var clusterRoleFiles = []struct {
 	suffix string
 	path   []string // under config/rbac
-	// in says whether an installation whose PIC runs sink and sources renders the
+	// in says whether an installation whose PIC runs with cfg must render the
 	// ClusterRole.
-	in func(sink string, sources []string) bool
+	in func(cfg *config.Config) bool
+	// optIn: an installation may also render the ClusterRole when cfg does not need it,
+	// because the user granted it ahead (list on pods for objects that ask for health
+	// checks by annotation, while healthChecks stays off). PIC's configuration cannot
+	// tell such an opt-in from a leak: TestHealthChecksAreOptIn checks each rendering
+	// against what it says it opts into.
+	optIn bool
 }{
-	{"", []string{"role.yaml"}, func(string, []string) bool { return true }},
-	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(sink string, _ []string) bool { return sink == pangolinResourceSink }},
-	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(_ string, sources []string) bool { return runsGatewayAPI(sources) }},
-	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(sink string, sources []string) bool {
-		return sink == pangolinResourceSink && runsGatewayAPI(sources)
-	}},
-	{servicesRoleNameSuffix, []string{"services", "role.yaml"}, func(_ string, sources []string) bool { return slices.Contains(sources, serviceSource) }},
-	{"-" + pangolinResourceSink + servicesRoleNameSuffix, []string{"pangolinresource", "services", "role.yaml"}, func(sink string, sources []string) bool {
-		return sink == pangolinResourceSink && slices.Contains(sources, serviceSource)
-	}},
+	{"", []string{"role.yaml"}, func(*config.Config) bool { return true }, false},
+	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(cfg *config.Config) bool { return cfg.Sink == pangolinResourceSink }, false},
+	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(cfg *config.Config) bool { return runsGatewayAPI(cfg.Sources) }, false},
+	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(cfg *config.Config) bool {
+		return cfg.Sink == pangolinResourceSink && runsGatewayAPI(cfg.Sources)
+	}, false},
+	{servicesRoleNameSuffix, []string{"services", "role.yaml"}, func(cfg *config.Config) bool { return slices.Contains(cfg.Sources, serviceSource) }, false},
+	{"-" + pangolinResourceSink + servicesRoleNameSuffix, []string{"pangolinresource", "services", "role.yaml"}, func(cfg *config.Config) bool {
+		return cfg.Sink == pangolinResourceSink && slices.Contains(cfg.Sources, serviceSource)
+	}, false},
+	{healthChecksRoleNameSuffix, []string{"health-checks", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HealthChecks }, true},
 }
 
 // wantClusterRoles are the ClusterRoles an installation must render, by name, with their
-// rules: those of clusterRoleFiles for the sink and sources PIC loads from the rendered
-// Deployment.
-func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) map[string][]rbacv1.PolicyRule {
+// rules: those of clusterRoleFiles for the configuration PIC loads from the rendered
+// Deployment. may are those it may render besides, the opt-in ones.
+func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) (want, may map[string][]rbacv1.PolicyRule) {
 	t.Helper()
 	cfg, _ := picConfig(t, objs)
 	base := only[appsv1.Deployment](t, objs, "Deployment").Name
 	mainName := readRoleFile(t).clusterRoleName
-	want := map[string][]rbacv1.PolicyRule{}
+	want, may = map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{}
 	for _, f := range clusterRoleFiles {
 		cr := readClusterRoleFile(t, f.path...)
 		require.Equal(t, mainName+f.suffix, cr.Name, "the name of config/rbac/%s's ClusterRole", filepath.Join(f.path...))
-		if f.in(cfg.Sink, cfg.Sources) {
+		switch {
+		case f.in(cfg):
 			want[base+f.suffix] = cr.Rules
+		case f.optIn:
+			may[base+f.suffix] = cr.Rules
 		}
 	}
-	return want
+	return want, may
 }
 
 // clusterRoleProblems compares the rendered ClusterRoles with wantClusterRoles: a
@@ -597,7 +637,7 @@ func wantClusterRoles(t *testing.T, objs []*unstructured.Unstructured) map[strin
 // from its file's.
 func clusterRoleProblems(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Helper()
-	want := wantClusterRoles(t, objs)
+	want, may := wantClusterRoles(t, objs)
 	var problems []string
 	seen := map[string]bool{}
 	for _, o := range ofKind(objs, "ClusterRole") {
@@ -606,6 +646,9 @@ func clusterRoleProblems(t *testing.T, objs []*unstructured.Unstructured) []stri
 			problems = append(problems, fmt.Sprintf("ClusterRole %s is aggregated: it would gather rules from elsewhere", cr.Name))
 		}
 		rules, ok := want[cr.Name]
+		if !ok {
+			rules, ok = may[cr.Name]
+		}
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("unexpected ClusterRole %s (want %v)", cr.Name, slices.Sorted(maps.Keys(want))))

@@ -62,7 +62,8 @@ func withRule(t *testing.T, objs []*unstructured.Unstructured, name string, rule
 // TestSinkRules checks that each installation runs the sink it is meant for, and that
 // only the installations of the pangolinresource sink grant its rules: a direct-mode
 // installation grants exactly config/rbac/role.yaml (and config/rbac/gateway-api with
-// the httproute source, config/rbac/services with the service source), nothing on
+// the httproute source, config/rbac/services with the service source,
+// config/rbac/health-checks when it opts into health checks), nothing on
 // Pangolin's CRDs and nothing on Secrets.
 func TestSinkRules(t *testing.T) {
 	core := readRoleFile(t).clusterRole
@@ -90,6 +91,9 @@ func TestSinkRules(t *testing.T) {
 			}
 			if r.services {
 				want = append(want, readClusterRoleFile(t, "services", "role.yaml").Rules...)
+			}
+			if r.readPods {
+				want = append(want, readClusterRoleFile(t, "health-checks", "role.yaml").Rules...)
 			}
 			assert.Equal(t, ruleSet(want), ruleSet(clusterRoleRules(t, objs)), "the ClusterRoles of a direct-mode installation")
 		})

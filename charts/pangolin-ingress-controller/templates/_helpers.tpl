@@ -153,6 +153,40 @@ LoadBalancer of config.loadBalancerClass, sources/loadbalancer.
 {{- end }}
 
 {{/*
+"true" when PIC derives health checks for objects that do not say (the key healthChecks,
+default false), else "". Like PIC, --health-checks in extraArgs (the last one; alone it
+means true, --health-checks=<bool> otherwise) beats PIC_HEALTH_CHECKS in extraEnv, which
+beats config.healthChecks; booleans are read as Go's strconv.ParseBool reads them.
+internal/manifests tests that this agrees with the configuration PIC loads.
+*/}}
+{{- define "pic.healthChecks" -}}
+{{- $on := index (.Values.config | default dict) "healthChecks" }}
+{{- range .Values.extraEnv }}
+{{- if and (eq (toString .name) "PIC_HEALTH_CHECKS") (ne (toString .value) "") }}
+{{- $on = .value }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraArgs }}
+{{- $arg := toString . }}
+{{- if eq $arg "--health-checks" }}
+{{- $on = true }}
+{{- else if hasPrefix "--health-checks=" $arg }}
+{{- $on = trimPrefix "--health-checks=" $arg }}
+{{- end }}
+{{- end }}
+{{- if has (trim (toString $on)) (list "true" "True" "TRUE" "t" "T" "1") }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when the chart grants PIC list on pods (<fullname>-health-checks): health checks
+are on for every object (pic.healthChecks), or rbac.readPods lets objects ask for them
+with the health-check annotation while the default stays off.
+*/}}
+{{- define "pic.readPods" -}}
+{{- if or (include "pic.healthChecks" .) .Values.rbac.readPods }}true{{ end }}
+{{- end }}
+
+{{/*
 The sink PIC runs: config.sink, default pangolinresource. Like PIC, --sink in extraArgs
 (the last one) beats PIC_SINK in extraEnv, which beats config.sink. The pangolinresource
 sink's ClusterRoles are rendered only for that sink. internal/manifests tests that this
