@@ -38,6 +38,8 @@ func TestDemoDirectOneShot(t *testing.T) {
 	assert.Contains(t, output, "PathRegexp(`^/api(/.*)?$`)", "path routing reaches Pangolin")
 	assert.Contains(t, output, "http://api.demo.svc.cluster.local:9090", "the named port resolved")
 	assert.NotContains(t, output, "ApexHost", "the organization's domain itself can be published")
+	assert.Regexp(t, `postgres\s+tcp:5432\s+pic-default-[0-9a-f]+\s+postgres\.demo\.svc\.cluster\.local:5432\s+`+demoAddress, output,
+		"the TCP service is published, and its status shows the address")
 }
 
 // buildDemo builds the demo and, unless make test has built it, the manager.

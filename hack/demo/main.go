@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,18 +32,23 @@ import (
 //go:embed samples.yaml
 var samples []byte
 
-// expected is what the samples must produce before the first table is printed.
+// expected is what the samples must produce before the first table is printed: the
+// hosts, the TCP port ("tcp:5432") and the Warnings.
 var expected = outcome{
-	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com"},
+	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com", "tcp:5432"},
 	warnings: []string{"ApexHost", "ServiceNotFound"},
 }
 
 // expectedDirect is what the direct mode publishes for the samples: an apex host is no
 // longer refused when it is one of the organization's domains.
 var expectedDirect = outcome{
-	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com", "example.com"},
+	hosts:    []string{"hello.example.com", "shop.example.com", "admin.shop.example.com", "eu.example.com", "example.com", "tcp:5432"},
 	warnings: []string{"ServiceNotFound"},
 }
+
+// demoAddress is where the demo says users reach its TCP and UDP ports: the Services'
+// status.loadBalancer.ingress (loadBalancerAddress).
+const demoAddress = "pangolin.example.com"
 
 func main() {
 	if err := run(); err != nil {
@@ -86,7 +92,7 @@ func run() error {
 		return err
 	}
 	defer logFile.Close()
-	args := []string{"--kubeconfig", cluster.KubeconfigPath,
+	args := []string{"--kubeconfig", cluster.KubeconfigPath, "--sources=ingress,service", "--load-balancer-address=" + demoAddress,
 		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console"}
 	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
 	var pangolin *inmemory.Server
@@ -205,7 +211,52 @@ func render(ctx context.Context, c client.Client) (string, bool, error) {
 		}
 	}
 	w.Flush()
-	return b.String() + warningsTable(events), expected.met(hosts, events), nil
+	ports, err := portsTable(ctx, c, func(svc corev1.Service) []string {
+		var out []string
+		for _, r := range resources.Items {
+			if ownedBy(r, svc.UID) && r.Spec.ProxyConfig != nil {
+				port := fmt.Sprintf("%s:%d", r.Spec.Protocol, r.Spec.ProxyConfig.ProxyPort)
+				hosts[port] = true
+				out = append(out, fmt.Sprintf("%s\t%s\t%s", port, r.Name, targets(r)))
+			}
+		}
+		return out
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return b.String() + ports + warningsTable(events), expected.met(hosts, events), nil
+}
+
+// portsTable prints each Service of type LoadBalancer with what publishes its ports (the
+// rows published gives, tab-separated: port, resource, target) and the address its status
+// shows.
+func portsTable(ctx context.Context, c client.Client, published func(corev1.Service) []string) (string, error) {
+	var services corev1.ServiceList
+	if err := c.List(ctx, &services, client.InNamespace("demo")); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\nSERVICE\tPORT\tRESOURCE\tTARGET\tSTATUS ADDRESS")
+	for _, svc := range services.Items {
+		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			continue
+		}
+		address := "<pending>"
+		for _, lb := range svc.Status.LoadBalancer.Ingress {
+			address = lb.Hostname + lb.IP
+		}
+		rows := published(svc)
+		if len(rows) == 0 {
+			rows = []string{"-\t-\t-"}
+		}
+		for _, row := range rows {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", svc.Name, row, address)
+		}
+	}
+	w.Flush()
+	return b.String(), nil
 }
 
 // renderPangolin prints what Pangolin would serve (one router per path group, as its
@@ -227,11 +278,26 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *inmemory.Ser
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", names[r.ResourceID], r.Host, route, r.Priority, strings.Join(r.Servers, ", "))
 	}
 	w.Flush()
+	raw := pangolin.RawRouters()
+	ports, err := portsTable(ctx, c, func(svc corev1.Service) []string {
+		var out []string
+		for _, r := range raw {
+			if strings.Contains(resourceName(pangolin, r.ResourceID), "(Service demo/"+svc.Name+")") {
+				port := strings.Replace(r.EntryPoint, "-", ":", 1)
+				hosts[port] = true
+				out = append(out, fmt.Sprintf("%s\t%s\t%s", port, names[r.ResourceID], strings.Join(r.Servers, ", ")))
+			}
+		}
+		return out
+	})
+	if err != nil {
+		return "", false, err
+	}
 	var events eventsv1.EventList
 	if err := c.List(ctx, &events, client.InNamespace("demo")); err != nil {
 		return "", false, err
 	}
-	return b.String() + warningsTable(events), expectedDirect.met(hosts, events), nil
+	return b.String() + ports + warningsTable(events), expectedDirect.met(hosts, events), nil
 }
 
 // outcome is what a demo run must show before it is complete.
@@ -288,9 +354,23 @@ func targets(r tunnelv1alpha1.PangolinResource) string {
 	}
 	var out []string
 	for _, t := range r.Spec.Targets {
+		if t.Path == "" { // a TCP or UDP target: no path to match
+			out = append(out, fmt.Sprintf("%s://%s:%d", t.Method, t.IP, t.Port))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s %s → %s://%s:%d", t.PathMatchType, t.Path, t.Method, t.IP, t.Port))
 	}
 	return strings.Join(out, ", ")
+}
+
+// resourceName is the name of the Pangolin resource id: "tcp:5432 (Service demo/postgres)".
+func resourceName(pangolin *inmemory.Server, id int) string {
+	for _, r := range pangolin.Resources() {
+		if r.ID == id {
+			return r.Name
+		}
+	}
+	return ""
 }
 
 func envOr(key, fallback string) string {
