@@ -135,7 +135,9 @@ func TestTCPRouteAsPort(t *testing.T) {
 		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
 		class := "pangolin-" + ns
 		w.create(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName}})
-		t.Cleanup(func() { _ = w.c.Delete(context.Background(), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: class}}) })
+		t.Cleanup(func() {
+			_ = w.c.Delete(context.Background(), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: class}})
+		})
 		w.create(&gatewayv1.Gateway{
 			ObjectMeta: metav1.ObjectMeta{Name: "public"},
 			Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class),
