@@ -539,7 +539,7 @@ func TestFeatures(t *testing.T) {
 		}
 	})
 	f := w.sink.Features()
-	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, Domains: []string{"example.com"}}, f)
+	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, HealthChecks: true, Domains: []string{"example.com"}}, f)
 
 	none := newWorld(t, func(o *inmemory.Options) { o.Domains = []inmemory.Domain{} })
 	assert.NotNil(t, none.sink.Features().Domains, "no domain allows no host, not every host")
