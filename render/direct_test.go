@@ -194,3 +194,39 @@ func TestMainDirectInputOrder(t *testing.T) {
 		assert.Equal(t, want, run(strings.Join(docs, "---\n"), "-f", "-", "--sink", "pangolin"))
 	}
 }
+
+// TestMainDirectHealthCheck: render shows each target's health check as the direct sink
+// writes it, and the target served, as once Newt reports it healthy.
+func TestMainDirectHealthCheck(t *testing.T) {
+	const checked = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 8080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations: {pangolin.ingress.k8s.io/health-check-path: /healthz}
+spec:
+  ingressClassName: pangolin
+  rules:
+    - host: shop.example.com
+      http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 8080}}}}]}
+`
+	got := run(checked, "-f", "-", "--sink", "pangolin")
+	require.Equal(t, render.ExitOK, got.code, got.stderr)
+	assert.Contains(t, got.stdout, `  healthCheck:
+    hcHostname: web.shop.svc.cluster.local
+    hcMethod: GET
+    hcMode: http
+    hcPath: /healthz
+    hcPort: 8080
+    hcScheme: http
+`)
+	assert.Contains(t, got.stdout, `  servers:
+  - http://web.shop.svc.cluster.local:8080
+`, "served")
+	assert.Empty(t, got.stderr)
+}

@@ -158,8 +158,8 @@ const (
 	// public TCP or UDP port: this one is not served on it.
 	ReasonPortConflict = "PortConflict"
 	// ReasonHealthCheckUnsupported (Warning): health checks asked for a backend through a
-	// sink that cannot carry them (the PangolinResource CRD): the host or port is
-	// published without them.
+	// sink that cannot carry them (the PangolinResource CRD), or one Pangolin would
+	// refuse (the direct sink): the host or port is published without them.
 	ReasonHealthCheckUnsupported = "HealthCheckUnsupported"
 	// ReasonNoReadinessProbe (Normal): a health check was asked for a backend whose pods
 	// have no readiness probe PIC can turn into one (no probe, an exec or gRPC probe, a

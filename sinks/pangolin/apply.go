@@ -137,6 +137,8 @@ type target struct {
 	// raw: the target of a raw resource, written as site, ip and port only. Pangolin
 	// stores a priority on it all the same (100), which means nothing there.
 	raw bool
+	// health is the check written with it, whole on every write (health.go).
+	health pangolinapi.HealthCheck
 }
 
 // wanted is what d asks of Pangolin, or why it cannot be written.
@@ -147,6 +149,10 @@ type wanted struct {
 	host    pangolinapi.Host
 	siteID  int
 	targets []target
+	// newt: the site is a Newt site. unsent are the health checks asked and not
+	// written (health.go).
+	newt   bool
+	unsent map[targetKey]route.HealthCheck
 }
 
 // want resolves d's domain and site. A problem with d itself is a rejection (ok false);
@@ -171,16 +177,19 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 		return w, false, err
 	}
 	w.siteID = siteID
+	w.newt, w.unsent = s.newtSite(siteID), map[targetKey]route.HealthCheck{}
 	for _, t := range d.Targets {
+		health := a.healthToWrite(d, t, w.newt, w.unsent)
 		if d.Raw() {
 			// A raw target forwards bytes: no method (the scheme is the resource's
 			// mode), no path, no priority.
-			w.targets = append(w.targets, target{siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), raw: true})
+			w.targets = append(w.targets, target{siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), raw: true, health: health})
 			continue
 		}
 		w.targets = append(w.targets, target{
 			siteID: siteID, ip: t.Backend.Host, port: int(t.Backend.Port), method: t.Backend.Scheme,
 			form: form{path: t.Path, match: t.Match, rewrite: t.Rewrite, rewriteType: t.RewriteType}, priority: int(t.Priority),
+			health: health,
 		})
 	}
 	return w, true, nil
@@ -563,6 +572,8 @@ func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what s
 // left over deleted. No target is ever disabled.
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
+	a.noteUnsent(ctx, d, w, e)
+	s.record(w.niceID, e)
 	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
 	free := func(match func(pangolinapi.Target) bool) int {
@@ -591,7 +602,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		used[i] = true
 		u := pangolinapi.TargetUpdate{
 			SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: ptrTo(true),
-			Path: pathMatch(t), Priority: t.priority,
+			Path: pathMatch(t), Priority: t.priority, Health: t.health,
 		}
 		if t.raw {
 			u.Path = nil // the target matched has none: nothing to clear
@@ -612,12 +623,13 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		var created pangolinapi.Target
 		var err error
 		if t.raw {
-			created, err = s.api.CreateRawTarget(ctx, e.res.ResourceID, pangolinapi.RawTargetSpec{SiteID: t.siteID, IP: t.ip, Port: t.port, Enabled: true})
+			created, err = s.api.CreateRawTarget(ctx, e.res.ResourceID, pangolinapi.RawTargetSpec{SiteID: t.siteID, IP: t.ip, Port: t.port, Enabled: true, Health: t.health})
 		} else {
 			created, err = s.api.CreateTarget(ctx, e.res.ResourceID, pangolinapi.TargetSpec{
 				SiteID: t.siteID, IP: t.ip, Port: t.port, Method: t.method, Enabled: true,
 				Path: t.path, PathMatchType: t.match, Priority: t.priority,
 				Rewrite: pangolinapi.Rewrite{Path: t.rewrite, Type: t.rewriteType},
+				Health:  t.health,
 			})
 		}
 		countWrite(pangolinapi.OpCreateTarget, err)
@@ -651,7 +663,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 // Pangolin's default, which PIC neither writes nor reads.
 func (t target) is(have pangolinapi.Target) bool {
 	return have.SiteID == t.siteID && have.IP == t.ip && have.Port == t.port && have.Method == t.method &&
-		have.Enabled && formOf(have) == t.form && (t.raw || have.Priority == t.priority)
+		have.Enabled && formOf(have) == t.form && (t.raw || have.Priority == t.priority) && sameHealth(have.Health, t.health)
 }
 
 // headersOf is d's headers as Pangolin takes them; an empty list for none.

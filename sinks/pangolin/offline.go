@@ -110,6 +110,34 @@ type PublishedTarget struct {
 	// RewritePath and RewritePathType are Pangolin's rewrite of the matched path.
 	RewritePath     string `json:"rewritePath,omitempty"`
 	RewritePathType string `json:"rewritePathType,omitempty"`
+	// HealthCheck is the target's health check, when it has one.
+	HealthCheck *PublishedHealthCheck `json:"healthCheck,omitempty"`
+}
+
+// PublishedHealthCheck is a target's health check, in Pangolin's hc* fields as the
+// sink writes them.
+type PublishedHealthCheck struct {
+	Mode               string `json:"hcMode"`
+	Hostname           string `json:"hcHostname"`
+	Port               int    `json:"hcPort,omitempty"`
+	Scheme             string `json:"hcScheme,omitempty"`
+	Method             string `json:"hcMethod,omitempty"`
+	Path               string `json:"hcPath,omitempty"`
+	Interval           int    `json:"hcInterval,omitempty"`
+	Timeout            int    `json:"hcTimeout,omitempty"`
+	HealthyThreshold   int    `json:"hcHealthyThreshold,omitempty"`
+	UnhealthyThreshold int    `json:"hcUnhealthyThreshold,omitempty"`
+}
+
+func publishedHealthCheck(t inmemory.Target) *PublishedHealthCheck {
+	if !t.HCEnabled {
+		return nil
+	}
+	hc := t.HC
+	return &PublishedHealthCheck{
+		Mode: hc.Mode, Hostname: hc.Hostname, Port: hc.Port, Scheme: hc.Scheme, Method: hc.Method, Path: hc.Path,
+		Interval: hc.Interval, Timeout: hc.Timeout, HealthyThreshold: hc.HealthyThreshold, UnhealthyThreshold: hc.UnhealthyThreshold,
+	}
 }
 
 // renderOrg is the org of the simulated Pangolin when the configuration names none.
@@ -117,7 +145,8 @@ const renderOrg = "render"
 
 // offline builds the sink for `manager render`: the real sink, sending the requests PIC
 // would send to the in-memory Pangolin server, which holds the org's domains and every
-// site (the sites a configuration names cannot be known offline), all online.
+// site (the sites a configuration names cannot be known offline), all online Newt
+// sites: the targets' health checks are written, as for most sites.
 func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, error) {
 	cfg := deps.Config
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
@@ -178,6 +207,15 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 	for _, s := range p.server.Sites() {
 		sites[s.ID] = s.NiceID
 	}
+	// Render shows what Pangolin serves once Newt has probed the checked targets, as a
+	// Pangolin with healthy backends serves them: healthy.
+	for _, r := range p.server.Resources() {
+		for _, t := range p.server.Targets(r.ID) {
+			if t.HCEnabled {
+				p.server.SetTargetHealth(t.ID, "healthy")
+			}
+		}
+	}
 	routers := p.server.Routers()
 	rawRouters := p.server.RawRouters()
 	var resources []PublishedResource
@@ -200,7 +238,7 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 			res.Targets = append(res.Targets, PublishedTarget{
 				Site: sites[t.SiteID], Method: t.Method, IP: t.IP, Port: t.Port, Path: t.Path,
 				PathMatchType: t.PathMatchType, Priority: t.Priority, Enabled: t.Enabled,
-				RewritePath: t.RewritePath, RewritePathType: t.RewritePathType,
+				RewritePath: t.RewritePath, RewritePathType: t.RewritePathType, HealthCheck: publishedHealthCheck(t),
 			})
 		}
 		// Pangolin keeps targets in creation order; a sorted list reads the same

@@ -85,7 +85,7 @@ func TestRawResourceIsPublishedWithoutAccessControl(t *testing.T) {
 	assert.Empty(t, r.FullDomain)
 	tg := w.fake.Targets(r.ID)
 	require.Len(t, tg, 1)
-	assert.Equal(t, inmemory.Target{ID: tg[0].ID, ResourceID: r.ID, SiteID: 1, IP: "db.prod.svc.cluster.local", Port: 5432, Enabled: true, Priority: 100}, tg[0])
+	assert.Equal(t, inmemory.Target{ID: tg[0].ID, ResourceID: r.ID, SiteID: 1, IP: "db.prod.svc.cluster.local", Port: 5432, Enabled: true, Priority: 100, HCHealth: "unknown"}, tg[0])
 	assert.Equal(t, []inmemory.RawRouter{{
 		Name: "1-tcp-5432-Service-prod-db-router", ResourceID: r.ID, Protocol: "tcp", EntryPoint: "tcp-5432",
 		Rule: "HostSNI(`*`)", Servers: []string{"db.prod.svc.cluster.local:5432"},

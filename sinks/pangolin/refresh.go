@@ -111,7 +111,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	for _, id := range slices.Sorted(maps.Keys(union(s.entries, snap.entries))) {
 		before, after := s.entries[id], snap.entries[id]
 		if after != nil && before != nil {
-			after.tunnelNS, after.applied = before.tunnelNS, before.applied
+			after.tunnelNS, after.applied, after.unsent = before.tunnelNS, before.applied, before.unsent
 		}
 		if s.touched[id] || sameEntry(before, after) {
 			continue
@@ -127,7 +127,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	if full {
 		s.lastFull = started
 	}
-	s.noteSites(snap.siteIDs)
+	s.noteSites(snap.sites)
 	wakeTunnels := s.recheckedTunnels(snap.tunnels)
 	s.mu.Unlock()
 	up.Set(1)
@@ -175,7 +175,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 		}
 	}
 	s.entries, s.domains, s.err = entries, snap.domains, nil
-	s.noteSites(snap.siteIDs)
+	s.noteSites(snap.sites)
 	s.mu.Unlock()
 	s.listedOnce.Do(func() { close(s.listed) })
 	up.Set(1)
@@ -301,7 +301,7 @@ func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID str
 type snapshot struct {
 	entries map[string]*entry
 	domains []pangolinapi.Domain
-	siteIDs map[string]int
+	sites   []pangolinapi.Site
 	tunnels map[string]plugin.TunnelCheck
 	// org holds the org's roles and users when a resource is governed and the refresh
 	// was full (orgRead).
@@ -318,7 +318,7 @@ type ownedSummary struct {
 // readLists reads the org's domains and sites, and the resources this owner id owns
 // as the list shows them.
 func (s *Sink) readLists(ctx context.Context) (snapshot, []ownedSummary, error) {
-	snap := snapshot{entries: map[string]*entry{}, siteIDs: map[string]int{}, tunnels: map[string]plugin.TunnelCheck{}}
+	snap := snapshot{entries: map[string]*entry{}, tunnels: map[string]plugin.TunnelCheck{}}
 	var err error
 	if snap.domains, err = s.api.ListDomains(ctx); err != nil {
 		return snap, nil, fmt.Errorf("list the org's domains: %w", err)
@@ -326,12 +326,8 @@ func (s *Sink) readLists(ctx context.Context) (snapshot, []ownedSummary, error) 
 	if snap.domains == nil {
 		snap.domains = []pangolinapi.Domain{} // read, and none: not "never read"
 	}
-	sites, err := s.api.ListSites(ctx)
-	if err != nil {
+	if snap.sites, err = s.api.ListSites(ctx); err != nil {
 		return snap, nil, fmt.Errorf("list the org's sites: %w", err)
-	}
-	for _, site := range sites {
-		snap.siteIDs[site.NiceID] = site.SiteID
 	}
 	// The search matches names, niceIds and hosts: the marks decide what is ours.
 	list, err := s.api.ListResources(ctx, niceIDPrefix(s.ownerID))
@@ -418,9 +414,9 @@ func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 }
 
 // noteSites records the org's sites. s.mu is held.
-func (s *Sink) noteSites(siteIDs map[string]int) {
-	for niceID, siteID := range siteIDs {
-		s.siteIDs[niceID], s.sites[siteID] = siteID, niceID
+func (s *Sink) noteSites(sites []pangolinapi.Site) {
+	for _, site := range sites {
+		s.siteIDs[site.NiceID], s.sites[site.SiteID], s.siteTypes[site.SiteID] = site.SiteID, site.NiceID, site.Type
 	}
 }
 

@@ -90,9 +90,12 @@ type Sink struct {
 	// before or during the write, so the sink's own record wins.
 	touched map[string]bool
 	domains []pangolinapi.Domain
-	siteIDs map[string]int       // niceId -> siteId
-	sites   map[int]string       // siteId -> niceId
-	tunnels map[string]*siteSeen // by niceId: the last Tunnel answers
+	siteIDs map[string]int // niceId -> siteId
+	sites   map[int]string // siteId -> niceId
+	// siteTypes are the sites' types, by siteId: "newt", "local" or "wireguard". Only
+	// a Newt site's targets get health checks (health.go).
+	siteTypes map[int]string
+	tunnels   map[string]*siteSeen // by niceId: the last Tunnel answers
 	// siteChecks keeps one question per site in flight: the workers that need a site
 	// at once (all of them, at start) share its answer.
 	siteChecks singleflight.Group
@@ -132,6 +135,11 @@ type entry struct {
 	// pending: listed by the first refresh, not yet read whole; only mark, ids and
 	// the list's fields are known.
 	pending bool
+	// unsent are the health checks the engine asked for targets on a site that is not
+	// a Newt site, which the sink does not write (health.go): read back, such a target
+	// has the check asked, and a converged resource is not written again. A map
+	// replaced whole, never changed in place, so that clones may share it.
+	unsent map[targetKey]route.HealthCheck
 }
 
 func (e *entry) clone() *entry {
@@ -181,6 +189,7 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		entries:   map[string]*entry{},
 		siteIDs:   map[string]int{},
 		sites:     map[int]string{},
+		siteTypes: map[int]string{},
 		tunnels:   map[string]*siteSeen{},
 	}
 }
@@ -201,7 +210,7 @@ func (s *Sink) Features() engine.Features {
 			domains = append(domains, strings.ToLower(d.BaseDomain))
 		}
 	}
-	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, Domains: domains}
+	return engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, GarbageCollected: false, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, HealthChecks: true, Domains: domains}
 }
 
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
@@ -244,7 +253,7 @@ func (s *Sink) checkSite(ctx context.Context, niceID string) (plugin.TunnelCheck
 		return plugin.TunnelCheck{}, fmt.Errorf("get Pangolin site %s: %w", niceID, err)
 	}
 	s.mu.Lock()
-	s.siteIDs[site.NiceID], s.sites[site.SiteID] = site.SiteID, site.NiceID
+	s.noteSites([]pangolinapi.Site{site})
 	s.mu.Unlock()
 	if !site.Online {
 		return plugin.TunnelCheck{State: plugin.TunnelNotReady, Message: fmt.Sprintf(
@@ -340,11 +349,16 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 		// A path written in an equivalent form, for a router name of its own, reads
 		// back as the path it stands for.
 		f := original(formOf(t))
-		r.Targets = append(r.Targets, engine.Target{
+		target := engine.Target{
 			Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: t.Method},
 			Path:    f.path, Match: f.match, Priority: int32(t.Priority),
 			Rewrite: f.rewrite, RewriteType: f.rewriteType,
-		})
+		}
+		var read bool
+		if target.Backend.Health, read = s.healthRead(e, target, t); !read {
+			drifted = true
+		}
+		r.Targets = append(r.Targets, target)
 	}
 	// The engine orders targets highest priority first, then by path; creation order
 	// breaks the remaining ties, as it does when PIC creates them.
@@ -381,7 +395,12 @@ func (s *Sink) existingRaw(e *entry, owner route.Origin, proto route.Protocol) e
 			drifted = true
 		}
 		site = t.SiteID
-		r.Targets = append(r.Targets, engine.Target{Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: string(proto)}})
+		target := engine.Target{Backend: route.Backend{Host: t.IP, Port: int32(t.Port), Scheme: string(proto)}}
+		var read bool
+		if target.Backend.Health, read = s.healthRead(e, target, t); !read {
+			drifted = true
+		}
+		r.Targets = append(r.Targets, target)
 	}
 	r.Tunnel = route.TunnelRef{Namespace: e.tunnelNS, Name: s.sites[site]}
 	return engine.Existing{Resource: r, Drifted: drifted, Status: status(e)}

@@ -43,9 +43,9 @@ func TestCreatePublishesMarkedResourceWithTargets(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []inmemory.Target{
 		{ResourceID: r.ID, SiteID: 1, IP: "api.shop.svc.cluster.local", Port: 9090, Method: "http", Enabled: true,
-			Path: `^/api(/.*)?$`, PathMatchType: "regex", Priority: 104},
+			Path: `^/api(/.*)?$`, PathMatchType: "regex", Priority: 104, HCHealth: "unknown"},
 		{ResourceID: r.ID, SiteID: 1, IP: "web.shop.svc.cluster.local", Port: 8080, Method: "http", Enabled: true,
-			Path: "/", PathMatchType: "prefix", Priority: 101},
+			Path: "/", PathMatchType: "prefix", Priority: 101, HCHealth: "unknown"},
 	}, targets)
 
 	var rules []string
@@ -539,7 +539,7 @@ func TestFeatures(t *testing.T) {
 		}
 	})
 	f := w.sink.Features()
-	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, Domains: []string{"example.com"}}, f)
+	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, HealthChecks: true, Domains: []string{"example.com"}}, f)
 
 	none := newWorld(t, func(o *inmemory.Options) { o.Domains = []inmemory.Domain{} })
 	assert.NotNil(t, none.sink.Features().Domains, "no domain allows no host, not every host")

@@ -405,7 +405,7 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 		st, _ := s.site(t.siteID)
 		out.Targets = append(out.Targets, targetSummaryJSON{
 			TargetID: t.id, ResourceID: t.resourceID, SiteID: t.siteID, IP: t.ip, Port: t.port,
-			Enabled: t.enabled, HealthStatus: t.hcHealth(), HCEnabled: t.hcEnabled,
+			Enabled: t.enabled, HealthStatus: t.health, HCEnabled: t.hcEnabled,
 			SiteName: st.Name, SiteNiceID: st.NiceID, SiteOnline: !st.Offline, SiteType: st.Type,
 		})
 	}
@@ -690,12 +690,6 @@ func (s *Server) deleteResource(q *request) response {
 
 // --- targets ---
 
-var hcFields = []string{
-	"hcPath", "hcScheme", "hcMode", "hcHostname", "hcPort", "hcInterval", "hcUnhealthyInterval",
-	"hcTimeout", "hcHeaders", "hcFollowRedirects", "hcMethod", "hcStatus", "hcTlsServerName",
-	"hcHealthyThreshold", "hcUnhealthyThreshold",
-}
-
 // healthCheckJSON is a target's health check, as both target shapes carry it.
 type healthCheckJSON struct {
 	HCEnabled            bool            `json:"hcEnabled"`
@@ -723,7 +717,7 @@ func (t *target) healthCheckJSON() healthCheckJSON {
 		HCHostname: t.hc["hcHostname"], HCPort: t.hc["hcPort"], HCInterval: t.hc["hcInterval"],
 		HCUnhealthyInterval: t.hc["hcUnhealthyInterval"], HCTimeout: t.hc["hcTimeout"], HCHeaders: t.hc["hcHeaders"],
 		HCFollowRedirects: t.hc["hcFollowRedirects"], HCMethod: t.hc["hcMethod"], HCStatus: t.hc["hcStatus"],
-		HCHealth: t.hcHealth(), HCTLSServerName: t.hc["hcTlsServerName"], HCHealthyThreshold: t.hc["hcHealthyThreshold"],
+		HCHealth: t.health, HCTLSServerName: t.hc["hcTlsServerName"], HCHealthyThreshold: t.hc["hcHealthyThreshold"],
 		HCUnhealthyThreshold: t.hc["hcUnhealthyThreshold"],
 	}
 }
@@ -847,12 +841,7 @@ func parseTarget(body *object, create bool) (targetFields, string) {
 	f.port, _ = v.integer("port", create, false, 1, 65535)
 	f.enabled, _ = v.boolean("enabled", false)
 	f.hcEnabled, f.hcEnabledSet = v.boolean("hcEnabled", true)
-	f.hc = map[string]json.RawMessage{}
-	for _, k := range hcFields {
-		if raw, present := v.any(k); present {
-			f.hc[k] = raw
-		}
-	}
+	f.hc = healthFields(v)
 	f.path, f.pathSent = v.str("path", false, true)
 	f.pathMatchType, f.matchSent = v.enum("pathMatchType", true, "exact", "prefix", "regex")
 	f.rewritePath, f.rewriteSent = v.str("rewritePath", false, true)
@@ -862,7 +851,7 @@ func parseTarget(body *object, create bool) (targetFields, string) {
 	if msg := v.err(); msg != "" {
 		return f, msg
 	}
-	if f.hcEnabled != nil && *f.hcEnabled && jsType(f.hc["hcHostname"]) != "string" {
+	if create && f.hcEnabled != nil && *f.hcEnabled && hostnameMissing(f.hc) {
 		return f, `Validation error: HcHostname is required when hcEnabled is true at "hcHostname"`
 	}
 	return f, ""
@@ -888,6 +877,10 @@ func (s *Server) createTarget(q *request) response {
 	}
 	setBool(&t.enabled, f.enabled)
 	setBool(&t.hcEnabled, f.hcEnabled)
+	t.health = healthUnknown
+	if t.hcEnabled {
+		t.health = healthUnhealthy // until Newt reports, on any site
+	}
 	prio := 100
 	if f.priority != nil {
 		prio = *f.priority
@@ -897,7 +890,9 @@ func (s *Server) createTarget(q *request) response {
 	// logs a warning.
 	s.nextTgt++
 	s.targets[t.id] = t
-	return ok(http.StatusCreated, "Target created successfully", s.targetJSON(t))
+	out := s.targetJSON(t)
+	out.HCHeaders = headersAsStored(out.HCHeaders)
+	return ok(http.StatusCreated, "Target created successfully", out)
 }
 
 func (s *Server) updateTarget(q *request) response {
@@ -908,7 +903,8 @@ func (s *Server) updateTarget(q *request) response {
 	if msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	if _, found := s.site(*f.siteID); !found {
+	site, found := s.site(*f.siteID)
+	if !found {
 		return fail(http.StatusNotFound, "Site with ID %d not found", *f.siteID)
 	}
 	id, _ := strconv.Atoi(q.params["targetId"])
@@ -923,12 +919,13 @@ func (s *Server) updateTarget(q *request) response {
 		t.method = f.method
 	}
 	setBool(&t.enabled, f.enabled)
-	if f.hcEnabledSet {
-		t.hcEnabled = f.hcEnabled != nil && *f.hcEnabled
-	}
+	t.health = healthAfterUpdate(t.health, t.hcEnabled, f.hcEnabled, f.hcEnabledSet, site.Type)
+	// Left out, hcEnabled is stored false and hcHeaders null; the others keep theirs.
+	t.hcEnabled = f.hcEnabled != nil && *f.hcEnabled
 	if t.hc == nil {
 		t.hc = map[string]json.RawMessage{}
 	}
+	delete(t.hc, "hcHeaders")
 	for k, raw := range f.hc {
 		t.hc[k] = raw
 	}
@@ -952,7 +949,9 @@ func (s *Server) updateTarget(q *request) response {
 		p := 50000 + t.id%10000
 		t.internalPort = &p
 	}
-	return ok(http.StatusOK, "Target updated successfully", s.targetJSON(t))
+	out := s.targetJSON(t)
+	out.HCHeaders = headersAsStored(out.HCHeaders)
+	return ok(http.StatusOK, "Target updated successfully", out)
 }
 
 func (s *Server) deleteTarget(q *request) response {

@@ -168,7 +168,7 @@ func (s *Server) RawRouters() []RawRouter {
 				byKey[key] = rt
 				order = append(order, key)
 			}
-			if t.hcHealth() == "unhealthy" {
+			if t.health == healthUnhealthy {
 				continue
 			}
 			if addr := fmt.Sprintf("%s:%d", t.ip, t.port); !contains(rt.Servers, addr) {

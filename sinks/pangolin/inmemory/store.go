@@ -57,15 +57,8 @@ type target struct {
 	internalPort    *int
 	hcEnabled       bool
 	hc              map[string]json.RawMessage // the other hc* fields, as sent
-}
-
-// hcHealth is "unhealthy" for a target with health checks on: only a Newt agent ever
-// reports health, and the fake has none.
-func (t *target) hcHealth() string {
-	if t.hcEnabled {
-		return "unhealthy"
-	}
-	return "unknown"
+	// health is hcHealth: "unknown", "unhealthy" or "healthy" (health.go).
+	health string
 }
 
 // Resource is a resource as the fake stores it, for seeding and for assertions that do
@@ -106,6 +99,9 @@ type Target struct {
 	PathMatchType string
 	Priority      int // 0 when none is stored
 	HCEnabled     bool
+	// HC is the stored health check, and HCHealth its health; not seeded.
+	HC       HealthCheck
+	HCHealth string
 	// RewritePath and RewritePathType are "" when unset.
 	RewritePath     string
 	RewritePathType string
@@ -147,7 +143,7 @@ func (t *target) snapshot() Target {
 	out := Target{
 		ID: t.id, ResourceID: t.resourceID, SiteID: t.siteID, IP: t.ip, Port: t.port,
 		Method: deref(t.method), Enabled: t.enabled, Path: deref(t.path),
-		PathMatchType: deref(t.pathMatchType), HCEnabled: t.hcEnabled,
+		PathMatchType: deref(t.pathMatchType), HCEnabled: t.hcEnabled, HC: t.healthCheck(), HCHealth: t.health,
 		RewritePath: deref(t.rewritePath), RewritePathType: deref(t.rewritePathType),
 	}
 	if t.priority != nil {
@@ -198,7 +194,10 @@ func (s *Server) SeedTarget(t Target) Target {
 	tg := &target{
 		id: s.nextTgt, resourceID: t.ResourceID, siteID: t.SiteID, ip: t.IP, port: t.Port,
 		method: strp(t.Method), enabled: t.Enabled, path: strp(t.Path),
-		pathMatchType: strp(t.PathMatchType), hcEnabled: t.HCEnabled,
+		pathMatchType: strp(t.PathMatchType), hcEnabled: t.HCEnabled, health: healthUnknown,
+	}
+	if t.HCEnabled {
+		tg.health = healthUnhealthy // as a create leaves it
 	}
 	if t.Priority != 0 {
 		p := t.Priority

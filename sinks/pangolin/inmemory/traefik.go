@@ -106,7 +106,7 @@ func (s *Server) Routers() []Router {
 				groups[key] = g
 				order = append(order, key)
 			}
-			if t.method == nil || *t.method == "" || t.hcHealth() == "unhealthy" {
+			if t.method == nil || *t.method == "" || t.health == healthUnhealthy {
 				continue
 			}
 			u := fmt.Sprintf("%s://%s:%d", *t.method, t.ip, t.port)

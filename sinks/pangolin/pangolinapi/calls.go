@@ -2,8 +2,10 @@ package pangolinapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -387,6 +389,8 @@ type TargetSpec struct {
 	Priority int
 	// Rewrite, when set, needs Path: see checkRewrite.
 	Rewrite Rewrite
+	// Health is the target's health check; the zero HealthCheck is none.
+	Health HealthCheck
 }
 
 // Rewrite is a target's path rewrite: Pangolin's rewritePath and rewritePathType. The
@@ -432,7 +436,7 @@ func checkRewrite(path string, r Rewrite) error {
 
 // CreateTarget adds a target to a resource.
 func (c *Client) CreateTarget(ctx context.Context, resourceID int, s TargetSpec) (Target, error) {
-	if err := errors.Join(checkMethod(s.Method), checkPath(s.Path, s.PathMatchType), checkRewrite(s.Path, s.Rewrite)); err != nil {
+	if err := errors.Join(checkMethod(s.Method), checkPath(s.Path, s.PathMatchType), checkRewrite(s.Path, s.Rewrite), s.Health.Validate()); err != nil {
 		return Target{}, fmt.Errorf("create target on resource %d: %w", resourceID, err)
 	}
 	body := struct {
@@ -457,8 +461,20 @@ func (c *Client) CreateTarget(ctx context.Context, resourceID int, s TargetSpec)
 		body.Priority = &s.Priority
 	}
 	var t targetJSON
-	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, body, &t)
+	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, withFields(body, s.Health.createFields()), &t)
 	return t.target(), err
+}
+
+// withFields is body with extra fields, or body itself when there are none.
+func withFields(body any, extra map[string]any) any {
+	if len(extra) == 0 {
+		return body
+	}
+	data, _ := json.Marshal(body) // a struct of strings, numbers and booleans
+	merged := map[string]any{}
+	_ = json.Unmarshal(data, &merged)
+	maps.Copy(merged, extra)
+	return merged
 }
 
 // RawTargetSpec is a new target of a raw resource: where its site forwards the port.
@@ -467,12 +483,17 @@ type RawTargetSpec struct {
 	IP      string // host name or IP address
 	Port    int
 	Enabled bool
+	// Health is the target's health check; the zero HealthCheck is none.
+	Health HealthCheck
 }
 
 // CreateRawTarget adds a target to a raw resource. It sends no method, path, match type
 // or priority: a raw resource forwards bytes, and Pangolin needs none of them (it
 // stores them if sent, and a path even enters the router's name).
 func (c *Client) CreateRawTarget(ctx context.Context, resourceID int, s RawTargetSpec) (Target, error) {
+	if err := s.Health.Validate(); err != nil {
+		return Target{}, fmt.Errorf("create target on resource %d: %w", resourceID, err)
+	}
 	body := struct {
 		SiteID  int    `json:"siteId"`
 		IP      string `json:"ip"`
@@ -480,7 +501,7 @@ func (c *Client) CreateRawTarget(ctx context.Context, resourceID int, s RawTarge
 		Enabled bool   `json:"enabled"`
 	}{SiteID: s.SiteID, IP: s.IP, Port: s.Port, Enabled: s.Enabled}
 	var t targetJSON
-	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, body, &t)
+	err := c.do(ctx, OpCreateTarget, http.MethodPut, "/resource/"+strconv.Itoa(resourceID)+"/target", nil, withFields(body, s.Health.createFields()), &t)
 	return t.target(), err
 }
 
@@ -504,6 +525,9 @@ type TargetUpdate struct {
 	// Rewrite: nil keeps it; &Rewrite{} clears it. A rewrite needs a path match: with
 	// one, Path must be sent too, so that the check sees what the target will hold.
 	Rewrite *Rewrite
+	// Health is the health check the target has after the update, always sent: the
+	// server turns the check off on an update that leaves hcEnabled out.
+	Health HealthCheck
 }
 
 // UpdateTarget changes a target and returns it as it now is.
@@ -529,10 +553,12 @@ func (c *Client) UpdateTarget(ctx context.Context, id int, u TargetUpdate) (Targ
 			errs = append(errs, checkRewrite(path, *u.Rewrite))
 		}
 	}
+	errs = append(errs, u.Health.Validate())
 	if err := errors.Join(errs...); err != nil {
 		return Target{}, fmt.Errorf("update target %d: %w", id, err)
 	}
 	body := map[string]any{"siteId": u.SiteID, "ip": u.IP}
+	maps.Copy(body, u.Health.updateFields())
 	if u.Port != 0 {
 		body["port"] = u.Port
 	}

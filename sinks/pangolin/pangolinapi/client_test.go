@@ -349,6 +349,26 @@ func TestMisuseIsRefusedBeforeSending(t *testing.T) {
 			return err
 		}},
 		{"a list of raw resources of mode http", func() error { _, err := c.ListRawResources(ctx, pangolinapi.ModeHTTP); return err }},
+		{"a health check without a hostname", func() error {
+			_, err := c.CreateTarget(ctx, 1, pangolinapi.TargetSpec{SiteID: 1, IP: "a", Port: 80, Method: "http",
+				Health: pangolinapi.HealthCheck{Enabled: true, Mode: pangolinapi.HealthModeTCP}})
+			return err
+		}},
+		{"an http health check without a path", func() error {
+			_, err := c.CreateRawTarget(ctx, 1, pangolinapi.RawTargetSpec{SiteID: 1, IP: "a", Port: 80,
+				Health: pangolinapi.HealthCheck{Enabled: true, Hostname: "a", Mode: pangolinapi.HealthModeHTTP}})
+			return err
+		}},
+		{"a health check with a negative interval", func() error {
+			_, err := c.UpdateTarget(ctx, 1, pangolinapi.TargetUpdate{SiteID: 1, IP: "a",
+				Health: pangolinapi.HealthCheck{Enabled: true, Hostname: "a", Mode: pangolinapi.HealthModeTCP, Interval: -1}})
+			return err
+		}},
+		{"a health check of another mode", func() error {
+			_, err := c.UpdateTarget(ctx, 1, pangolinapi.TargetUpdate{SiteID: 1, IP: "a",
+				Health: pangolinapi.HealthCheck{Enabled: true, Hostname: "a", Mode: "grpc"}})
+			return err
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -110,6 +110,9 @@ type Target struct {
 	// matches (a Traefik middleware); both "" for none.
 	RewritePath     string
 	RewritePathType string // "exact", "prefix", "regex" or "stripPrefix"
+	// Health is the target's health check as stored. Its health (hcHealth) is not
+	// read: Newt changes it, and no write of PIC's depends on it.
+	Health HealthCheck
 }
 
 // Resource modes: an HTTP host, or a raw resource forwarding one public TCP or UDP port.
@@ -365,6 +368,7 @@ type targetJSON struct {
 	// RewritePath and RewritePathType are null when unset.
 	RewritePath     *string `json:"rewritePath"`
 	RewritePathType *string `json:"rewritePathType"`
+	healthCheckJSON
 }
 
 func (t targetJSON) target() Target {
@@ -381,6 +385,7 @@ func (t targetJSON) target() Target {
 
 		RewritePath:     str(t.RewritePath),
 		RewritePathType: str(t.RewritePathType),
+		Health:          t.healthCheck(),
 	}
 	if t.Priority != nil {
 		out.Priority = *t.Priority
