@@ -13,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -52,8 +53,10 @@ func specDirect(t *testing.T, p Provider) {
 	server := inmemory.NewHandler(inmemory.Options{
 		Org:     directOrg,
 		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
-		Sites:   []inmemory.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},
-		Keys:    []inmemory.Key{directKey},
+		// edge is a Newt site: Pangolin gives health checks to its targets only (on a
+		// local site they would hide the target).
+		Sites: []inmemory.Site{{ID: 1, NiceID: directSite, Name: "e2e"}, {ID: 2, NiceID: "edge", Name: "edge", Type: "newt"}},
+		Keys:  []inmemory.Key{directKey},
 	})
 	t.Cleanup(server.Close)
 	pangolin := &Pangolin{URL: p.ServePangolin(t, server), Org: directOrg, OwnerID: "e2e", APIKey: directKey.Token()}
@@ -163,6 +166,33 @@ func specDirect(t *testing.T, p Provider) {
 	})
 
 	t.Run("TCP and UDP ports", func(t *testing.T) { specPorts(t, d, pangolin) })
+
+	t.Run("a pod's readiness probe becomes the target's health check", func(t *testing.T) {
+		e.create(readinessPod(e.ns, "probed", 8080, "/ready"))
+		e.create(&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "probed", Namespace: e.ns},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "probed"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+		})
+		probed := ingress(e.ns, "probed", "pangolin", e.host("probed"), "probed", 80)
+		probed.Annotations = healthCheckedThrough("edge")
+		e.create(probed)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == e.host("probed") })
+			if !assert.GreaterOrEqual(c, i, 0, "no resource for the Ingress") {
+				return
+			}
+			targets := d.server.Targets(d.server.Resources()[i].ID)
+			if assert.Len(c, targets, 1) {
+				assert.True(c, targets[0].HCEnabled)
+				assert.Equal(c, inmemory.HealthCheck{
+					Hostname: "probed." + e.ns + ".svc.cluster.local", Mode: "http", Scheme: "http", Path: "/ready", Method: "GET",
+					Port: 80, Interval: 7, Timeout: 2, HealthyThreshold: 1, UnhealthyThreshold: 4,
+				}, targets[0].HC, "the probe's path and timings, on the Service port that reaches the probed container port")
+			}
+		}, eventually, tick)
+		require.NoError(t, e.c.Delete(e.ctx, probed))
+	})
 
 	t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 		pic.Stop(t)

@@ -222,9 +222,10 @@ func setupKind() (*kindCluster, error) {
 	if err := runtimeConvert(&d, deploys[0]); err != nil {
 		return nil, err
 	}
-	// The service source's RBAC, as the services Component adds it, so that the
-	// direct spec's LoadBalancer Services run too.
-	for _, rbac := range [][]string{{"services"}, {"pangolinresource", "services"}} {
+	// The service source's RBAC, as the services Component adds it, and list on pods,
+	// as the health-checks one does, so that the direct spec's LoadBalancer Services
+	// and health checks run too.
+	for _, rbac := range [][]string{{"services"}, {"pangolinresource", "services"}, {"health-checks"}} {
 		more, err := kustomize(filepath.Join(append([]string{root, "config", "rbac"}, rbac...)...), d.Namespace)
 		if err != nil {
 			return nil, err

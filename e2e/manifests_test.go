@@ -205,7 +205,9 @@ func rbacObjects(sink string) (ingress, gatewayAPI []*unstructured.Unstructured,
 		ingressDirs = append(ingressDirs, filepath.Join(rbac, "pangolinresource"))
 		gatewayDirs = append(gatewayDirs, filepath.Join(rbac, "pangolinresource", "gateway-api"), filepath.Join(rbac, "pangolinresource", "services"))
 	case "pangolin":
-		ingressDirs = append(ingressDirs, filepath.Join(rbac, "direct"))
+		// The direct spec asks for health checks: list on pods, as the health-checks
+		// Component grants.
+		ingressDirs = append(ingressDirs, filepath.Join(rbac, "direct"), filepath.Join(rbac, "health-checks"))
 	}
 	render := func(dirs []string) ([]*unstructured.Unstructured, error) {
 		var out []*unstructured.Unstructured

@@ -125,6 +125,12 @@ func readinessPod(namespace, app string, port int32, path string) *corev1.Pod {
 	}
 }
 
+// healthCheckedThrough are the annotations of an object that asks for health checks
+// and is published through the site niceId.
+func healthCheckedThrough(site string) map[string]string {
+	return map[string]string{pic.AnnotationHealthCheck: "true", pic.AnnotationTunnelName: site}
+}
+
 // rawServed is what Pangolin serves on its TCP and UDP entry points: entry point →
 // servers.
 func rawServed(server *inmemory.Server) map[string][]string {
