@@ -59,7 +59,7 @@ func write(t *testing.T, files map[string]string) string {
 // go test ./render -run TestMainGolden -update rewrites the expectations.
 func TestMainGolden(t *testing.T) {
 	for _, mode := range []struct{ dir, sink string }{{"golden", "pangolinresource"}, {"golden-direct", "pangolin"}} {
-		for _, source := range []string{"ingress", "gatewayapi"} {
+		for _, source := range []string{"ingress", "gatewayapi", "loadbalancer"} {
 			inputs, err := filepath.Glob(filepath.Join("..", "sources", source, "testdata", "golden", "*", "input.yaml"))
 			require.NoError(t, err)
 			require.NotEmpty(t, inputs)
