@@ -163,6 +163,7 @@ func specDirect(t *testing.T, p Provider) {
 			}
 		}, eventually, tick)
 		require.NoError(t, e.c.Delete(e.ctx, hr))
+		d.eventuallyServed(with(decoyHosts, e.host("app"), webAlt)) // gone before the restart below
 	})
 
 	t.Run("TCP and UDP ports", func(t *testing.T) { specPorts(t, d, pangolin) })
@@ -192,6 +193,7 @@ func specDirect(t *testing.T, p Provider) {
 			}
 		}, eventually, tick)
 		require.NoError(t, e.c.Delete(e.ctx, probed))
+		d.eventuallyServed(with(decoyHosts, e.host("app"), webAlt)) // gone before the restart below
 	})
 
 	t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {

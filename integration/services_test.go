@@ -100,9 +100,9 @@ func TestServicesAsPorts(t *testing.T) {
 		t.Run("a Service of another class is left alone", func(t *testing.T) {
 			other := loadBalancer("metallb", corev1.ServicePort{Name: "x", Port: 7000, Protocol: corev1.ProtocolTCP})
 			other.Spec.LoadBalancerClass = ptr.To("metallb.io/metallb")
-			w.create(other)
 			before := reconciles(t, loadbalancer.Name)
-			w.eventuallyReconciledSince(before, loadbalancer.Name)
+			w.create(other)
+			require.Eventually(t, func() bool { return reconciles(t, loadbalancer.Name) > before }, wait, tick, "a reconcile of the Service")
 			assert.Equal(t, map[string][]string{"tcp-5433": {"db2." + ns + ".svc.cluster.local:5433"}}, rawServed(fake))
 			var svc corev1.Service
 			require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(other), &svc))
