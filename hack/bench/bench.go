@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,6 +67,11 @@ func (b *bench) all(ctx context.Context, sizes []int) error {
 			return fmt.Errorf("direct mode: %w", err)
 		}
 	}
+	if b.opts.DirectMemoryN > 0 {
+		if err := b.directMemoryRun(ctx, variant, b.opts.DirectMemoryN); err != nil {
+			return fmt.Errorf("direct mode memory: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -104,7 +110,7 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	// half. The first pair gives the counters, CPU and memory.
 	var un picRun
 	for r := range max(1, b.opts.Repeat) {
-		floor, cpu, err := b.baseline(ctx, w, watch)
+		floor, cpu, err := b.baseline(ctx, w, watch, floorCreatesAndEvents)
 		if err != nil {
 			return err
 		}
@@ -128,6 +134,10 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 		}
 	}
 	conv.BaselineSeconds, un.seconds = median(conv.BaselineRuns), median(conv.PICRuns)
+	// The earlier floor, the creates alone, once: a figure beside the goal's.
+	if conv.CreatesOnlySeconds, _, err = b.baseline(ctx, w, watch, floorCreatesOnly); err != nil {
+		return err
+	}
 	// Then PIC at its defaults, once.
 	def, err := b.converge(ctx, w, watch, dir, "defaults", nil)
 	p := def.p
@@ -140,11 +150,10 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 		return err
 	}
 
-	if err := b.changeLatency(ctx, w, watch, p); err != nil {
+	peak, err := b.changeLatency(ctx, w, watch, p)
+	if err != nil {
 		return err
 	}
-	peak, _ := p.Memory()
-	p.Stop()
 	return b.restart(ctx, w, dir, peak)
 }
 
@@ -159,11 +168,14 @@ func (b *bench) timeout(n int) time.Duration {
 	return max(need, 2*time.Minute)
 }
 
-// baseline is the floor: a plain client without client-side rate limiting creates the
-// objects PIC would create, with PIC's concurrency; it is timed through the watch, and
-// the objects are deleted again. It returns the floor's seconds and the CPU the control
-// plane spent meanwhile.
-func (b *bench) baseline(ctx context.Context, w *world, watch *watcher) (float64, cpuTimes, error) {
+// baseline is the floor: a plain client without client-side rate limiting does, with
+// PIC's concurrency, the work the specification asks of PIC for the fixture (work:
+// each resource's create and its `Created` event, or the create alone). It is timed,
+// as PIC is, from its first create to the last resource seen through the watch; its
+// events are queued by the workers and written by one writer beside them, as PIC's
+// recorder does, and those still queued then are written before the objects are
+// deleted again. It returns the floor's seconds and the CPU the control plane spent meanwhile.
+func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, work floorWork) (float64, cpuTimes, error) {
 	objs := w.baselineObjects()
 	watch.expect(w.expectations())
 	cfg := rest.CopyConfig(w.env.Config)
@@ -172,31 +184,68 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher) (float64
 	if err != nil {
 		return 0, nil, err
 	}
+	events, err := newEventWriter(cfg)
+	if err != nil {
+		return 0, nil, err
+	}
 	all := watch.allMatched(len(objs))
+	// The events go as PIC's do: the workers queue them, and one writer sends them
+	// beside the workers' creates (internal/controller/recorder.go), so the floor has
+	// PIC's concurrency, not one more request in flight or one fewer.
+	queued := make(chan int, len(objs))
+	written := make(chan error, 1)
+	go func() {
+		var first error
+		for i := range queued {
+			if err := events.created(ctx, objs[i].owner, objs[i].resource, objs[i].host); err != nil && first == nil {
+				first = err
+			}
+		}
+		written <- first
+	}()
 	cpu := sampleCPU(0)
 	start := time.Now()
-	if err := parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
-		return c.Create(ctx, objs[i])
-	}); err != nil {
-		return 0, nil, fmt.Errorf("baseline create: %w", err)
+	err = parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
+		if err := c.Create(ctx, objs[i].resource); err != nil {
+			return err
+		}
+		if work == floorCreatesAndEvents {
+			queued <- i
+		}
+		return nil
+	})
+	close(queued)
+	if err != nil {
+		return 0, nil, fmt.Errorf("baseline (%s): %w", work, err)
 	}
 	done, err := await(ctx, all, b.timeout(len(objs)), "the baseline's objects", b.progress(watch, len(objs)))
 	if err != nil {
 		return 0, nil, err
 	}
+	// Timed, like PIC, to the last resource seen; the events still queued are written
+	// before the next run, so that none spills into it.
+	if err := <-written; err != nil {
+		return 0, nil, fmt.Errorf("baseline (%s): record an event: %w", work, err)
+	}
 	floor, used := seconds(done.Sub(start)), sampleCPU(0).since(cpu)
-	b.lastBaseline = floor
-	b.opts.Logf("baseline: %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
-		len(objs), floor, b.picDefaults.MaxConcurrentReconciles, used)
+	if work == floorCreatesAndEvents {
+		b.lastBaseline = floor
+	}
+	b.opts.Logf("baseline (%s): %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
+		work, len(objs), floor, b.picDefaults.MaxConcurrentReconciles, used)
 	return floor, used, b.deleteAll(ctx, w, watch, len(objs))
 }
 
 // deleteAll deletes every PangolinResource of the namespace and waits until the watch
-// shows none.
+// shows none. It deletes the namespace's events too, those of PIC and of the floor, so
+// that every run starts on the same stored state.
 func (b *bench) deleteAll(ctx context.Context, w *world, watch *watcher, n int) error {
 	gone := watch.empty()
 	if err := w.fast.DeleteAllOf(ctx, &tunnelv1alpha1.PangolinResource{}, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("delete the PangolinResources: %w", err)
+	}
+	if err := w.fast.DeleteAllOf(ctx, &eventsv1.Event{}, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("delete the events: %w", err)
 	}
 	_, err := await(ctx, gone, b.timeout(n), "the PangolinResources to be deleted", b.progress(watch, n))
 	return err
@@ -214,6 +263,7 @@ type picRun struct {
 	p                            *picProcess
 	seconds, ready               float64
 	writes, reconciles, requests int
+	eventsDropped                int
 	peak                         int64
 	cpu                          cpuTimes
 }
@@ -260,9 +310,10 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 		return run, err
 	}
 	run.writes, run.reconciles, run.requests = int(c.writes), int(c.reconciles), int(c.requests)
+	run.eventsDropped = int(c.eventsDropped)
 	run.peak, _ = p.Memory()
-	b.opts.Logf("PIC %s: %d PangolinResources in %.2fs (ready after %.2fs); %d writes, %d reconciles, %d API requests, peak RSS %.1f MiB; CPU to convergence: %s",
-		label, want, run.seconds, run.ready, run.writes, run.reconciles, run.requests, mib(run.peak), run.cpu)
+	b.opts.Logf("PIC %s: %d PangolinResources in %.2fs (ready after %.2fs); %d writes, %d reconciles, %d API requests, %d events dropped, peak RSS %.1f MiB; CPU to convergence: %s",
+		label, want, run.seconds, run.ready, run.writes, run.reconciles, run.requests, run.eventsDropped, mib(run.peak), run.cpu)
 	return run, nil
 }
 
@@ -273,47 +324,103 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// changeLatency updates Ingresses one at a time while PIC runs and times each until the
-// PangolinResource update is seen through the watch; before each, a direct write of an
-// unowned PangolinResource gives the round trip to compare with.
-func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *picProcess) error {
+// changeLatency times Ingress changes one at a time, from the Ingress update to its
+// PangolinResource update seen through the watch: first PIC's (p, running), then, with
+// PIC stopped, the plain change client's, reacting to the same kind of change with the
+// same write. Never both at once: each would write. Before every change, a direct write
+// of an unowned PangolinResource gives one write's round trip, a figure. It stops p and
+// returns its peak RSS.
+func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *picProcess) (int64, error) {
 	n := b.opts.Updates
 	logf := b.opts.Logf
 	if err := p.quiet(ctx, time.Second, b.timeout(w.shape.resources())); err != nil {
-		return err
+		return 0, err
 	}
-	logf("change latency: %d Ingress updates, each after a direct PangolinResource write", n)
 	pr := probe(1000)
 	watch.expectHost(probeHost, expectation{spec: pr.Spec})
 	seen := watch.hostMatched(probeHost)
 	if err := w.fast.Create(ctx, pr); err != nil {
-		return fmt.Errorf("create the probe: %w", err)
+		return 0, fmt.Errorf("create the probe: %w", err)
 	}
 	if _, err := await(ctx, seen, time.Minute, "the probe", func() string { return "" }); err != nil {
-		return err
+		return 0, err
 	}
+
+	logf("change latency: %d Ingress updates through PIC, each after a direct PangolinResource write", n)
 	before, err := p.counters(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	var direct, change []time.Duration
+	picChanges, picDirect, err := b.timeChanges(ctx, w, watch, pr, p.Alive)
+	if err != nil {
+		return 0, err
+	}
+	// The watch can show the last update before PIC has counted its write: let it settle.
+	after, err := p.settle(ctx, before.reconciles+float64(n), 500*time.Millisecond, time.Minute)
+	if err != nil {
+		return 0, err
+	}
+	peak, _ := p.Memory()
+	p.Stop()
+
+	logf("change latency: %d Ingress updates through the plain change client (PIC stopped)", n)
+	plain, err := startChangeClient(ctx, w.env.Config)
+	if err != nil {
+		return 0, err
+	}
+	plainChanges, plainDirect, err := b.timeChanges(ctx, w, watch, pr, plain.failure)
+	plain.stop()
+	if err == nil {
+		err = plain.failure()
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	direct := slices.Concat(picDirect, plainDirect)
+	lat := &changeLatency{
+		N: w.shape.resources(), Updates: n,
+		P50Ms: ms(percentile(picChanges, 50)), P99Ms: ms(percentile(picChanges, 99)), MaxMs: ms(slices.Max(picChanges)),
+		PlainP50Ms: ms(percentile(plainChanges, 50)), PlainP99Ms: ms(percentile(plainChanges, 99)), PlainMaxMs: ms(slices.Max(plainChanges)),
+		DirectP50Ms: ms(percentile(direct, 50)), DirectP99Ms: ms(percentile(direct, 99)),
+		PICWrites: int(after.writes - before.writes),
+	}
+	lat.RatioP99ToPlainP99 = round(lat.P99Ms/lat.PlainP99Ms, 2)
+	b.res.ChangeLatency = lat
+	logf("change latency: PIC p50 %.1f ms, p99 %.1f ms; plain client p50 %.1f ms, p99 %.1f ms; p99 ratio %.2f; direct write p50 %.1f ms",
+		lat.P50Ms, lat.P99Ms, lat.PlainP50Ms, lat.PlainP99Ms, lat.RatioP99ToPlainP99, lat.DirectP50Ms)
+	return peak, nil
+}
+
+// timeChanges changes the backend port of b.opts.Updates Ingresses, spread over the
+// fixture, one at a time, and times each from its update to every PangolinResource of
+// the Ingress seen with the new port; before each, it times a direct update of the
+// probe pr. Whoever reacts to the changes (PIC or the plain change client) must be
+// running; failed tells why it may not have written.
+func (b *bench) timeChanges(ctx context.Context, w *world, watch *watcher, pr *tunnelv1alpha1.PangolinResource, failed func() error) (change, direct []time.Duration, err error) {
+	n := b.opts.Updates
+	progress := func() string {
+		if err := failed(); err != nil {
+			return err.Error()
+		}
+		return "no failure reported"
+	}
 	for k := range n {
 		// The direct write: one update of a PangolinResource, seen through the watch.
-		port := int32(1001 + k)
-		pr.Spec = expectedSpec(probeHost, port)
+		pr.Spec = expectedSpec(probeHost, pr.Spec.Targets[0].Port+1)
 		watch.expectHost(probeHost, expectation{spec: pr.Spec})
 		seen := watch.hostMatched(probeHost)
 		start := time.Now()
 		if err := w.fast.Update(ctx, pr); err != nil {
-			return fmt.Errorf("update the probe: %w", err)
+			return nil, nil, fmt.Errorf("update the probe: %w", err)
 		}
 		at, err := await(ctx, seen, time.Minute, "the probe's update", func() string { return "" })
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		direct = append(direct, at.Sub(start))
 
-		// The change through PIC: the Ingress's backend port, then its resources.
+		// The change: the Ingress's backend port, then its resources.
 		i := k * w.shape.Ingresses / n
 		next := int32(portB)
 		if w.port[i] == portB {
@@ -321,7 +428,7 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 		}
 		ing, err := w.getIngress(ctx, i)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		setBackendPort(ing, next)
 		for h := range w.shape.HostsPerIngress {
@@ -339,30 +446,16 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 		})
 		start = time.Now()
 		if err := w.fast.Update(ctx, ing); err != nil {
-			return fmt.Errorf("update Ingress %s: %w", ing.Name, err)
+			return nil, nil, fmt.Errorf("update Ingress %s: %w", ing.Name, err)
 		}
 		w.port[i] = next
-		at, err = await(ctx, updated, time.Minute, "the PangolinResource of "+ing.Name, func() string { return errString(p.Alive()) })
+		at, err = await(ctx, updated, time.Minute, "the PangolinResource of "+ing.Name, progress)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		change = append(change, at.Sub(start))
 	}
-	// The watch can show the last update before PIC has counted its write: let it settle.
-	after, err := p.settle(ctx, before.reconciles+float64(n), 500*time.Millisecond, time.Minute)
-	if err != nil {
-		return err
-	}
-	lat := &changeLatency{
-		N: w.shape.resources(), Updates: n,
-		P50Ms: ms(percentile(change, 50)), P99Ms: ms(percentile(change, 99)), MaxMs: ms(slices.Max(change)),
-		DirectP50Ms: ms(percentile(direct, 50)), DirectP99Ms: ms(percentile(direct, 99)),
-		PICWrites: int(after.writes - before.writes),
-	}
-	lat.RatioP99ToDirectP50 = round(lat.P99Ms/lat.DirectP50Ms, 2)
-	b.res.ChangeLatency = lat
-	logf("change latency: p50 %.1f ms, p99 %.1f ms; direct write p50 %.1f ms; p99/direct p50 %.2f", lat.P50Ms, lat.P99Ms, lat.DirectP50Ms, lat.RatioP99ToDirectP50)
-	return nil
+	return change, direct, nil
 }
 
 // restart starts PIC again on the converged cluster: startup to /readyz, the writes of

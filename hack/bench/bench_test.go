@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -19,17 +21,21 @@ import (
 // a duration: timings depend on the machine.
 func TestSmoke(t *testing.T) {
 	testenv.SkipIfShort(t)
+	// As main does: the harness's own clients log nothing worth reading.
+	ctrllog.SetLogger(logr.Discard())
 	binary := managerBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res, err := run(ctx, options{
-		Sizes:        []int{20},
-		Updates:      20,
-		DirectN:      20,
-		Repeat:       2,
-		ResyncPeriod: 2 * time.Second,
+		Sizes:   []int{20},
+		Updates: 20,
+		DirectN: 20,
+		// Direct mode's memory run, on a control plane of its own.
+		DirectMemoryN: 20,
+		Repeat:        2,
+		ResyncPeriod:  2 * time.Second,
 		// The direct mode at a pace; its steady state at 2 s resync, 24 s drift (the
 		// informers resync as often: a shorter period leaves PIC never quiet).
 		PangolinServiceTime: 2 * time.Millisecond,
@@ -47,7 +53,9 @@ func TestSmoke(t *testing.T) {
 	for _, c := range res.Convergence {
 		assert.Equal(t, 20, c.Resources, c.Shape)
 		assert.Positive(t, c.PICSeconds, c.Shape)
-		assert.Positive(t, c.BaselineSeconds, c.Shape)
+		assert.Positive(t, c.BaselineSeconds, "%s: the floor, creates and events", c.Shape)
+		assert.Positive(t, c.CreatesOnlySeconds, "%s: the creates-only floor", c.Shape)
+		assert.Positive(t, c.CreatesOnlyRatio, c.Shape)
 		assert.Positive(t, c.Ratio, c.Shape)
 		assert.Len(t, c.BaselineRuns, 2, c.Shape)
 		assert.Len(t, c.PICRuns, 2, c.Shape)
@@ -71,7 +79,12 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.ChangeLatency.P50Ms)
 	assert.Positive(t, res.ChangeLatency.P99Ms)
 	assert.Positive(t, res.ChangeLatency.DirectP50Ms)
+	assert.Positive(t, res.ChangeLatency.PlainP50Ms, "the plain change client's")
+	assert.Positive(t, res.ChangeLatency.PlainP99Ms)
+	assert.Positive(t, res.ChangeLatency.RatioP99ToPlainP99)
 	assert.Equal(t, 20, res.ChangeLatency.PICWrites, "one update per changed Ingress, nothing else")
+	// The plain change client ran last, with PIC stopped: PIC restarted on what it
+	// wrote finds nothing to write (asserted below), so it wrote what PIC would.
 
 	require.NotNil(t, res.Memory)
 	require.NotNil(t, res.Startup)
@@ -81,6 +94,13 @@ func TestSmoke(t *testing.T) {
 	}
 	assert.Positive(t, res.Startup.ReadySeconds)
 	assert.Zero(t, res.Startup.Writes)
+
+	require.NotNil(t, res.DirectMemory, "the direct mode's memory run")
+	assert.Equal(t, 20, res.DirectMemory.N)
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		assert.Positive(t, res.DirectMemory.PublishPeakRSSBytes)
+		assert.Positive(t, res.DirectMemory.RestartPeakRSSBytes)
+	}
 
 	require.NotNil(t, res.Direct, "the direct mode")
 	assert.Positive(t, res.Direct.ConvergeWrites, "PIC created the resources in Pangolin")

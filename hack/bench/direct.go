@@ -86,14 +86,19 @@ type direct struct {
 // targets (the API has no bulk read of targets), and the one site. 2N + ceil(N/500) + 3.
 func directResyncBudget(n int) int { return 2*n + (n+499)/500 + 3 }
 
-// directFlags are the settings of a direct-mode PIC: the drift period goes through the
-// environment, which a binary without the setting ignores.
+// startDirect starts a direct-mode PIC: the drift period goes through the environment,
+// which a binary without the setting ignores.
 func (b *bench) startDirect(w *world, dir, log string, srv *inmemory.Server, resync, drift string) (*picProcess, error) {
+	return b.startDirectProfiled(w, dir, log, srv, resync, drift, nil)
+}
+
+// startDirectProfiled is startDirect serving pprof when prof is set.
+func (b *bench) startDirectProfiled(w *world, dir, log string, srv *inmemory.Server, resync, drift string, prof *profiler) (*picProcess, error) {
 	env := []string{"PIC_PANGOLIN_API_KEY=" + inmemory.RootKey.Token()}
 	if drift != "" {
 		env = append(env, "PIC_PANGOLIN_DRIFT_PERIOD="+drift)
 	}
-	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), false, env,
+	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), prof != nil, env,
 		"--sink=pangolin", "--pangolin-url="+srv.BaseURL(), "--pangolin-org=bench", "--resync-period", resync)
 }
 
@@ -467,4 +472,70 @@ func defaultDrift() time.Duration {
 		return d
 	}
 	return defaultsForReport().ResyncPeriod
+}
+
+// directMemoryRun measures direct mode's peak RSS with n single-host Ingresses on a
+// fresh control plane: PIC publishing them on an empty Pangolin, then restarted on the
+// converged one, as the PangolinResource mode's memory is measured. The in-repo server
+// answers at once: what PIC holds does not depend on the server's pace, and n = 5000
+// at a real server's pace would take minutes (4 requests a host, 30 ms each, 4 at once).
+func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n int) (err error) {
+	logf := b.opts.Logf
+	s := shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}
+	dir, err := newDir(b.opts.WorkDir, fmt.Sprintf("direct-memory-%d", n))
+	if err != nil {
+		return err
+	}
+	logf("direct mode memory, N=%d: starting a control plane; Pangolin answering at once", n)
+	w, err := startWorld(dir, variant)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, w.stop()) }()
+	if err := w.setup(ctx, s); err != nil {
+		return err
+	}
+	prof, err := newProfiler(b.opts.PprofDir, w.env.Config)
+	if err != nil {
+		return err
+	}
+	srv := inmemory.NewServer(inmemory.Options{
+		Org:     "bench",
+		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
+		Sites:   []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
+	})
+	defer srv.Close()
+	def := b.picDefaults
+	timeout := b.timeout(4 * n)
+
+	p, err := b.startDirectProfiled(w, dir, "pic-direct-memory-publish.log", srv, convergenceResync, "", prof)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	if _, err := awaitPublished(ctx, srv, n, timeout, p.Alive); err != nil {
+		return err
+	}
+	if _, err := p.settle(ctx, float64(n), time.Second, timeout); err != nil {
+		return err
+	}
+	publishPeak, _ := p.Memory()
+	p.Stop()
+
+	if p, err = b.startDirectProfiled(w, dir, "pic-direct-memory-restart.log", srv, def.ResyncPeriod.String(), "", prof); err != nil {
+		return err
+	}
+	defer p.Stop()
+	if _, err := p.WaitReady(ctx, timeout); err != nil {
+		return err
+	}
+	if _, err := p.settle(ctx, float64(n), time.Second, timeout); err != nil {
+		return err
+	}
+	prof.heap(ctx, fmt.Sprintf("direct-%d-restart", n), p.pprof)
+	restartPeak, _ := p.Memory()
+	m := &directMemory{N: n, PeakRSSBytes: max(publishPeak, restartPeak), PublishPeakRSSBytes: publishPeak, RestartPeakRSSBytes: restartPeak}
+	b.res.DirectMemory = m
+	logf("direct mode memory, N=%d: peak RSS %.1f MiB (publishing %.1f MiB, restarted %.1f MiB)", n, mib(m.PeakRSSBytes), mib(publishPeak), mib(restartPeak))
+	return nil
 }

@@ -5,15 +5,20 @@
 //
 //   - convergence: N Ingresses exist, PIC starts; the time until every expected
 //     PangolinResource exists with the right spec, seen through a watch, against a
-//     baseline, the floor: a plain client without client-side rate limiting creating
-//     the same objects with PIC's concurrency. PIC runs unthrottled
-//     (--kube-api-qps=-1) right after each floor run, BENCH_REPEAT times, then once at
-//     its defaults (the same settings while the default sets no client limit);
+//     baseline, the floor: a plain client without client-side rate limiting doing the
+//     specification's work with PIC's concurrency, creating the same objects and
+//     recording a Created event for each. PIC runs unthrottled (--kube-api-qps=-1)
+//     right after each floor run, BENCH_REPEAT times, then once at its defaults (the
+//     same settings while the default sets no client limit); the earlier floor, the
+//     creates alone, runs once, a figure;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
-//     PangolinResource update seen through a watch, against a direct write;
-//   - memory: PIC's peak RSS (VmHWM) at the largest N;
+//     PangolinResource update seen through a watch, first through PIC, then, PIC
+//     stopped, through a plain client that watches Ingresses and writes the same
+//     update;
+//   - memory: PIC's peak RSS (VmHWM) at the largest N, and in direct mode at
+//     BENCH_DIRECT_MEMORY;
 //   - startup: process start to /readyz on the converged cluster, and its writes;
 //   - direct mode (sink pangolin, the in-repo Pangolin server at a real server's pace):
 //     publishing N hosts against a plain client, Pangolin requests per Ingress change,
@@ -31,6 +36,8 @@
 //	                    their medians and the median of their pairs' ratios
 //	                    (default 5)
 //	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
+//	BENCH_DIRECT_MEMORY Ingresses of the direct-mode memory run, its peak RSS against
+//	                    the in-repo Pangolin answering at once (default 5000; 0 skips it)
 //	BENCH_PANGOLIN_SERVICE_TIME  the in-repo Pangolin's time per request in the
 //	                    direct-mode run (default 30ms, a real server's argon2 key check)
 //	BENCH_PANGOLIN_CONCURRENCY   requests it serves at once, the rest waiting
@@ -112,6 +119,8 @@ type options struct {
 	// DirectN is the number of Ingresses of the direct-mode run (sink pangolin against
 	// the in-repo Pangolin server); 0 skips it.
 	DirectN int
+	// DirectMemoryN is the number of Ingresses of the direct-mode memory run; 0 skips it.
+	DirectMemoryN int
 	// PangolinServiceTime and PangolinConcurrency are the direct-mode server's pace.
 	PangolinServiceTime time.Duration
 	PangolinConcurrency int
@@ -130,10 +139,11 @@ func optionsFromEnv() (options, error) {
 		return options{}, err
 	}
 	opts := options{
-		Sizes:       []int{100, 1000, 5000},
-		Updates:     200,
-		DirectN:     1000,
-		DirectScale: 60,
+		Sizes:         []int{100, 1000, 5000},
+		Updates:       200,
+		DirectN:       1000,
+		DirectMemoryN: 5000,
+		DirectScale:   60,
 		// A real Pangolin's pace: argon2 on every key check, a small thread pool.
 		PangolinServiceTime: inmemory.PaceServiceTime,
 		PangolinConcurrency: inmemory.PaceMaxConcurrent,
@@ -189,6 +199,13 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_DIRECT=%q: want a number of Ingresses, 0 to skip", v)
 		}
 		opts.DirectN = n
+	}
+	if v := os.Getenv("BENCH_DIRECT_MEMORY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return options{}, fmt.Errorf("BENCH_DIRECT_MEMORY=%q: want a number of Ingresses, 0 to skip", v)
+		}
+		opts.DirectMemoryN = n
 	}
 	if v := os.Getenv("BENCH_PANGOLIN_SERVICE_TIME"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -53,6 +53,9 @@ type counters struct {
 	reconciles float64 // controller_runtime_reconcile_total of the ingress controller
 	requests   float64 // rest_client_requests_total: every API request of the process
 	depth      float64 // workqueue_depth of the ingress controller
+	// eventsDropped is pic_events_dropped_total: events recorded and not written (a
+	// full queue during a burst of creates).
+	eventsDropped float64
 }
 
 func (p *picProcess) counters(ctx context.Context) (counters, error) {
@@ -62,10 +65,11 @@ func (p *picProcess) counters(ctx context.Context) (counters, error) {
 	}
 	ingress := map[string]string{"controller": "ingress"}
 	return counters{
-		writes:     m.Sum("pic_pangolinresource_writes_total", nil),
-		reconciles: m.Sum("controller_runtime_reconcile_total", ingress),
-		requests:   m.Sum("rest_client_requests_total", nil),
-		depth:      m.Sum("workqueue_depth", map[string]string{"name": "ingress"}),
+		writes:        m.Sum("pic_pangolinresource_writes_total", nil),
+		reconciles:    m.Sum("controller_runtime_reconcile_total", ingress),
+		requests:      m.Sum("rest_client_requests_total", nil),
+		depth:         m.Sum("workqueue_depth", map[string]string{"name": "ingress"}),
+		eventsDropped: m.Sum("pic_events_dropped_total", nil),
 	}, nil
 }
 

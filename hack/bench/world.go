@@ -193,15 +193,15 @@ func (w *world) expectations() map[string]expectation {
 	return out
 }
 
-// baselineObjects are the PangolinResources PIC would create for the fixture: same
-// names, labels, annotation, owner reference and spec.
-func (w *world) baselineObjects() []*tunnelv1alpha1.PangolinResource {
-	var out []*tunnelv1alpha1.PangolinResource
+// baselineObjects are the PangolinResources PIC would create for the fixture (same
+// names, labels, annotation, owner reference and spec), each with its owner and host.
+func (w *world) baselineObjects() []floorObject {
+	var out []floorObject
 	for i, ing := range w.ingresses {
 		origin := route.Origin{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, UID: ing.UID}
 		for h := range w.shape.HostsPerIngress {
 			host := w.shape.host(i, h)
-			out = append(out, &tunnelv1alpha1.PangolinResource{
+			out = append(out, floorObject{owner: ing, host: host, resource: &tunnelv1alpha1.PangolinResource{
 				ObjectMeta: metav1.ObjectMeta{
 					Name: engine.ResourceName(origin, host), Namespace: ing.Namespace,
 					Labels: map[string]string{
@@ -215,7 +215,7 @@ func (w *world) baselineObjects() []*tunnelv1alpha1.PangolinResource {
 					}},
 				},
 				Spec: expectedSpec(host, w.port[i]),
-			})
+			}})
 		}
 	}
 	return out
