@@ -9,12 +9,13 @@
 //     internal/testenv (etcd, kube-apiserver with RBAC, kube-controller-manager with the
 //     garbage collector) per operator CRD variant. PIC runs as a client-certificate user
 //     named like a ServiceAccount, bound by the RBAC rendered from config/rbac and
-//     config/rbac/pangolinresource (and config/rbac/gateway-api and
-//     config/rbac/pangolinresource/gateway-api for a spec with the httproute source), so
-//     a missing permission fails the suite.
+//     config/rbac/pangolinresource (and config/rbac/gateway-api, config/rbac/services
+//     and their config/rbac/pangolinresource counterparts for a spec with an opt-in
+//     source), so a missing permission fails the suite.
 //   - kind (E2E_CLUSTER=kind): a kind cluster (created, or the current context with
 //     E2E_KIND_USE_CURRENT=1) running the image built from the Dockerfile and deployed
-//     with config/gateway-api (config/default plus the opt-in Gateway API RBAC).
+//     with config/gateway-api (config/default plus the opt-in Gateway API RBAC), and the
+//     service source's and health checks' RBAC beside it.
 //
 // A last run, direct, has no operator CRDs at all: PIC runs in direct mode (sink
 // pangolin) against the in-repo Pangolin server (sinks/pangolin/inmemory), with the

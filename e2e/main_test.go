@@ -123,6 +123,7 @@ var specs = []struct {
 	{"Lifecycle", specLifecycle},
 	{"MultiTunnelConfigFile", specMultiTunnel},
 	{"HTTPRoute", specHTTPRoute},
+	{"ServicePorts", specServicePorts},
 	{"RestartNoWrites", specRestart},
 	{"DecoysUntouched", specDecoys},
 	{"WriteFaults", specWriteFaults},

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
@@ -204,4 +206,36 @@ func (e *env) eventuallyWarningOn(obj client.Object, reason string) eventsv1.Eve
 		}
 	}, eventually, tick)
 	return found
+}
+
+// specServicePorts runs PIC in PangolinResource mode with the service source: a
+// LoadBalancer Service's TCP and UDP ports become PangolinResources with protocol and
+// proxyConfig (both CRD variants carry them), and deleting the Service lets the garbage
+// collector remove them through their owner references, PIC sending no delete.
+func specServicePorts(t *testing.T, p Provider) {
+	e := newEnv(t, p, "ports")
+	e.tunnel(e.ns, "default")
+	pic := e.startPIC(PICOptions{GatewayAPI: true, Args: []string{"--sources=ingress,service"}})[0]
+
+	svc := loadBalancerService(e.ns, "db",
+		corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP},
+		corev1.ServicePort{Name: "dns", Port: 5353, Protocol: corev1.ProtocolUDP})
+	e.create(svc)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		published := map[string]string{}
+		for _, r := range e.owned(c, e.ns, svc.UID) {
+			if assert.NotNil(c, r.Spec.ProxyConfig, "%s has no proxyConfig", r.Name) {
+				published[fmt.Sprintf("%s:%d", r.Spec.Protocol, r.Spec.ProxyConfig.ProxyPort)] = testenv.Backend(r)
+			}
+			assert.Nil(c, r.Spec.HTTPConfig, "%s: a port has no httpConfig", r.Name)
+		}
+		assert.Equal(c, map[string]string{"tcp:5432": e.svcAddr("db", 5432), "udp:5353": e.svcAddr("db", 5353)}, published)
+	}, eventually, tick)
+
+	deletes := e.writes(pic, "delete")
+	require.NoError(t, e.c.Delete(e.ctx, svc, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, names(e.owned(c, e.ns, svc.UID)), "PangolinResources of the deleted Service")
+	}, eventually, tick)
+	assert.Equal(t, deletes, e.writes(pic, "delete"), "the garbage collector removes a deleted Service's resources, not PIC")
 }

@@ -48,9 +48,10 @@ type PICOptions struct {
 	ConfigFile string
 	// Args are further flags.
 	Args []string
-	// GatewayAPI grants PIC the opt-in Gateway API rules (config/rbac/gateway-api) on top
-	// of an Ingress-only install's, for a spec that turns the httproute source on. On
-	// kind, PIC always runs with both (config/gateway-api).
+	// GatewayAPI grants PIC the opt-in sources' rules (config/rbac/gateway-api and
+	// config/rbac/services) on top of an Ingress-only install's, for a spec that turns
+	// the httproute, tcproute, udproute or service source on. On kind, PIC always runs
+	// with all of them (config/gateway-api and the services RBAC).
 	GatewayAPI bool
 	// Pangolin, when set, runs PIC in direct mode (sink pangolin) against it, with the
 	// API key as a file; locally, with the direct-mode RBAC alone.
