@@ -53,6 +53,9 @@ func (h HealthChecks) Check(ctx context.Context, asked *bool, path string, svc *
 		return route.HealthCheck{}, "", nil
 	}
 	if path != "" {
+		if port.Protocol == corev1.ProtocolUDP {
+			return route.HealthCheck{}, fmt.Sprintf("%s asks for an HTTP check, which a UDP port cannot answer", pic.AnnotationHealthCheckPath), nil
+		}
 		return route.HealthCheck{Mode: "http", Scheme: httpScheme(scheme), Path: path, Port: port.Port}, "", nil
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName || len(svc.Spec.Selector) == 0 {

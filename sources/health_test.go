@@ -146,6 +146,14 @@ func TestHealthCheckFromReadiness(t *testing.T) {
 	}
 }
 
+func TestExplicitPathOnAUDPPort(t *testing.T) {
+	svc := webService(corev1.ServicePort{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP})
+	got, why, err := HealthChecks{}.Check(context.Background(), ptr.To(true), "/healthz", svc, svc.Spec.Ports[0], "udp")
+	require.NoError(t, err)
+	assert.False(t, got.Enabled(), "an HTTP check cannot be answered on a UDP port")
+	assert.Contains(t, why, "a UDP port cannot answer")
+}
+
 func TestHealthCheckWithoutPodPermission(t *testing.T) {
 	forbidden := interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", nil)

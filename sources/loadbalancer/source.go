@@ -214,6 +214,21 @@ func parsePublicPorts(value string, ports []corev1.ServicePort) (publicPorts, []
 		}
 		out[name] = int32(public)
 	}
+	// Two ports on one public port and protocol would refuse each other, taking both
+	// down: the mapping is refused instead, and what is published stays.
+	byKey := map[string]string{}
+	for _, p := range ports {
+		protocol, ok := protocolOf(p.Protocol)
+		if !ok {
+			continue
+		}
+		key := route.PortKey(protocol, out.of(p))
+		if other, taken := byKey[key]; taken {
+			bad("ports %s and %s would both be published on %s", other, portName(p), key)
+			continue
+		}
+		byKey[key] = portName(p)
+	}
 	return out, problems
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -58,6 +59,16 @@ func newSource(objs ...client.Object) (*Source, client.Client) {
 		Class:         class,
 		Address:       "pangolin.example.com",
 	}), c
+}
+
+// interceptPatches counts the status patches sent through c.
+func interceptPatches(c client.Client, patches *int) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			*patches++
+			return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
 }
 
 func backend(port int32, p route.Protocol) []route.PathRule {
@@ -231,4 +242,34 @@ func TestRoutesFollowReadiness(t *testing.T) {
 		assert.Equal(t, want, r.Paths[0].Backend.Health, "%s: every port of the pod follows its readiness, probed on the TCP port the probe names", r.Host)
 	}
 	assert.Empty(t, res.Notices)
+}
+
+func TestPublicPortsMappingTwoPortsOnOneIsInvalid(t *testing.T) {
+	src, _ := newSource(service(annotate(pic.AnnotationPublicPorts, "alt=80"), func(s *corev1.Service) {
+		s.Spec.Ports = []corev1.ServicePort{
+			{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP},
+			{Name: "alt", Port: 8080, Protocol: corev1.ProtocolTCP},
+		}
+	}))
+	res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+	require.NoError(t, err)
+	assert.Empty(t, res.Routes)
+	require.Len(t, res.Rejections, 1)
+	assert.Equal(t, pic.ReasonInvalidAnnotation, res.Rejections[0].Reason)
+	assert.True(t, res.Rejections[0].Hold, "a typo keeps what is published")
+	assert.Contains(t, res.Rejections[0].Message, `ports "http" (80) and "alt" (8080) would both be published on tcp:80`)
+}
+
+func TestStatusWithoutIPModeSupportIsNotRewritten(t *testing.T) {
+	ctx := context.Background()
+	svc := service(func(s *corev1.Service) {
+		// As an API server without the LoadBalancerIPMode feature stores it.
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7", Ports: []corev1.PortStatus{{Port: 25565, Protocol: corev1.ProtocolTCP}}}}
+	})
+	src, c := newSource(svc)
+	src.config.Address = "203.0.113.7"
+	patches := 0
+	src.client = interceptPatches(c, &patches)
+	require.NoError(t, src.WriteStatus(ctx, types.NamespacedName{Namespace: "games", Name: "mc"}, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
+	assert.Zero(t, patches, "the status PIC wants, less the ipMode the API server dropped: nothing to write")
 }

@@ -102,7 +102,9 @@ func (s *Source) loadBalancerStatus(current corev1.LoadBalancerStatus, published
 
 func equalStatus(a, b []corev1.LoadBalancerIngress) bool {
 	return slices.EqualFunc(a, b, func(x, y corev1.LoadBalancerIngress) bool {
-		return x.IP == y.IP && x.Hostname == y.Hostname && ptr.Equal(x.IPMode, y.IPMode) &&
+		// A stored ipMode of nil matches: an API server without the LoadBalancerIPMode
+		// feature drops the field, and a patch could never make it equal.
+		return x.IP == y.IP && x.Hostname == y.Hostname && (x.IPMode == nil || ptr.Equal(x.IPMode, y.IPMode)) &&
 			slices.EqualFunc(x.Ports, y.Ports, func(p, q corev1.PortStatus) bool {
 				return p.Port == q.Port && p.Protocol == q.Protocol && p.Error == nil && q.Error == nil
 			})
