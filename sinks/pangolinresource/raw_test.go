@@ -318,35 +318,3 @@ func TestApplyRawConverges(t *testing.T) {
 		}
 	}
 }
-
-// TestApplyRawWaitsForAnotherObjectsPort: a port another object's PangolinResource still
-// holds (a Service held by a public-ports typo keeps it while its index no longer names
-// the port) is not written twice: the younger waits, and is retried.
-func TestApplyRawWaitsForAnotherObjectsPort(t *testing.T) {
-	ctx := context.Background()
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			older := serviceOrigin
-			older.Name, older.UID = "old-db", "uid-old-db"
-			held := rawResource(route.ProtocolTCP, 5432)
-			held.Name, held.Origin = "pic-prod-old-db-0123456789", older
-			w := newWorld(t, render(held, v.caps))
-			s := New(w.client, w.client, v.caps)
-
-			want := rawResource(route.ProtocolTCP, 5432)
-			applied, err := s.Apply(ctx, serviceOrigin, engine.Plan{Create: []engine.Resource{want}})
-			require.NoError(t, err)
-			require.Len(t, applied.Rejections, 1)
-			assert.Equal(t, pic.ReasonPortConflict, applied.Rejections[0].Reason)
-			assert.True(t, applied.Rejections[0].Retry)
-			assert.Contains(t, applied.Rejections[0].Message, "still held by PangolinResource prod/pic-prod-old-db-0123456789")
-			assert.Zero(t, w.writes["create"], "nothing written on a port another object holds")
-
-			other := rawResource(route.ProtocolUDP, 5432)
-			applied, err = s.Apply(ctx, serviceOrigin, engine.Plan{Create: []engine.Resource{other}})
-			require.NoError(t, err)
-			assert.Empty(t, applied.Rejections, "UDP 5432 is another port")
-			assert.Equal(t, 1, w.writes["create"])
-		})
-	}
-}

@@ -122,25 +122,6 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	return applied, err
 }
 
-// portHolder names the PangolinResource of another object that PIC wrote for d's port
-// and protocol, if there is one. engine.Decide settles who publishes a port from the
-// claims the sources index, but a Service held by a typo in its public-ports annotation
-// keeps its resources while its index no longer names the port: two resources on one
-// port would give Pangolin two routers on one entry point, so the younger waits. A raw
-// create is rare, so the cached resources PIC wrote are read whole rather than indexed.
-func (s *Sink) portHolder(ctx context.Context, owner route.Origin, d engine.Resource) (string, error) {
-	var list tunnelv1alpha1.PangolinResourceList
-	if err := s.client.List(ctx, &list, client.MatchingLabels{pic.LabelManagedBy: pic.ManagedByValue}, client.UnsafeDisableDeepCopy); err != nil {
-		return "", fmt.Errorf("list PangolinResources: %w", err)
-	}
-	for _, r := range list.Items {
-		if r.Annotations[pic.AnnotationHost] == d.Host && r.Labels[pic.LabelOwnerUID] != string(owner.UID) && r.DeletionTimestamp == nil {
-			return r.Namespace + "/" + r.Name, nil
-		}
-	}
-	return "", nil
-}
-
 // unreachable reports whether a write failed because the API server is out of reach for
 // now, rather than because it refused the write (a conflict, an invalid object, a
 // missing namespace): the first is retried and told to the object's owner as such.
@@ -173,17 +154,6 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 			s.conflicts.Delete(key)
 			if exists {
 				continue // ours, not in the cache yet: its watch event brings us back
-			}
-		}
-		if d.Raw() {
-			holder, err := s.portHolder(ctx, owner, d)
-			if err != nil {
-				return res, err
-			}
-			if holder != "" {
-				res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: d.Host, Reason: pic.ReasonPortConflict, Retry: true,
-					Message: fmt.Sprintf("public port %d/%s is still held by PangolinResource %s: this %s is published on it once that resource is gone; retrying", d.ProxyPort, d.Protocol, holder, owner.Kind)})
-				continue
 			}
 		}
 		obj := render(d, s.caps)
