@@ -331,20 +331,9 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 		if r.ResourceID == self {
 			continue
 		}
-		switch m, mine := owned(s.ownerID, r.NiceID, r.Name); {
+		switch _, mine := owned(s.ownerID, r.NiceID, r.Name); {
 		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
 			adoptable = &r
-		case mine && d.Raw() && !m.sameObject(a.owner):
-			// Another object's port, which engine.Decide may not have seen: a Service
-			// whose public-ports annotation holds a typo keeps its resources while its
-			// index no longer names the port. Two resources on one port would both get
-			// a Traefik router, so this one waits until the other is gone.
-			a.res.Rejections = append(a.res.Rejections, route.Rejection{
-				Origin: a.owner, Host: d.Host, Reason: pic.ReasonPortConflict, Retry: true,
-				Message: fmt.Sprintf("%s is still held by Pangolin resource %s of %s %s/%s: this %s is published on it once that resource is gone; retrying",
-					subject(d), r.NiceID, m.Kind, m.Namespace, m.Name, a.owner.Kind),
-			})
-			return nil, false, nil
 		case mine:
 			// Another object's of this owner id: engine.Decide settled who keeps the
 			// host, and the other steps back once woken.

@@ -255,18 +255,6 @@ func TestRawResourceRefused(t *testing.T) {
 			wantMessage: []string{"public port 5432/tcp is already served"},
 		},
 		{
-			// A Service held by a typo in its public-ports annotation keeps its resource
-			// while its index no longer names the port: the port waits, never doubled.
-			name: "this owner id's resource of another object on the port",
-			seed: []inmemory.Resource{{
-				Name: "tcp:5432 (Service prod/old-db)", NiceID: niceID("default", markOf(service("prod", "old-db"), "tcp:5432", "tcp:5432")),
-				Mode: "tcp", ProxyPort: 5432, Enabled: true,
-			}},
-			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
-			wantReason:  pic.ReasonPortConflict,
-			wantMessage: []string{"public port 5432/tcp is still held by Pangolin resource pic-default-", "of Service prod/old-db", "retrying"},
-		},
-		{
 			name:        "the same port over UDP does not hold a TCP port",
 			seed:        []inmemory.Resource{{Name: "dns by hand", Mode: "udp", ProxyPort: 5432, Enabled: true}},
 			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
