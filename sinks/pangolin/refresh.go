@@ -445,7 +445,7 @@ func sameEntry(a, b *entry) bool {
 	ra, rb := a.res, b.res
 	return ra.ResourceID == rb.ResourceID && ra.Name == rb.Name && ra.Mode == rb.Mode && ra.ProxyPort == rb.ProxyPort && ra.FullDomain == rb.FullDomain &&
 		ra.Subdomain == rb.Subdomain && ra.DomainID == rb.DomainID && ra.SSO == rb.SSO &&
-		ra.BlockAccess == rb.BlockAccess && ra.Enabled == rb.Enabled && slices.Equal(a.targets, b.targets) &&
+		ra.BlockAccess == rb.BlockAccess && ra.Enabled == rb.Enabled && slices.Equal(ra.Headers, rb.Headers) && slices.Equal(a.targets, b.targets) &&
 		(a.access == nil || b.access == nil || reflect.DeepEqual(a.access, b.access))
 }
 

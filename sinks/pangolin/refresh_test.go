@@ -116,6 +116,10 @@ func TestHiddenDriftIsFoundAfterTheDriftPeriod(t *testing.T) {
 			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{BlockAccess: ptrTo(true)})
 			require.NoError(t, err)
 		},
+		"a header set by hand": func(t *testing.T, w *world, r inmemory.Resource) {
+			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{Headers: &[]pangolinapi.Header{{Name: "X-Hand", Value: "1"}}})
+			require.NoError(t, err)
+		},
 		"a target's priority edited by hand": func(t *testing.T, w *world, r inmemory.Resource) {
 			tg := w.fake.Targets(r.ID)[0]
 			_, err := w.api.UpdateTarget(w.ctx, tg.ID, pangolinapi.TargetUpdate{SiteID: 1, IP: tg.IP, Priority: 7})
@@ -139,6 +143,7 @@ func TestHiddenDriftIsFoundAfterTheDriftPeriod(t *testing.T) {
 			o := w.converge(shop, rt)
 			assert.False(t, o.plan.Empty(), "repaired")
 			assert.False(t, w.fake.Resources()[0].BlockAccess)
+			assert.Empty(t, w.fake.Resources()[0].Headers)
 			assert.Equal(t, w.fake.Targets(w.fake.Resources()[0].ID)[0].Priority, 101)
 			assert.True(t, w.converge(shop, rt).plan.Empty())
 		})
