@@ -230,6 +230,9 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		require.NoError(t, err)
 		var record corev1.ConfigMap
 		require.NoError(t, a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: a.recordName()}, &record))
+		// Empty places would hide nothing: the check must read something in each.
+		require.NotEmpty(t, policies.Items, "the policies' statuses to search")
+		require.NotEmpty(t, record.Data, "the record to search")
 		for _, secret := range secrets {
 			assert.NotContains(t, log, secret, "a secret in PIC's log")
 			for _, ev := range events.Items {

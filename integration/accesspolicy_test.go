@@ -213,8 +213,11 @@ func TestDirectModeAccessPolicy(t *testing.T) {
 		fake.ResetCounts()
 		writes = fake.SecretWrites()
 		startDirect(t, env, fake, ns)
+		before := reconciles(t, "ingress")
 		w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": "1"} })
-		time.Sleep(2 * time.Second)
+		// The reconcile of the touched Ingress has run: had it meant to write, it would have.
+		require.Eventually(t, func() bool { return reconciles(t, "ingress") > before }, wait, tick, "a reconcile after the touch")
+		time.Sleep(time.Second) // and any other reconcile the restart queued
 		assert.Equal(t, writes, fake.SecretWrites(), "after a restart, the record says Pangolin holds the password: no rewrite, no visitor logged out")
 		assert.Zero(t, fake.Writes(), "a converged host costs no write after a restart")
 

@@ -192,7 +192,7 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 			}
 		}
 		protected, rejections, notices := access.Resolve(access.Input{Route: rt, Attachment: attachment, Secrets: secrets})
-		res.Notices = appendNew(res.Notices, notices...)
+		res.Notices = AddNotice(res.Notices, notices...)
 		if len(rejections) > 0 {
 			res.Rejections = append(res.Rejections, rejections...)
 			continue
@@ -202,15 +202,6 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 	}
 	res.Routes = routes
 	return nil
-}
-
-func appendNew(notices []route.Notice, more ...route.Notice) []route.Notice {
-	for _, n := range more {
-		if !slices.Contains(notices, n) {
-			notices = append(notices, n)
-		}
-	}
-	return notices
 }
 
 // OwnPolicy names the policy attached to object itself (not to its Gateways), "" for

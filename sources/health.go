@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +30,22 @@ type HealthChecks struct {
 	// Default is the configuration's healthChecks: whether objects that do not say ask
 	// for health checks.
 	Default bool
+	// read holds the pods read for one object (ForObject), by Service; nil reads on
+	// every Check.
+	read map[types.NamespacedName]*podsRead
+}
+
+// podsRead is one read of a Service's pods: the pods, or why there are none to read.
+type podsRead struct {
+	pods []corev1.Pod
+	why  string
+}
+
+// ForObject is h for the backends of one object: each Service's pods are read once,
+// however many of its ports, paths or rules name it.
+func (h HealthChecks) ForObject() HealthChecks {
+	h.read = map[types.NamespacedName]*podsRead{}
+	return h
 }
 
 // maxPodsRead bounds one read of a Service's pods: the probe comes from the first pod
@@ -61,27 +78,49 @@ func (h HealthChecks) Check(ctx context.Context, asked *bool, path string, svc *
 	if svc.Spec.Type == corev1.ServiceTypeExternalName || len(svc.Spec.Selector) == 0 {
 		return route.HealthCheck{}, fmt.Sprintf("Service %s selects no pods, so it has no readiness probe to follow; set %s for an explicit check", svc.Name, pic.AnnotationHealthCheckPath), nil
 	}
-	if h.Pods == nil {
-		return route.HealthCheck{}, "PIC cannot read pods here", nil
+	pods, err := h.podsOf(ctx, svc)
+	if err != nil || pods.why != "" {
+		return route.HealthCheck{}, pods.why, err
 	}
-	var pods corev1.PodList
-	if err := h.Pods.List(ctx, &pods, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector), client.Limit(maxPodsRead)); err != nil {
-		if apierrors.IsForbidden(err) {
-			return route.HealthCheck{}, "PIC may not list pods (grant it list on pods, see docs/health-checks.md)", nil
-		}
-		return route.HealthCheck{}, "", fmt.Errorf("list pods of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	for i := range pods.Items {
-		if check, ok := probeCheck(svc, port, &pods.Items[i]); ok {
+	for i := range pods.pods {
+		if check, ok := probeCheck(svc, port, &pods.pods[i]); ok {
 			return check, "", nil
 		}
 	}
-	if len(pods.Items) == 0 {
+	if len(pods.pods) == 0 {
 		return route.HealthCheck{}, fmt.Sprintf("Service %s has no pods yet to read a readiness probe from", svc.Name), nil
 	}
 	return route.HealthCheck{}, fmt.Sprintf("the pods of Service %s have no httpGet or tcpSocket readiness probe on a port the Service exposes (port %s); set %s for an explicit check",
-		svc.Name, servicePortName(port), pic.AnnotationHealthCheckPath), nil
+		svc.Name, ServicePortName(port), pic.AnnotationHealthCheckPath), nil
+}
+
+// podsOf reads the pods svc selects, sorted by name, once per object when h is
+// ForObject's.
+func (h HealthChecks) podsOf(ctx context.Context, svc *corev1.Service) (*podsRead, error) {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if read, ok := h.read[key]; ok {
+		return read, nil
+	}
+	read := &podsRead{}
+	if h.Pods == nil {
+		read.why = "PIC cannot read pods here"
+	} else {
+		var list corev1.PodList
+		err := h.Pods.List(ctx, &list, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector), client.Limit(maxPodsRead))
+		switch {
+		case apierrors.IsForbidden(err):
+			read.why = "PIC may not list pods (grant it list on pods, see docs/health-checks.md)"
+		case err != nil:
+			return nil, fmt.Errorf("list pods of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		default:
+			read.pods = list.Items
+			slices.SortFunc(read.pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
+	if h.read != nil {
+		h.read[key] = read
+	}
+	return read, nil
 }
 
 // probeCheck turns the readiness probe of the container behind port into a check on
@@ -175,13 +214,15 @@ func PodReader(deps plugin.SourceDeps) client.Reader {
 	return deps.Client
 }
 
-// AddNotice appends n unless notices hold it already: one backend named by several
-// paths is one notice.
-func AddNotice(notices []route.Notice, n route.Notice) []route.Notice {
-	if slices.Contains(notices, n) {
-		return notices
+// AddNotice appends each of more that notices do not hold already: one backend named
+// by several paths, or one policy protecting several hosts, is one notice.
+func AddNotice(notices []route.Notice, more ...route.Notice) []route.Notice {
+	for _, n := range more {
+		if !slices.Contains(notices, n) {
+			notices = append(notices, n)
+		}
 	}
-	return append(notices, n)
+	return notices
 }
 
 func httpScheme(scheme string) string {
@@ -191,7 +232,9 @@ func httpScheme(scheme string) string {
 	return "http"
 }
 
-func servicePortName(p corev1.ServicePort) string {
+// ServicePortName is how messages name a Service port: `"http" (80)`, or 80 when it has
+// no name.
+func ServicePortName(p corev1.ServicePort) string {
 	if p.Name != "" {
 		return fmt.Sprintf("%q (%d)", p.Name, p.Port)
 	}

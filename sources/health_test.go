@@ -165,3 +165,24 @@ func TestHealthCheckWithoutPodPermission(t *testing.T) {
 	assert.False(t, got.Enabled())
 	assert.Contains(t, why, "PIC may not list pods")
 }
+
+func TestForObjectReadsEachServicesPodsOnce(t *testing.T) {
+	lists := 0
+	counting := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		lists++
+		return c.List(ctx, list, opts...)
+	}}
+	http80 := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromString("web"), Protocol: corev1.ProtocolTCP}
+	metrics := corev1.ServicePort{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9000), Protocol: corev1.ProtocolTCP}
+	svc := webService(http80, metrics)
+	pod := webPod("a", corev1.Container{Name: "app", Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}},
+		ReadinessProbe: httpProbe("/ready", intstr.FromString("web"), "")})
+	c := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(pod).WithInterceptorFuncs(counting).Build()
+
+	object := HealthChecks{Pods: c, Default: true}.ForObject()
+	for _, port := range svc.Spec.Ports {
+		_, _, err := object.Check(context.Background(), nil, "", svc, port, "http")
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, lists, "one read of the Service's pods for all its ports")
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,8 +118,13 @@ func TestSmoke(t *testing.T) {
 	assert.Positive(t, res.Direct.RepairBlockAccess, "blockAccess set by hand was restored")
 
 	require.Len(t, res.Goals, 11)
+	// The goals that depend on no timing are decided, and met, even at the smoke's size.
 	for _, g := range res.Goals {
-		assert.NotEmpty(t, g.Measured, g.Goal)
+		if strings.HasPrefix(g.Goal, goalWrites) || strings.HasPrefix(g.Goal, goalDirectWrites) {
+			if assert.NotNil(t, g.Met, g.Goal) {
+				assert.True(t, *g.Met, "%s: %s", g.Goal, g.Measured)
+			}
+		}
 	}
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)

@@ -443,6 +443,7 @@ func (s *gatewayAPI) gatewayTunnel(gw *gatewayv1.Gateway) (route.TunnelRef, *tun
 // scheme, with the health checks the route's options ask (a backend without one is
 // said in notices).
 func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, scheme string, opts sources.Options, origin route.Origin, notices *[]route.Notice) backendResolver {
+	health := s.config.Health.ForObject()
 	return func(ref gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
 		if ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service" {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonInvalidKind,
@@ -481,7 +482,7 @@ func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, sc
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true,
 				message: fmt.Sprintf("Service %s/%s has no port %d; retrying", ns, ref.Name, port.Port)}
 		}
-		health, why, err := s.config.Health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, scheme)
+		check, why, err := health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, scheme)
 		if err != nil {
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true, message: err.Error()}
 		}
@@ -489,7 +490,7 @@ func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, sc
 			*notices = sources.AddNotice(*notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
 				Message: fmt.Sprintf("Service %s/%s port %d is published without a health check: %s", ns, svc.Name, port.Port, why)})
 		}
-		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: scheme, Health: health}, nil
+		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: scheme, Health: check}, nil
 	}
 }
 

@@ -14,6 +14,8 @@ type options struct {
 	// healthCheck and healthCheckPath: see sources.Options.
 	healthCheck     *bool
 	healthCheckPath string
+	// health derives the object's backends' checks, reading each Service's pods once.
+	health sources.HealthChecks
 }
 
 // parseOptions reads PIC's annotations on an Ingress (see sources.ParseOptions).

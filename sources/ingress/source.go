@@ -114,6 +114,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 
+	opts.health = s.config.Health.ForObject()
 	hosts, defaultPaths, err := s.collect(ctx, &ing, opts, &res, reject)
 	if err != nil {
 		return plugin.Result{}, err
@@ -269,7 +270,7 @@ func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *netw
 		reject(host, pic.ReasonServicePortNotFound, true, true, "Service %s has no port %s; retrying", key, portString(b.Service.Port))
 		return route.Backend{}, false, nil
 	}
-	health, why, err := s.config.Health.Check(ctx, opts.healthCheck, opts.healthCheckPath, &svc, port, opts.backendScheme)
+	health, why, err := opts.health.Check(ctx, opts.healthCheck, opts.healthCheckPath, &svc, port, opts.backendScheme)
 	if err != nil {
 		return route.Backend{}, false, err
 	}

@@ -111,21 +111,22 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 	address := sources.ServiceAddress(&svc, s.config.ClusterDomain)
+	health := s.config.Health.ForObject()
 	for _, port := range svc.Spec.Ports {
 		protocol, ok := protocolOf(port.Protocol)
 		if !ok {
 			reject("", pic.ReasonPortProtocolUnsupported, false,
-				"port %s is %s, which Pangolin cannot publish (TCP and UDP only): the Service's other ports are published", portName(port), port.Protocol)
+				"port %s is %s, which Pangolin cannot publish (TCP and UDP only): the Service's other ports are published", sources.ServicePortName(port), port.Protocol)
 			continue
 		}
 		public := publicPorts.of(port)
-		health, why, err := s.config.Health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, "http")
+		check, why, err := health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, "http")
 		if err != nil {
 			return plugin.Result{}, err
 		}
 		if why != "" {
 			res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
-				Message: fmt.Sprintf("port %s is published without a health check: %s", portName(port), why)})
+				Message: fmt.Sprintf("port %s is published without a health check: %s", sources.ServicePortName(port), why)})
 		}
 		res.Routes = append(res.Routes, route.Route{
 			Origin:   origin,
@@ -133,7 +134,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			Protocol: protocol,
 			Port:     public,
 			Tunnel:   ref,
-			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: health}}},
+			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: check}}},
 			Access:   route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess},
 		})
 	}
@@ -158,13 +159,6 @@ func protocolOf(p corev1.Protocol) (route.Protocol, bool) {
 		return route.ProtocolUDP, true
 	}
 	return "", false
-}
-
-func portName(p corev1.ServicePort) string {
-	if p.Name != "" {
-		return fmt.Sprintf("%q (%d)", p.Name, p.Port)
-	}
-	return strconv.Itoa(int(p.Port))
 }
 
 // publicPorts maps a Service port, by name or number, to the public port it asks for.
@@ -224,10 +218,10 @@ func parsePublicPorts(value string, ports []corev1.ServicePort) (publicPorts, []
 		}
 		key := route.PortKey(protocol, out.of(p))
 		if other, taken := byKey[key]; taken {
-			bad("ports %s and %s would both be published on %s", other, portName(p), key)
+			bad("ports %s and %s would both be published on %s", other, sources.ServicePortName(p), key)
 			continue
 		}
-		byKey[key] = portName(p)
+		byKey[key] = sources.ServicePortName(p)
 	}
 	return out, problems
 }

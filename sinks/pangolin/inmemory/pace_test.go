@@ -119,5 +119,11 @@ func TestCloseReleasesWaiting(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { serving, waiting, _ := s.Load(); return serving == 1 && waiting == 2 }, 10*time.Second, 5*time.Millisecond)
 	s.Close()
-	wg.Wait()
+	released := make(chan struct{})
+	go func() { wg.Wait(); close(released) }()
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("requests still waiting 10 s after Close")
+	}
 }

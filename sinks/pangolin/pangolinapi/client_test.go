@@ -245,8 +245,7 @@ func TestObserveReportsEachRequest(t *testing.T) {
 	s := newFake(t, inmemory.Options{})
 	var got []string
 	c := newClient(t, s, func(c *pangolinapi.Config) {
-		c.Observe = func(op, result string, d time.Duration) {
-			assert.GreaterOrEqual(t, d, time.Duration(0))
+		c.Observe = func(op, result string, _ time.Duration) {
 			got = append(got, op+" "+result)
 		}
 	})

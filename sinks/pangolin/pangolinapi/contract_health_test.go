@@ -3,6 +3,7 @@ package pangolinapi_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -46,11 +47,9 @@ func TestContractHealthChecks(t *testing.T) {
 			assert.Equal(t, tc.check, got.Health, "GET")
 			list, err := cl.ListTargets(ctx, r.ResourceID)
 			require.NoError(t, err)
-			for _, tg := range list {
-				if tg.TargetID == created.TargetID {
-					assert.Equal(t, tc.check, tg.Health, "the list")
-				}
-			}
+			i := slices.IndexFunc(list, func(tg pangolinapi.Target) bool { return tg.TargetID == created.TargetID })
+			require.GreaterOrEqual(t, i, 0, "the created target is listed")
+			assert.Equal(t, tc.check, list[i].Health, "the list")
 			health := c.raw(t, http.MethodGet, "/target/"+strconv.Itoa(created.TargetID), "", true)
 			t.Logf("%s check created on a %q site: %s", tc.name, c.site.Type, health.Body)
 
