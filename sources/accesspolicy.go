@@ -165,8 +165,10 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 	if err != nil {
 		return err
 	}
-	// The hosts of a route share its Gateways: each Gateway's policies are read once.
+	// The hosts of a route share its Gateways and, most often, its policy: each
+	// Gateway's policies, and each policy's Secrets, are read once.
 	ofGateway := map[access.Target][]accessv1alpha1.AccessPolicy{}
+	secretsOf := map[types.UID]access.Secrets{}
 	routes := make([]route.Route, 0, len(res.Routes))
 	for _, rt := range res.Routes {
 		var gws []access.Target
@@ -187,8 +189,12 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		attachment := access.Attach(all, object, gws)
 		var secrets access.Secrets
 		if attachment.Policy != nil {
-			if secrets, err = p.readSecrets(ctx, attachment.Policy); err != nil {
-				return err
+			var read bool
+			if secrets, read = secretsOf[attachment.Policy.UID]; !read {
+				if secrets, err = p.readSecrets(ctx, attachment.Policy); err != nil {
+					return err
+				}
+				secretsOf[attachment.Policy.UID] = secrets
 			}
 		}
 		protected, rejections, notices := access.Resolve(access.Input{Route: rt, Attachment: attachment, Secrets: secrets})
