@@ -45,6 +45,16 @@ func pageQuery(q *request) (size, page int, msg string) {
 	return number(pageSize, 20, 1), number(p, 1, 1), v.err()
 }
 
+// offsetQuery reads the limit/offset query of the lists that page that way (domains,
+// targets, rules): a limit of 1000 and an offset of 0 when absent.
+func offsetQuery(q *request) (limit, offset int, msg string) {
+	v := newValidator(queryObject(q.r.URL.RawQuery))
+	l, _ := v.str("limit", false, false)
+	o, _ := v.str("offset", false, false)
+	v.strict()
+	return number(l, 1000, 0), number(o, 0, 0), v.err()
+}
+
 // --- org roles and users ---
 
 type roleJSON struct {
@@ -493,14 +503,10 @@ func (r *rule) json(policyID int) ruleJSON {
 }
 
 func (s *Server) listResourceRules(q *request) response {
-	v := newValidator(queryObject(q.r.URL.RawQuery))
-	limit, _ := v.str("limit", false, false)
-	offset, _ := v.str("offset", false, false)
-	v.strict()
-	if msg := v.err(); msg != "" {
+	lim, off, msg := offsetQuery(q)
+	if msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	lim, off := number(limit, 1000, 0), number(offset, 0, 0)
 	all := sortedRules(&s.theResource(q).access)
 	lo, hi := window(len(all), off, lim)
 	items := make([]ruleListJSON, 0, hi-lo)

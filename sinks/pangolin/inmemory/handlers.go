@@ -134,14 +134,10 @@ type pagePagination struct {
 }
 
 func (s *Server) listDomains(q *request) response {
-	v := newValidator(queryObject(q.r.URL.RawQuery))
-	limit, _ := v.str("limit", false, false)
-	offset, _ := v.str("offset", false, false)
-	v.strict()
-	if msg := v.err(); msg != "" {
+	lim, off, msg := offsetQuery(q)
+	if msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	lim, off := number(limit, 1000, 0), number(offset, 0, 0)
 	var all []domainJSON
 	if q.params["orgId"] == s.opts.Org {
 		for _, d := range s.opts.Domains {
@@ -790,14 +786,10 @@ func (s *Server) targetListJSON(t *target) targetListJSON {
 }
 
 func (s *Server) listTargets(q *request) response {
-	v := newValidator(queryObject(q.r.URL.RawQuery))
-	limit, _ := v.str("limit", false, false)
-	offset, _ := v.str("offset", false, false)
-	v.strict()
-	if msg := v.err(); msg != "" {
+	lim, off, msg := offsetQuery(q)
+	if msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	lim, off := number(limit, 1000, 0), number(offset, 0, 0)
 	id, _ := strconv.Atoi(q.params["resourceId"])
 	all := s.targetsOf(id)
 	lo, hi := window(len(all), off, lim)
