@@ -16,12 +16,14 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -92,7 +94,9 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err != nil {
 		return nil, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
 	}
-	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, sinkFactory))
+	scheme := apis.Scheme()
+	indexes := plugin.NewIndexStore(scheme)
+	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, scheme, sinkFactory, indexes))
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -110,7 +114,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err != nil {
 		return nil, err
 	}
-	if err := addIndexes(ctx, mgr, cfg, sinkFactory, registry, all); err != nil {
+	if err := addIndexes(ctx, mgr, indexes, cfg, sinkFactory, registry, all); err != nil {
 		return nil, err
 	}
 	for _, r := range sink.Declare().Runnables {
@@ -142,7 +146,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 }
 
 // addIndexes registers the cache indexes of the sink and of the running sources.
-func addIndexes(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Source) error {
+func addIndexes(ctx context.Context, mgr ctrl.Manager, store *plugin.IndexStore, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Source) error {
 	var indexes []plugin.Index
 	if sink.Indexes != nil {
 		indexes = append(indexes, sink.Indexes(cfg)...)
@@ -166,7 +170,7 @@ func addIndexes(ctx context.Context, mgr ctrl.Manager, cfg *config.Config, sink 
 		}
 		served = append(served, idx)
 	}
-	return plugin.AddIndexes(ctx, mgr.GetFieldIndexer(), served)
+	return store.Add(ctx, mgr.GetCache(), served)
 }
 
 // newRecorder returns the event recorder, registered to write once the manager starts.
@@ -209,10 +213,14 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, r
 	return out, nil
 }
 
-func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
+// managerOptions are the manager's settings. The cache's informers and the manager's
+// client go through indexes, which keeps the adapters' cache indexes (plugin.IndexStore).
+func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.SinkFactory, indexes *plugin.IndexStore) ctrl.Options {
 	resync := cfg.ResyncPeriod
+	cacheOpts := cacheOptions(cfg, &resync, sink)
+	cacheOpts.NewInformer = indexes.NewInformer
 	return ctrl.Options{
-		Scheme:                        apis.Scheme(),
+		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
 		PprofBindAddress:              cfg.PprofBindAddress,
@@ -220,7 +228,14 @@ func managerOptions(cfg *config.Config, sink plugin.SinkFactory) ctrl.Options {
 		LeaderElectionID:              cfg.LeaderElection.ID,
 		LeaderElectionNamespace:       cfg.LeaderElection.Namespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions(cfg, &resync, sink),
+		Cache:                         cacheOpts,
+		NewClient: func(rc *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.New(rc, opts)
+			if err != nil {
+				return nil, err
+			}
+			return indexes.Client(c), nil
+		},
 	}
 }
 

@@ -399,7 +399,9 @@ func (e *unreachableError) Unwrap() error { return e.err }
 
 // Index is a cache index an adapter reads through: a List of Object with
 // client.MatchingFields{Field: value}. A value that names a namespaced object carries
-// its namespace ("namespace/name"), so that a List across namespaces finds it.
+// its namespace ("namespace/name"), so that a List across namespaces finds it. The
+// manager keeps every index once per value (IndexStore); offline, render gives them
+// to controller-runtime's fake client.
 type Index struct {
 	Object client.Object
 	Field  string
@@ -419,16 +421,6 @@ func DistinctIndexes(indexes []Index) []Index {
 		}
 	}
 	return out
-}
-
-// AddIndexes registers indexes with the manager's field indexer, before it starts.
-func AddIndexes(ctx context.Context, indexer client.FieldIndexer, indexes []Index) error {
-	for _, idx := range indexes {
-		if err := indexer.IndexField(ctx, idx.Object, idx.Field, idx.Func); err != nil {
-			return fmt.Errorf("index %T by %s: %w", idx.Object, idx.Field, err)
-		}
-	}
-	return nil
 }
 
 // StartWithCache makes the cache start the informers of kinds the core watches, before
