@@ -33,6 +33,15 @@ type HealthChecks struct {
 	// read holds the pods read for one object (ForObject), by Service; nil reads on
 	// every Check.
 	read map[types.NamespacedName]*podsRead
+	// unread derives no check and reads nothing (Unread).
+	unread bool
+}
+
+// Unread is h where only an object's verdicts matter, which no health check changes:
+// it derives no check and reads no pods.
+func (h HealthChecks) Unread() HealthChecks {
+	h.unread = true
+	return h
 }
 
 // podsRead is one read of a Service's pods: the pods, or why there are none to read.
@@ -66,7 +75,7 @@ const maxPodsRead = 20
 //	yes   | -             | tcpSocket on a port the Service exposes| tcp on that Service port
 //	yes   | -             | none, exec, grpc, or a port not exposed| none, and why
 func (h HealthChecks) Check(ctx context.Context, asked *bool, path string, svc *corev1.Service, port corev1.ServicePort, scheme string) (check route.HealthCheck, why string, err error) {
-	if !*cmp.Or(asked, &h.Default) {
+	if h.unread || !*cmp.Or(asked, &h.Default) {
 		return route.HealthCheck{}, "", nil
 	}
 	if path != "" {

@@ -210,12 +210,17 @@ type judgedRoute struct {
 	status    routeStatus
 }
 
-// judgeAttached judges the routes of kind with a parentRef to gw.
+// judgeAttached judges the routes of kind with a parentRef to gw. What a Gateway's
+// status counts is each route's verdict on its parents, which no health check changes:
+// the routes are judged without reading their backends' pods, so that the status of a
+// Gateway costs no API request per attached route.
 func (s *gatewayAPI) judgeAttached(ctx context.Context, kind routeKind, gw types.NamespacedName) ([]judgedRoute, error) {
+	judge := &gatewayAPI{client: s.client, config: s.config, kinds: s.kinds}
+	judge.config.Health = s.config.Health.Unread()
 	if kind.name == kindHTTPRoute {
-		return (&Source{s}).judgeAttached(ctx, gw)
+		return (&Source{judge}).judgeAttached(ctx, gw)
 	}
-	return (&RawSource{gatewayAPI: s, kind: kind}).judgeAttached(ctx, gw)
+	return (&RawSource{gatewayAPI: judge, kind: kind}).judgeAttached(ctx, gw)
 }
 
 // listenerRouteKinds are the route kinds of a listener.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
@@ -22,6 +23,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // rawWorld is a Gateway "public" of PIC's in namespace prod with an HTTP listener, TCP
@@ -343,4 +345,36 @@ func TestServedKinds(t *testing.T) {
 			assert.Equal(t, tc.want, names(got))
 		})
 	}
+}
+
+// TestGatewayCountReadsNoPods: a Gateway's status counts the routes each listener
+// accepts; health checks change no route's verdict, so counting reads no pods, where
+// the route's own reconcile reads its backend's pods for its check.
+func TestGatewayCountReadsNoPods(t *testing.T) {
+	objs := rawWorld()
+	for _, o := range objs {
+		if svc, ok := o.(*corev1.Service); ok && svc.Name == "postgres" {
+			svc.Spec.Selector = map[string]string{"app": "postgres"}
+		}
+	}
+	objs = append(objs, tcpRoute("db", gatewayv1.ParentReference{Name: "public", SectionName: ptr.To(gatewayv1.SectionName("pg"))}, backendRef("postgres", 5432)))
+	s := newRawSource(t, tcpRoutes, objs...)
+	s.kinds = []routeKind{tcpRoutes} // the fake client has the raw kinds' indexes only
+	podLists := 0
+	s.config.Health = sources.HealthChecks{Default: true, Pods: interceptor.NewClient(fake.NewClientBuilder().WithScheme(apis.Scheme()).Build(),
+		interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			podLists++
+			return c.List(ctx, list, opts...)
+		}})}
+
+	var gw gatewayv1.Gateway
+	require.NoError(t, s.client.Get(context.Background(), types.NamespacedName{Namespace: "prod", Name: "public"}, &gw))
+	counts, err := s.attachedCounts(context.Background(), &gw)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), counts["pg"], "the TCPRoute is counted on its listener")
+	assert.Zero(t, podLists, "counting read pods")
+
+	_, err = s.Routes(context.Background(), types.NamespacedName{Namespace: "prod", Name: "db"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, podLists, "the route's reconcile reads its backend's pods once")
 }
