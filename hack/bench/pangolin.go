@@ -12,7 +12,7 @@ import (
 )
 
 // The Pangolin the direct part measures PIC against: the in-repo server at a simulated
-// pace.
+// pace (the default), or a real Pangolin behind a counting proxy (pangolin_real.go).
 
 // secret is a value that is never printed: fmt, JSON and slog show it redacted. Only
 // reveal gives it, for the clients and PIC's environment.
@@ -216,6 +216,9 @@ func (inRepoServer) pollInterval(inRepo time.Duration) time.Duration { return in
 func (s inRepoServer) release()                                      { s.srv.Close() }
 
 // pangolinUnderTest is the Pangolin the options name for the direct-mode run.
-func (b *bench) pangolinUnderTest(context.Context) (pangolinUnderTest, error) {
-	return inRepoPangolin{serviceTime: b.opts.PangolinServiceTime, concurrency: b.opts.PangolinConcurrency}, nil
+func (b *bench) pangolinUnderTest(ctx context.Context) (pangolinUnderTest, error) {
+	if b.opts.RealPangolin == nil {
+		return inRepoPangolin{serviceTime: b.opts.PangolinServiceTime, concurrency: b.opts.PangolinConcurrency}, nil
+	}
+	return newRealServer(ctx, *b.opts.RealPangolin, b.opts.Logf)
 }
