@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
@@ -18,12 +18,17 @@ import (
 const directChanges = 100
 
 // direct is the direct mode (sink pangolin) against the in-repo Pangolin server at a
-// real server's pace (a service time per request, a few served at once), with N
-// single-host Ingresses: what PIC asks of Pangolin's API, and how long it takes.
+// real server's pace (a service time per request, a few served at once), or against a
+// real Pangolin, with N single-host Ingresses: what PIC asks of Pangolin's API, and how
+// long it takes.
 type direct struct {
 	N            int    `json:"n"`
 	ResyncPeriod string `json:"resyncPeriod"`
-	// The server's pace: every request takes ServiceTimeMs, MaxConcurrent at once.
+	// Server is "in-repo", or "real" with ServerHost the host of its URL.
+	Server     string `json:"server"`
+	ServerHost string `json:"serverHost,omitempty"`
+	// The in-repo server's pace: every request takes ServiceTimeMs, MaxConcurrent at
+	// once. Both 0 with a real server, whose pace is its own.
 	ServiceTimeMs float64 `json:"serviceTimeMs"`
 	MaxConcurrent int     `json:"maxConcurrent"`
 	// Publishing N new hosts: PIC started on N Ingresses and an empty Pangolin, from its
@@ -88,47 +93,32 @@ func directResyncBudget(n int) int { return 2*n + (n+499)/500 + 3 }
 
 // startDirect starts a direct-mode PIC: the drift period goes through the environment,
 // which a binary without the setting ignores.
-func (b *bench) startDirect(w *world, dir, log string, srv *inmemory.Server, resync, drift string) (*picProcess, error) {
+func (b *bench) startDirect(w *world, dir, log string, srv pangolinServer, resync, drift string) (*picProcess, error) {
 	return b.startDirectProfiled(w, dir, log, srv, resync, drift, nil)
 }
 
-// startDirectProfiled is startDirect serving pprof when prof is set.
-func (b *bench) startDirectProfiled(w *world, dir, log string, srv *inmemory.Server, resync, drift string, prof *profiler) (*picProcess, error) {
-	env := []string{"PIC_PANGOLIN_API_KEY=" + inmemory.RootKey.Token()}
+// startDirectProfiled is startDirect serving pprof when prof is set. The key goes
+// through the environment, never a flag: flags show in the process list.
+func (b *bench) startDirectProfiled(w *world, dir, log string, srv pangolinServer, resync, drift string, prof *profiler) (*picProcess, error) {
+	e := srv.endpoint()
+	env := []string{"PIC_PANGOLIN_API_KEY=" + e.APIKey.reveal()}
 	if drift != "" {
 		env = append(env, "PIC_PANGOLIN_DRIFT_PERIOD="+drift)
 	}
-	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), prof != nil, env,
-		"--sink=pangolin", "--pangolin-url="+srv.BaseURL(), "--pangolin-org=bench", "--resync-period", resync)
+	args := append([]string{"--sink=pangolin", "--pangolin-url=" + e.URL, "--pangolin-org=" + e.Org, "--resync-period", resync}, e.PICFlags...)
+	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), prof != nil, env, args...)
 }
 
-// pacedServer is a fresh in-repo Pangolin at the bench's pace.
-func (b *bench) pacedServer() *inmemory.Server {
-	return inmemory.NewServer(inmemory.Options{
-		Org:           "bench",
-		Domains:       []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
-		Sites:         []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
-		ServiceTime:   b.opts.PangolinServiceTime,
-		MaxConcurrent: b.opts.PangolinConcurrency,
-	})
-}
-
-// published counts the resources with at least one target.
-func published(srv *inmemory.Server) int {
-	n := 0
-	for _, r := range srv.Resources() {
-		if len(srv.Targets(r.ID)) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// awaitPublished polls srv until n resources have a target, and returns when.
-func awaitPublished(ctx context.Context, srv *inmemory.Server, n int, timeout time.Duration, alive func() error) (time.Time, error) {
+// awaitPublished polls srv until n hosts have a target, and returns when. A poll asks
+// the server under test nothing (published), so it can be frequent.
+func awaitPublished(ctx context.Context, srv pangolinServer, n int, timeout time.Duration, alive func() error) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		if got := published(srv); got >= n {
+		got, err := srv.published(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if got >= n {
 			return time.Now(), nil
 		} else if time.Now().After(deadline) {
 			return time.Time{}, fmt.Errorf("%d of %d hosts published in Pangolin within %s", got, n, timeout)
@@ -146,13 +136,38 @@ func awaitPublished(ctx context.Context, srv *inmemory.Server, n int, timeout ti
 	}
 }
 
+// checkPublished checks, once PIC has settled, that the server holds exactly n of the
+// bench's resources, each with a target.
+func checkPublished(ctx context.Context, srv pangolinServer, n int) error {
+	list, err := srv.resources(ctx)
+	if err != nil {
+		return err
+	}
+	if got := len(list); got != n {
+		return fmt.Errorf("direct mode: %d resources in Pangolin after convergence, want %d", got, n)
+	}
+	for _, r := range list {
+		ts, err := srv.targets(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		if len(ts) == 0 {
+			return fmt.Errorf("direct mode: %s has no target after convergence", r.FullDomain)
+		}
+	}
+	return nil
+}
+
 // plainPublish is the floor of publishing: a plain client creates the n hosts with
 // workers at once. With spec, each host costs what the specification asks: a search
 // for resources already on the host, the create, the marks (niceId, sso, blockAccess),
 // the target; without, only the create and the target. It returns the seconds from its
 // first request to the last target created.
-func plainPublish(ctx context.Context, srv *inmemory.Server, s shape, workers int, spec bool) (float64, error) {
-	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.BaseURL(), Org: "bench", APIKey: inmemory.RootKey.Token()})
+// It goes where PIC goes (through the counting proxy, to a real server), with the
+// server's own site and domain ids.
+func plainPublish(ctx context.Context, srv pangolinServer, s shape, workers int, spec bool) (float64, error) {
+	e := srv.endpoint()
+	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: e.URL, Org: e.Org, APIKey: e.APIKey.reveal()})
 	if err != nil {
 		return 0, err
 	}
@@ -166,18 +181,20 @@ func plainPublish(ctx context.Context, srv *inmemory.Server, s shape, workers in
 				return err
 			}
 		}
-		sub := host[:len(host)-len(domain)-1]
-		created, err := api.CreateResource(ctx, name, pangolinapi.Host{DomainID: "domain1", Subdomain: sub})
+		sub := strings.TrimSuffix(host, "."+s.baseDomain())
+		created, err := api.CreateResource(ctx, name, pangolinapi.Host{DomainID: e.DomainID, Subdomain: sub})
 		if err != nil {
 			return err
 		}
 		if spec {
-			if _, err := api.UpdateResource(ctx, created.ResourceID, pangolinapi.ResourceUpdate{NiceID: "plain-" + strconv.Itoa(i), SSO: &sso, BlockAccess: &block}); err != nil {
+			// niceIds are unique in an org: the run's prefix keeps a real one's apart.
+			nice := s.HostPrefix + "plain-" + strconv.Itoa(i)
+			if _, err := api.UpdateResource(ctx, created.ResourceID, pangolinapi.ResourceUpdate{NiceID: nice, SSO: &sso, BlockAccess: &block}); err != nil {
 				return err
 			}
 		}
 		_, err = api.CreateTarget(ctx, created.ResourceID, pangolinapi.TargetSpec{
-			SiteID: 1, IP: serviceName + "." + namespace + ".svc.cluster.local", Port: portA, Method: pangolinapi.MethodHTTP,
+			SiteID: e.SiteID, IP: serviceName + "." + namespace + ".svc.cluster.local", Port: portA, Method: pangolinapi.MethodHTTP,
 			Enabled: true, Path: "/", PathMatchType: pangolinapi.MatchPrefix, Priority: 100,
 		})
 		return err
@@ -186,15 +203,29 @@ func plainPublish(ctx context.Context, srv *inmemory.Server, s shape, workers in
 }
 
 // directMode measures the direct mode with n single-host Ingresses on a fresh control
-// plane and paced Pangolin servers.
+// plane, against paced in-repo Pangolin servers or a real Pangolin.
 func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) (err error) {
 	logf := b.opts.Logf
-	s := shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}
+	pt, err := b.pangolinUnderTest(ctx)
+	if err != nil {
+		return err
+	}
+	// Registered first, so that it runs last, once PIC has stopped: a real server is
+	// left without the bench's resources, whatever happened.
+	defer func() { err = errors.Join(err, pt.close(ctx)) }()
+	s := shape{Name: "direct", Ingresses: n, HostsPerIngress: 1, HostPrefix: pt.hostPrefix(), Domain: pt.baseDomain()}
 	dir, err := newDir(b.opts.WorkDir, fmt.Sprintf("direct-%d", n))
 	if err != nil {
 		return err
 	}
-	logf("direct mode, N=%d: starting a control plane; Pangolin at %s a request, %d at once", n, b.opts.PangolinServiceTime, b.opts.PangolinConcurrency)
+	kind, host := pt.server()
+	serviceTime, concurrency, simulated := pt.pace()
+	if simulated {
+		logf("direct mode, N=%d: starting a control plane; Pangolin at %s a request, %d at once", n, serviceTime, concurrency)
+	} else {
+		logf("direct mode, N=%d: starting a control plane; a real Pangolin at %s, at its own pace (BENCH_PANGOLIN_SERVICE_TIME and BENCH_PANGOLIN_CONCURRENCY do not apply), hosts %s to %s",
+			n, host, s.host(0, 0), s.host(n-1, 0))
+	}
 	w, err := startWorld(dir, variant)
 	if err != nil {
 		return err
@@ -204,38 +235,71 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		return err
 	}
 	def := b.picDefaults
-	d := &direct{N: n, ResyncPeriod: def.ResyncPeriod.String(), Changes: min(directChanges, n),
-		ServiceTimeMs: ms(b.opts.PangolinServiceTime), MaxConcurrent: b.opts.PangolinConcurrency,
+	d := &direct{N: n, ResyncPeriod: def.ResyncPeriod.String(), Changes: min(directChanges, n), Server: kind, ServerHost: host,
 		DefaultResync: def.ResyncPeriod.String(), DefaultDrift: defaultDrift().String()}
+	if simulated {
+		d.ServiceTimeMs, d.MaxConcurrent = ms(serviceTime), concurrency
+	}
 	b.res.Direct = d
 	workers := def.MaxConcurrentReconciles
 	// The timeout of a publishing: every request one after another, five times over.
-	paced := max(5*time.Duration(5*n)*max(b.opts.PangolinServiceTime, time.Millisecond), b.timeout(n))
+	paced := max(5*time.Duration(5*n)*max(serviceTime, time.Millisecond), b.timeout(n))
 
 	// Publishing, in alternating pairs; the last PIC run goes on with the changes.
-	var srv *inmemory.Server
+	var srv pangolinServer
 	var p *picProcess
 	defer func() {
 		if p != nil {
 			p.Stop()
 		}
 		if srv != nil {
-			srv.Close()
+			srv.release()
 		}
 	}()
+	// The bare client, once.
+	bareRun := func() error {
+		bare, err := pt.freshStart(ctx)
+		if err != nil {
+			return err
+		}
+		secs, err := plainPublish(ctx, bare, s, workers, false)
+		bare.release()
+		if err != nil {
+			return fmt.Errorf("bare client: %w", err)
+		}
+		d.PublishBareSeconds = round(secs, 3)
+		return nil
+	}
+	// A real server is one server for every run, and the runs publish the same hosts:
+	// none may meet another's resources, nor its requests. There PIC stops before each
+	// plain run, and the bare client runs first. The in-repo server gives each run a
+	// server of its own, and the runs keep the order they always had.
+	if pt.shared() {
+		if err := bareRun(); err != nil {
+			return err
+		}
+	}
 	for run := range max(1, b.opts.Repeat) {
-		plain := b.pacedServer()
+		if p != nil && pt.shared() {
+			p.Stop()
+		}
+		plain, err := pt.freshStart(ctx)
+		if err != nil {
+			return err
+		}
 		secs, err := plainPublish(ctx, plain, s, workers, true)
-		plain.Close()
+		plain.release()
 		if err != nil {
 			return fmt.Errorf("plain client: %w", err)
 		}
 		d.PublishPlainRuns = append(d.PublishPlainRuns, round(secs, 3))
 		if p != nil {
 			p.Stop()
-			srv.Close()
+			srv.release()
 		}
-		srv = b.pacedServer()
+		if srv, err = pt.freshStart(ctx); err != nil {
+			return err
+		}
 		if p, err = b.startDirect(w, dir, fmt.Sprintf("pic-direct-publish-%d.log", run), srv, convergenceResync, ""); err != nil {
 			return err
 		}
@@ -249,26 +313,24 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	}
 	d.PublishPICSeconds, d.PublishPlainSeconds = median(d.PublishPICRuns), median(d.PublishPlainRuns)
 	d.PublishRatio = round(pairedRatio(d.PublishPICRuns, d.PublishPlainRuns), 2)
-	bare := b.pacedServer()
-	secs, err := plainPublish(ctx, bare, s, workers, false)
-	bare.Close()
-	if err != nil {
-		return fmt.Errorf("bare client: %w", err)
+	if !pt.shared() {
+		if err := bareRun(); err != nil {
+			return err
+		}
 	}
-	d.PublishBareSeconds = round(secs, 3)
 	c, err := p.settle(ctx, float64(n), time.Second, paced)
 	if err != nil {
 		return err
 	}
-	if got := len(srv.Resources()); got != n {
-		return fmt.Errorf("direct mode: %d resources in Pangolin after convergence, want %d", got, n)
+	if err := checkPublished(ctx, srv, n); err != nil {
+		return err
 	}
-	d.ConvergeRequests, d.ConvergeWrites = srv.Reads()+srv.Writes(), srv.Writes()
+	d.ConvergeRequests, d.ConvergeWrites = srv.reads()+srv.writes(), srv.writes()
 	d.RequestsPerCreatedIngress = round(float64(d.ConvergeRequests)/float64(n), 2)
 	logf("direct mode: %d hosts published: PIC %.2fs, plain client %.2fs (%.2fx), bare client %.2fs; PIC sent %d requests (%d writes), %.2f per Ingress",
 		n, d.PublishPICSeconds, d.PublishPlainSeconds, d.PublishRatio, d.PublishBareSeconds, d.ConvergeRequests, d.ConvergeWrites, d.RequestsPerCreatedIngress)
 
-	srv.ResetCounts()
+	srv.resetCounts()
 	for k := range d.Changes {
 		i := k * n / d.Changes
 		ing, err := w.getIngress(ctx, i)
@@ -288,7 +350,7 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	if _, err := p.settle(ctx, c.reconciles+float64(d.Changes), time.Second, paced); err != nil {
 		return err
 	}
-	d.ChangeRequests, d.ChangeWrites = srv.Reads()+srv.Writes(), srv.Writes()
+	d.ChangeRequests, d.ChangeWrites = srv.reads()+srv.writes(), srv.writes()
 	d.RequestsPerChange = round(float64(d.ChangeRequests)/float64(d.Changes), 2)
 	d.WritesPerChange = round(float64(d.ChangeWrites)/float64(d.Changes), 2)
 	logf("direct mode: %d Ingress changes: %d Pangolin requests (%d writes), %.2f per change",
@@ -296,7 +358,7 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 	p.Stop()
 
 	// A restart at the defaults: to the first reconcile, then to every Ingress's.
-	srv.ResetCounts()
+	srv.resetCounts()
 	if p, err = b.startDirect(w, dir, "pic-direct-restart.log", srv, def.ResyncPeriod.String(), ""); err != nil {
 		return err
 	}
@@ -309,11 +371,11 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		return err
 	}
 	d.RestartSettledSeconds = round(since(p.Started())-1, 3) // settle waited a quiet second
-	d.RestartRequests, d.RestartWrites = srv.Reads()+srv.Writes(), srv.Writes()
+	d.RestartRequests, d.RestartWrites = srv.reads()+srv.writes(), srv.writes()
 	logf("direct mode: restart: first reconcile after %.2fs, all %d after %.2fs; %d requests, %d writes",
 		d.RestartFirstReconcileSeconds, n, d.RestartSettledSeconds, d.RestartRequests, d.RestartWrites)
 	p.Stop()
-	return b.directSteady(ctx, w, dir, srv, d, &p, paced)
+	return b.directSteady(ctx, w, dir, srv, d, &p, paced, serviceTime, concurrency)
 }
 
 // firstSuccess waits for the ingress controller's first successful reconcile.
@@ -338,15 +400,16 @@ func (p *picProcess) firstSuccess(ctx context.Context, timeout time.Duration) (t
 }
 
 // directSteady measures the steady state with the default periods divided by the
-// scale, then how soon what was deleted or edited by hand is repaired.
-func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inmemory.Server, d *direct, p **picProcess, paced time.Duration) error {
+// scale, then how soon what was deleted or edited by hand is repaired. serviceTime and
+// concurrency are the pace the repair bounds assume.
+func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv pangolinServer, d *direct, p **picProcess, paced, serviceTime time.Duration, concurrency int) error {
 	logf := b.opts.Logf
 	n := d.N
 	k := max(1, b.opts.DirectScale)
 	resync, drift := b.picDefaults.ResyncPeriod/time.Duration(k), defaultDrift()/time.Duration(k)
 	d.Scale, d.SteadyResync, d.SteadyDrift = k, resync.String(), drift.String()
 	var err error
-	srv.ResetCounts()
+	srv.resetCounts()
 	if *p, err = b.startDirect(w, dir, "pic-direct-steady.log", srv, resync.String(), drift.String()); err != nil {
 		return err
 	}
@@ -356,7 +419,7 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 	if _, err := (*p).settle(ctx, float64(n), time.Second, paced); err != nil {
 		return err
 	}
-	srv.ResetCounts()
+	srv.resetCounts()
 	window := drift + resync
 	logf("direct mode: steady state, periods divided by %d (resync %s, drift %s): watching Pangolin for %s", k, resync, drift, window)
 	start := time.Now()
@@ -368,9 +431,9 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 	if err := (*p).Alive(); err != nil {
 		return err
 	}
-	counts := srv.Counts()
+	counts := srv.counts()
 	d.SteadyWindow = round(since(start), 3)
-	d.SteadyRequests, d.ResyncWrites = srv.Reads()+srv.Writes(), srv.Writes()
+	d.SteadyRequests, d.ResyncWrites = srv.reads()+srv.writes(), srv.writes()
 	d.Refreshes = counts["GET /v1/org/:orgId/domains"]
 	gets := counts["GET /v1/resource/:resourceId"]
 	d.FullRefreshes = (gets + n/2) / max(n, 1)
@@ -396,29 +459,38 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 
 	// Hand edits, each found by the next refresh that can see it. The bounds: the
 	// period, plus the time a refresh of that kind takes at this pace (all of its
-	// requests one slot at a time), plus a reconcile's few requests.
-	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.BaseURL(), Org: "bench", APIKey: inmemory.RootKey.Token()})
+	// requests one slot at a time), plus a reconcile's few requests. With a real server
+	// the pace is the default simulated one (30 ms a request, 4 at once): its own is not
+	// known to the bench.
+	api, err := srv.sideClient()
 	if err != nil {
 		return err
 	}
-	pace := max(b.opts.PangolinServiceTime, time.Millisecond)
+	pace := max(serviceTime, time.Millisecond)
 	lightTime := time.Duration(10) * pace
-	fullTime := time.Duration(directResyncBudget(n)/max(1, b.opts.PangolinConcurrency)+10) * pace
+	fullTime := time.Duration(directResyncBudget(n)/max(1, concurrency)+10) * pace
 	d.ListVisibleBound = round(seconds(resync+lightTime+time.Second), 2)
 	d.ListHiddenBound = round(seconds(drift+resync+fullTime+time.Second), 2)
-	byHost := map[string]inmemory.Resource{}
-	for _, r := range srv.Resources() {
-		byHost[r.FullDomain] = r
+	var picked [3]benchResource
+	for i, host := range []string{w.shape.host(0, 0), w.shape.host(n/2, 0), w.shape.host(n-1, 0)} {
+		r, ok, err := srv.resourceOn(ctx, host)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("direct mode: the hosts to edit by hand are not in Pangolin")
+		}
+		picked[i] = r
 	}
-	deleted, edited, blocked := byHost[s0(n, 0)], byHost[s0(n, n/2)], byHost[s0(n, n-1)]
-	if deleted.ID == 0 || edited.ID == 0 || blocked.ID == 0 {
-		return fmt.Errorf("direct mode: the hosts to edit by hand are not in Pangolin")
-	}
+	deleted, edited, blocked := picked[0], picked[1], picked[2]
 	start = time.Now()
 	if err := api.DeleteResource(ctx, deleted.ID); err != nil {
 		return err
 	}
-	targets := srv.Targets(edited.ID)
+	targets, err := srv.targets(ctx, edited.ID)
+	if err != nil {
+		return err
+	}
 	if len(targets) == 0 {
 		return fmt.Errorf("direct mode: %s has no target", edited.FullDomain)
 	}
@@ -429,31 +501,53 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 	if _, err := api.UpdateResource(ctx, blocked.ID, pangolinapi.ResourceUpdate{BlockAccess: &yes}); err != nil {
 		return err
 	}
-	var mu sync.Mutex
+	// Each check reads only what is not repaired yet. A failed read of a real server
+	// is a repair not seen yet: the next check reads again.
+	checks := map[string]func() (bool, error){
+		"deleted": func() (bool, error) {
+			r, ok, err := srv.resourceOn(ctx, deleted.FullDomain)
+			if err != nil || !ok {
+				return false, err
+			}
+			ts, err := srv.targets(ctx, r.ID)
+			return len(ts) > 0, err
+		},
+		"edited": func() (bool, error) {
+			ts, err := srv.targets(ctx, edited.ID)
+			return len(ts) > 0 && ts[0].Port != 9999, err
+		},
+		"blocked": func() (bool, error) {
+			r, ok, err := srv.resourceOn(ctx, blocked.FullDomain)
+			if err != nil || !ok {
+				return false, err
+			}
+			on, err := srv.blockAccess(ctx, r.ID)
+			return err == nil && !on, err
+		},
+	}
 	repaired := map[string]float64{}
+	var lastErr error
 	limit := time.Duration(d.ListHiddenBound*float64(time.Second)) * 2
-	for len(repaired) < 3 && time.Since(start) < limit {
+	for len(repaired) < len(checks) && time.Since(start) < limit {
 		now := since(start)
-		byHost = map[string]inmemory.Resource{}
-		for _, r := range srv.Resources() {
-			byHost[r.FullDomain] = r
+		for name, check := range checks {
+			if _, done := repaired[name]; done {
+				continue
+			}
+			if ok, err := check(); err != nil {
+				lastErr = err
+			} else if ok {
+				repaired[name] = now
+			}
 		}
-		mu.Lock()
-		if r, ok := byHost[deleted.FullDomain]; ok && len(srv.Targets(r.ID)) > 0 && repaired["deleted"] == 0 {
-			repaired["deleted"] = now
-		}
-		if ts := srv.Targets(edited.ID); len(ts) > 0 && ts[0].Port != 9999 && repaired["edited"] == 0 {
-			repaired["edited"] = now
-		}
-		if r, ok := byHost[blocked.FullDomain]; ok && !r.BlockAccess && repaired["blocked"] == 0 {
-			repaired["blocked"] = now
-		}
-		mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(srv.pollInterval(50 * time.Millisecond)):
 		}
+	}
+	if len(repaired) < len(checks) && lastErr != nil {
+		logf("direct mode: reading Pangolin while waiting for the repairs failed, last: %v", lastErr)
 	}
 	d.RepairDeleted, d.RepairTargetEdit, d.RepairBlockAccess = round(repaired["deleted"], 2), round(repaired["edited"], 2), round(repaired["blocked"], 2)
 	d.RepairsInBound = len(repaired) == 3 && d.RepairDeleted <= d.ListVisibleBound && d.RepairTargetEdit <= d.ListVisibleBound && d.RepairBlockAccess <= d.ListHiddenBound
@@ -461,9 +555,6 @@ func (b *bench) directSteady(ctx context.Context, w *world, dir string, srv *inm
 		d.RepairDeleted, d.RepairTargetEdit, d.ListVisibleBound, d.RepairBlockAccess, d.ListHiddenBound)
 	return nil
 }
-
-// s0 is host i of the direct shape.
-func s0(n, i int) string { return shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}.host(i, 0) }
 
 // defaultDrift is PIC's default drift period, or, for a binary that predates the
 // setting, its resync period (every refresh then reads everything).
@@ -479,6 +570,7 @@ func defaultDrift() time.Duration {
 // converged one, as the PangolinResource mode's memory is measured. The in-repo server
 // answers at once: what PIC holds does not depend on the server's pace, and n = 5000
 // at a real server's pace would take minutes (4 requests a host, 30 ms each, 4 at once).
+// It stays on the in-repo server when the direct-mode run is pointed at a real one.
 func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n int) (err error) {
 	logf := b.opts.Logf
 	s := shape{Name: "direct", Ingresses: n, HostsPerIngress: 1}
@@ -499,12 +591,8 @@ func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n 
 	if err != nil {
 		return err
 	}
-	srv := inmemory.NewServer(inmemory.Options{
-		Org:     "bench",
-		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: domain, Verified: true}},
-		Sites:   []inmemory.Site{{ID: 1, NiceID: tunnelName, Name: "bench"}},
-	})
-	defer srv.Close()
+	srv := inRepoServer{inmemory.NewServer(inRepoOptions(0, 0))}
+	defer srv.release()
 	def := b.picDefaults
 	timeout := b.timeout(4 * n)
 

@@ -20,10 +20,11 @@
 //   - memory: PIC's peak RSS (VmHWM) at the largest N, and in direct mode at
 //     BENCH_DIRECT_MEMORY;
 //   - startup: process start to /readyz on the converged cluster, and its writes;
-//   - direct mode (sink pangolin, the in-repo Pangolin server at a real server's pace):
-//     publishing N hosts against a plain client, Pangolin requests per Ingress change,
-//     a restart to its first reconcile, the requests an hour at steady state, and how
-//     soon what is deleted or edited by hand is repaired.
+//   - direct mode (sink pangolin, the in-repo Pangolin server at a real server's pace,
+//     or a real Pangolin: PIC_CONTRACT_PANGOLIN_* below): publishing N hosts against a
+//     plain client, Pangolin requests per Ingress change, a restart to its first
+//     reconcile, the requests an hour at steady state, and how soon what is deleted or
+//     edited by hand is repaired.
 //
 // Settings (environment):
 //
@@ -39,12 +40,25 @@
 //	BENCH_DIRECT_MEMORY Ingresses of the direct-mode memory run, its peak RSS against
 //	                    the in-repo Pangolin answering at once (default 5000; 0 skips it)
 //	BENCH_PANGOLIN_SERVICE_TIME  the in-repo Pangolin's time per request in the
-//	                    direct-mode run (default 30ms, a real server's argon2 key check)
+//	                    direct-mode run (default 30ms, a real server's argon2 key check;
+//	                    not with a real Pangolin, below)
 //	BENCH_PANGOLIN_CONCURRENCY   requests it serves at once, the rest waiting
 //	                    (default 4, Node's thread pool)
 //	BENCH_DIRECT_SCALE  the direct-mode steady state runs PIC's default resync and
 //	                    drift periods divided by this (default 60: 5 s and 1 min), and
 //	                    scales the requests it counts back to an hour
+//	PIC_CONTRACT_PANGOLIN_URL, PIC_CONTRACT_PANGOLIN_API_KEY, PIC_CONTRACT_PANGOLIN_ORG,
+//	PIC_CONTRACT_PANGOLIN_SITE, PIC_CONTRACT_PANGOLIN_DOMAIN
+//	                    all five, as for the contract suite (base URL including /v1, an
+//	                    API key, an org, a site niceId, a verified base domain), point
+//	                    the direct-mode run at a real Pangolin: its publishing pairs,
+//	                    changes, restart, steady state and hand-edit repairs, through a
+//	                    counting proxy on loopback, on hosts
+//	                    pic-bench-<random>-direct-NNNNN.<domain> that it deletes between
+//	                    runs and at the end (nothing else in the org is touched). The
+//	                    service time and concurrency above then do not apply. The
+//	                    direct-mode memory run stays on the in-repo server answering at
+//	                    once. None set: the in-repo server; only some: an error
 //	BENCH_OUT           JSON output (default bench/results.json; "-" for none)
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
@@ -122,8 +136,12 @@ type options struct {
 	// DirectMemoryN is the number of Ingresses of the direct-mode memory run; 0 skips it.
 	DirectMemoryN int
 	// PangolinServiceTime and PangolinConcurrency are the direct-mode server's pace.
+	// Against a real Pangolin they do not apply: its pace is its own.
 	PangolinServiceTime time.Duration
 	PangolinConcurrency int
+	// RealPangolin, when set, points the direct-mode run (not its memory run) at a real
+	// Pangolin instead of the in-repo server.
+	RealPangolin *realPangolin
 	// DirectScale divides PIC's default periods in the direct-mode steady state.
 	DirectScale int
 	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
@@ -227,6 +245,9 @@ func optionsFromEnv() (options, error) {
 			return options{}, fmt.Errorf("BENCH_DIRECT_SCALE=%q: want a positive integer", v)
 		}
 		opts.DirectScale = n
+	}
+	if opts.RealPangolin, err = realPangolinFromEnv(); err != nil {
+		return options{}, err
 	}
 	if v := os.Getenv("BENCH_RESYNC"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -329,7 +329,7 @@ func (r *results) goals() []goal {
 				Measured: fmt.Sprintf("%d requests per full refresh (%d full of %d refreshes in the window)", d.FullRefreshReads, d.FullRefreshes, d.Refreshes),
 				Met:      yes(d.FullRefreshes > 0 && d.FullRefreshReads <= directResyncBudget(d.N))},
 		)
-		pace := fmt.Sprintf("Pangolin at %.0f ms a request, %d at once", d.ServiceTimeMs, d.MaxConcurrent)
+		pace := d.pace()
 		g := goal{Goal: fmt.Sprintf(goalDirectPublish, directPublishGoal), Measured: fmt.Sprintf("%.2fx (PIC %.2fs vs plain client %.2fs, median of %d pairs; a bare create + target client %.2fs), N=%d, %s",
 			d.PublishRatio, d.PublishPICSeconds, d.PublishPlainSeconds, len(d.PublishPICRuns), d.PublishBareSeconds, d.N, pace)}
 		if d.N == 1000 {
@@ -406,7 +406,11 @@ func (r *results) table() string {
 		fmt.Fprintf(&b, "| %.2f s | %.2f s | %d | %d | %d |\n", s.ReadySeconds, s.SettledSeconds, s.Writes, s.Reconciles, s.Requests)
 	}
 	if d := r.Direct; d != nil {
-		fmt.Fprintf(&b, "\n### Direct mode (sink pangolin, in-repo Pangolin server at %.0f ms a request, %d at once; N=%d single-host Ingresses)\n\n", d.ServiceTimeMs, d.MaxConcurrent, d.N)
+		server := fmt.Sprintf("in-repo Pangolin server at %.0f ms a request, %d at once", d.ServiceTimeMs, d.MaxConcurrent)
+		if d.Server == serverReal {
+			server = d.pace()
+		}
+		fmt.Fprintf(&b, "\n### Direct mode (sink pangolin, %s; N=%d single-host Ingresses)\n\n", server, d.N)
 		b.WriteString("| publish N: PIC | plain client | ratio | bare client | requests | per Ingress | requests per change | writes per change |\n")
 		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		fmt.Fprintf(&b, "| %.2f s | %.2f s | %.2f | %.2f s | %d | %.2f | %.2f | %.2f |\n", d.PublishPICSeconds, d.PublishPlainSeconds, d.PublishRatio, d.PublishBareSeconds,
@@ -428,6 +432,14 @@ func (r *results) table() string {
 	fmt.Fprintf(&b, "\n%d CPUs (%s), %s, %s; load average %s at the start, %s at the end; %.0f s in all.\n",
 		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.OS, r.Machine.Go, r.Machine.LoadAverageStart, r.Machine.LoadAverageEnd, r.DurationSeconds)
 	return b.String()
+}
+
+// pace names the direct-mode run's server and its pace.
+func (d *direct) pace() string {
+	if d.Server == serverReal {
+		return "a real Pangolin (" + d.ServerHost + ") at its own pace"
+	}
+	return fmt.Sprintf("Pangolin at %.0f ms a request, %d at once", d.ServiceTimeMs, d.MaxConcurrent)
 }
 
 func (r *results) write(path string) error {

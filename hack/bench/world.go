@@ -43,6 +43,11 @@ type shape struct {
 	Name            string
 	Ingresses       int
 	HostsPerIngress int
+	// HostPrefix starts every host, and Domain ends it (domain when empty): against a
+	// real Pangolin the direct shape's hosts are under its base domain, and unique to
+	// the run.
+	HostPrefix string
+	Domain     string
 }
 
 func (s shape) resources() int { return s.Ingresses * s.HostsPerIngress }
@@ -51,9 +56,17 @@ func (s shape) ingressName(i int) string { return fmt.Sprintf("%s-%05d", s.Name,
 
 func (s shape) host(i, h int) string {
 	if s.HostsPerIngress == 1 {
-		return fmt.Sprintf("%s-%05d.%s", s.Name, i, domain)
+		return fmt.Sprintf("%s%s-%05d.%s", s.HostPrefix, s.Name, i, s.baseDomain())
 	}
-	return fmt.Sprintf("%s-%05d-%02d.%s", s.Name, i, h, domain)
+	return fmt.Sprintf("%s%s-%05d-%02d.%s", s.HostPrefix, s.Name, i, h, s.baseDomain())
+}
+
+// baseDomain is the domain the shape's hosts are under.
+func (s shape) baseDomain() string {
+	if s.Domain != "" {
+		return s.Domain
+	}
+	return domain
 }
 
 // world is one control plane (envtest: etcd and kube-apiserver, the fork's CRDs) with
