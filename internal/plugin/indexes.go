@@ -219,6 +219,11 @@ func (s *IndexStore) list(ctx context.Context, list client.ObjectList, idx Index
 	copies := o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy
 	var out []runtime.Object
 	for _, informer := range kindInformers {
+		if informer.IsStopped() {
+			// An informer the cache let go of holds what it saw last; the kind's live
+			// informers hold what there is.
+			continue
+		}
 		found, err := informer.GetIndexer().ByIndex(indexName(idx.Field), value)
 		if err != nil {
 			return err
