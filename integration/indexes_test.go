@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,32 @@ func TestIndexesReadAcrossNamespaces(t *testing.T) {
 		byValue := plugin.Index{Object: &corev1.ConfigMap{}, Field: "test.value", Func: func(o client.Object) []string {
 			return []string{o.GetLabels()["value"]}
 		}}
+
+		t.Run("a cache not started or stopped answers with an error, never an empty list", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			store := plugin.NewIndexStore(testenv.Scheme())
+			c, err := cache.New(env.Config, cache.Options{Scheme: testenv.Scheme(), NewInformer: store.NewInformer})
+			require.NoError(t, err)
+			require.NoError(t, store.Add(ctx, c, []plugin.Index{byValue}))
+			direct, err := client.New(env.Config, client.Options{Scheme: testenv.Scheme(), Cache: &client.CacheOptions{Reader: c}})
+			require.NoError(t, err)
+			cl := store.Client(direct)
+			var list corev1.ConfigMapList
+			assert.Error(t, cl.List(ctx, &list, client.MatchingFields{byValue.Field: "shared"}), "before the cache starts")
+
+			cacheCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { _ = c.Start(cacheCtx); close(done) }()
+			require.True(t, c.WaitForCacheSync(ctx))
+			require.NoError(t, cl.List(ctx, &list, client.MatchingFields{byValue.Field: "shared"}))
+			assert.Len(t, list.Items, 2)
+			stop()
+			<-done
+			assert.Eventually(t, func() bool {
+				return cl.List(ctx, &list, client.MatchingFields{byValue.Field: "shared"}) != nil
+			}, 10*time.Second, 50*time.Millisecond, "after the cache stops")
+		})
 
 		for name, tc := range map[string]struct {
 			opts cache.Options

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,6 +115,12 @@ func (s *IndexStore) Add(ctx context.Context, informers cache.Informers, indexes
 }
 
 func (s *IndexStore) addLocked(idx Index) error {
+	switch idx.Object.(type) {
+	case runtime.Unstructured, *metav1.PartialObjectMetadata:
+		// Their informers share one Go type across kinds: the store tells kinds apart
+		// by type.
+		return fmt.Errorf("index %T by %s: only typed objects are indexed", idx.Object, idx.Field)
+	}
 	t := reflect.TypeOf(idx.Object)
 	for _, known := range s.indexes[t] {
 		if known.Field == idx.Field {
@@ -216,14 +223,20 @@ func (s *IndexStore) list(ctx context.Context, list client.ObjectList, idx Index
 	kindInformers := s.informers[reflect.TypeOf(idx.Object)]
 	gvk := s.kinds[reflect.TypeOf(idx.Object)]
 	s.mu.Unlock()
+	// An answer from an informer that has not synced, or has stopped, could leave out
+	// what exists (an AccessPolicy, a claimant of a host): an error makes the reconcile
+	// retry instead of acting on it.
+	if len(kindInformers) == 0 {
+		return fmt.Errorf("list %T by %s: %w", list, idx.Field, &cache.ErrCacheNotStarted{})
+	}
+	for _, informer := range kindInformers {
+		if !informer.HasSynced() || informer.IsStopped() {
+			return fmt.Errorf("list %T by %s: the cache of %s is not running", list, idx.Field, gvk.Kind)
+		}
+	}
 	copies := o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy
 	var out []runtime.Object
 	for _, informer := range kindInformers {
-		if informer.IsStopped() {
-			// An informer the cache let go of holds what it saw last; the kind's live
-			// informers hold what there is.
-			continue
-		}
 		found, err := informer.GetIndexer().ByIndex(indexName(idx.Field), value)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +22,9 @@ func TestIndexStoreLookup(t *testing.T) {
 	store := NewIndexStore(scheme)
 	require.NoError(t, store.addLocked(byValue))
 	require.ErrorContains(t, store.addLocked(byValue), "declared twice")
+	untyped := byValue
+	untyped.Object = &metav1.PartialObjectMetadata{}
+	require.ErrorContains(t, store.addLocked(untyped), "only typed objects")
 
 	for _, tc := range []struct {
 		name    string
