@@ -75,15 +75,17 @@ func translate(r *gatewayv1.HTTPRoute, resolve backendResolver) translation {
 			if ref.Weight != nil && *ref.Weight == 0 {
 				unsupported(i, "a backendRef of weight 0")
 			}
+			// A split is what the rule says, whatever resolves now: a backend missing
+			// for the moment neither makes one nor hides one.
+			if j > 0 && !sameBackendRef(rule.BackendRefs[0].BackendObjectReference, ref.BackendObjectReference, r.Namespace) {
+				unsupported(i, "more than one backend (weighted traffic splitting)")
+			}
 			b, problem := resolve(ref.BackendObjectReference)
 			if problem != nil {
 				if t.refs == nil {
 					t.refs = problem
 				}
 				continue
-			}
-			if j > 0 && b != backend {
-				unsupported(i, "more than one backend (weighted traffic splitting)")
 			}
 			backend = b
 		}
@@ -234,4 +236,17 @@ func merge(older, younger []route.PathRule) []route.PathRule {
 		}
 	}
 	return out
+}
+
+// sameBackendRef reports whether two backendRefs of a route in namespace name the same
+// port of the same object, their defaults (core group, kind Service, the route's
+// namespace) filled in.
+func sameBackendRef(a, b gatewayv1.BackendObjectReference, namespace string) bool {
+	group := func(r gatewayv1.BackendObjectReference) string { return string(ptr.Deref(r.Group, "")) }
+	kind := func(r gatewayv1.BackendObjectReference) string { return string(ptr.Deref(r.Kind, "Service")) }
+	ns := func(r gatewayv1.BackendObjectReference) string {
+		return string(ptr.Deref(r.Namespace, gatewayv1.Namespace(namespace)))
+	}
+	port := func(r gatewayv1.BackendObjectReference) gatewayv1.PortNumber { return ptr.Deref(r.Port, 0) }
+	return group(a) == group(b) && kind(a) == kind(b) && ns(a) == ns(b) && a.Name == b.Name && port(a) == port(b)
 }

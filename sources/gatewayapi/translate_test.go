@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,6 +90,54 @@ func TestFilters(t *testing.T) {
 			got := filters(tc.filters)
 			assert.Equal(t, tc.rewrite, got.rewrite)
 			assert.Equal(t, tc.headers, got.headers)
+			assert.Equal(t, tc.unsupported, got.unsupported)
+		})
+	}
+}
+
+// TestBackendSplit: a rule naming two backends is a weighted split, which Pangolin
+// cannot express, whatever resolves at the moment; two refs to the same Service port are
+// one backend.
+func TestBackendSplit(t *testing.T) {
+	ref := func(ns, name string, port int32) gatewayv1.HTTPBackendRef {
+		r := gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+			Name: gatewayv1.ObjectName(name), Port: ptr.To(gatewayv1.PortNumber(port)),
+		}}}
+		if ns != "" {
+			r.Namespace = ptr.To(gatewayv1.Namespace(ns))
+		}
+		return r
+	}
+	const split = "rule 0: more than one backend (weighted traffic splitting)"
+	cases := []struct {
+		name string
+		refs []gatewayv1.HTTPBackendRef
+		// missing are the Services that do not resolve; "<name>-first": only the first
+		// ref's resolution fails (a pod read that failed once, say).
+		missing     []string
+		unsupported []string
+	}{
+		{name: "two refs to one Service port are one backend", refs: []gatewayv1.HTTPBackendRef{ref("", "web", 80), ref("prod", "web", 80)}},
+		{name: "one backend whose first ref does not resolve yet is still one backend", refs: []gatewayv1.HTTPBackendRef{ref("", "web", 80), ref("", "web", 80)}, missing: []string{"web-first"}},
+		{name: "two Services are a split", refs: []gatewayv1.HTTPBackendRef{ref("", "web", 80), ref("", "api", 80)}, unsupported: []string{split}},
+		{name: "two ports of one Service are a split", refs: []gatewayv1.HTTPBackendRef{ref("", "web", 80), ref("", "web", 8080)}, unsupported: []string{split}},
+		{name: "a split whose first Service is missing is still a split", refs: []gatewayv1.HTTPBackendRef{ref("", "gone", 80), ref("", "web", 80)}, missing: []string{"gone"}, unsupported: []string{split}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hr := &gatewayv1.HTTPRoute{}
+			hr.Namespace = "prod"
+			hr.Spec.Rules = []gatewayv1.HTTPRouteRule{{BackendRefs: tc.refs}}
+			calls := 0
+			resolve := func(r gatewayv1.BackendObjectReference) (route.Backend, *refProblem) {
+				calls++
+				name := string(r.Name)
+				if calls == 1 && slices.Contains(tc.missing, name+"-first") || slices.Contains(tc.missing, name) {
+					return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, message: name + " not found", transient: true}
+				}
+				return route.Backend{Host: name + ".prod.svc.cluster.local", Port: int32(*r.Port), Scheme: "http"}, nil
+			}
+			got := translate(hr, resolve)
 			assert.Equal(t, tc.unsupported, got.unsupported)
 		})
 	}
