@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
@@ -175,8 +176,10 @@ func (r *realServer) freshStart(ctx context.Context) (pangolinServer, error) {
 func (r *realServer) close(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	n, err := r.sweep(ctx)
+	// The proxy first, which waits for the requests it is forwarding: a create sent just
+	// before PIC stopped lands before the sweep lists what to delete.
 	r.proxy.close()
+	n, err := r.sweep(ctx)
 	if err != nil {
 		return fmt.Errorf("remove the bench's resources (hosts %s*.%s) from %s: %w", r.prefix, r.domain.BaseDomain, r.cfg.host(), err)
 	}
@@ -200,13 +203,20 @@ func (r *realServer) sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// One failed delete does not stop the others: what is left in the org is what failed.
+	var (
+		mu     sync.Mutex
+		failed []error
+	)
 	err = parallel(ctx, sweepWorkers, len(list), func(ctx context.Context, i int) error {
 		if err := r.api.DeleteResource(ctx, list[i].ID); err != nil && !pangolinapi.IsNotFound(err) {
-			return fmt.Errorf("delete resource %d (%s): %w", list[i].ID, list[i].FullDomain, err)
+			mu.Lock()
+			failed = append(failed, fmt.Errorf("delete resource %d (%s): %w", list[i].ID, list[i].FullDomain, err))
+			mu.Unlock()
 		}
 		return nil
 	})
-	return len(list), err
+	return len(list), errors.Join(append(failed, err)...)
 }
 
 func (r *realServer) endpoint() pangolinEndpoint {

@@ -177,7 +177,8 @@ type statusRecorder struct {
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
+	// An informational answer (100, 103) comes before the final one.
+	if s.status == 0 && code >= http.StatusOK {
 		s.status = code
 	}
 	s.ResponseWriter.WriteHeader(code)

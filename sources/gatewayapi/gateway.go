@@ -215,12 +215,12 @@ type judgedRoute struct {
 // the routes are judged without reading their backends' pods, so that the status of a
 // Gateway costs no API request per attached route.
 func (s *gatewayAPI) judgeAttached(ctx context.Context, kind routeKind, gw types.NamespacedName) ([]judgedRoute, error) {
-	judge := &gatewayAPI{client: s.client, config: s.config, kinds: s.kinds}
+	judge := *s
 	judge.config.Health = s.config.Health.Unread()
 	if kind.name == kindHTTPRoute {
-		return (&Source{judge}).judgeAttached(ctx, gw)
+		return (&Source{&judge}).judgeAttached(ctx, gw)
 	}
-	return (&RawSource{gatewayAPI: judge, kind: kind}).judgeAttached(ctx, gw)
+	return (&RawSource{gatewayAPI: &judge, kind: kind}).judgeAttached(ctx, gw)
 }
 
 // listenerRouteKinds are the route kinds of a listener.
