@@ -124,6 +124,17 @@ func (k routeKind) object() client.Object {
 	return &gatewayv1.HTTPRoute{}
 }
 
+// newList is an empty list of the kind's routes.
+func (k routeKind) newList() client.ObjectList {
+	switch k.name {
+	case kindTCPRoute:
+		return &gatewayv1.TCPRouteList{}
+	case kindUDPRoute:
+		return &gatewayv1.UDPRouteList{}
+	}
+	return &gatewayv1.HTTPRouteList{}
+}
+
 // parentRefsOf reads the parentRefs of a route of any kind PIC serves; ok is false for
 // any other object.
 func parentRefsOf(obj client.Object) (refs []gatewayv1.ParentReference, ok bool) {
@@ -136,4 +147,30 @@ func parentRefsOf(obj client.Object) (refs []gatewayv1.ParentReference, ok bool)
 		return r.Spec.ParentRefs, true
 	}
 	return nil, false
+}
+
+// indexServices are the "namespace/name" of the Services a route of any kind PIC serves
+// refers to.
+func indexServices(obj client.Object) []string {
+	var refs []gatewayv1.BackendRef
+	switch r := obj.(type) {
+	case *gatewayv1.HTTPRoute:
+		for _, rule := range r.Spec.Rules {
+			for _, ref := range rule.BackendRefs {
+				refs = append(refs, ref.BackendRef)
+			}
+		}
+	case *gatewayv1.TCPRoute, *gatewayv1.UDPRoute:
+		raw, _ := rawRouteOf(obj)
+		refs = raw.backendRefs
+	}
+	keys := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		ns := obj.GetNamespace()
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		keys = append(keys, ns+"/"+string(ref.Name))
+	}
+	return keys
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -52,7 +53,7 @@ func rawFactory(kind routeKind) plugin.SourceFactory {
 		Indexes: func(*config.Config) []plugin.Index {
 			return append([]plugin.Index{
 				{Object: kind.object(), Field: rawParentIndex, Func: indexParents},
-				{Object: kind.object(), Field: rawServiceIndex, Func: indexRawServices},
+				{Object: kind.object(), Field: rawServiceIndex, Func: indexServices},
 				{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts},
 			}, sources.PolicyIndexes()...)
 		},
@@ -387,13 +388,23 @@ func (s *RawSource) claimantRoutes(ctx context.Context, portKey string) ([]rawRo
 			return nil, err
 		}
 		for _, r := range attached {
-			if !seen[r.GetUID()] && slices.Contains(s.Hosts(ctx, r.Object), portKey) {
+			if !seen[r.GetUID()] && s.claimsThrough(r, gw, portKey) {
 				seen[r.GetUID()] = true
 				out = append(out, r)
 			}
 		}
 	}
 	return out, nil
+}
+
+// claimsThrough reports whether a parentRef of r to gw selects a listener of portKey:
+// Hosts, for the Gateway in hand.
+func (s *RawSource) claimsThrough(r rawRoute, gw *gatewayv1.Gateway, portKey string) bool {
+	key := client.ObjectKeyFromObject(gw)
+	return slices.ContainsFunc(r.parentRefs, func(ref gatewayv1.ParentReference) bool {
+		parent, ok := gatewayOf(r.GetNamespace(), ref)
+		return ok && parent == key && slices.Contains(s.kind.selectedPortKeys(ref, gw), portKey)
+	})
 }
 
 // judgeAttached judges the routes of the source's kind with a parentRef to gw.
@@ -415,29 +426,19 @@ func (s *RawSource) judgeAttached(ctx context.Context, gw types.NamespacedName) 
 
 // list lists the routes of the source's kind.
 func (s *RawSource) list(ctx context.Context, opts ...client.ListOption) ([]rawRoute, error) {
-	var objects []client.Object
-	switch s.kind.name {
-	case kindTCPRoute:
-		var list gatewayv1.TCPRouteList
-		if err := s.client.List(ctx, &list, opts...); err != nil {
-			return nil, fmt.Errorf("list TCPRoutes: %w", err)
-		}
-		for i := range list.Items {
-			objects = append(objects, &list.Items[i])
-		}
-	case kindUDPRoute:
-		var list gatewayv1.UDPRouteList
-		if err := s.client.List(ctx, &list, opts...); err != nil {
-			return nil, fmt.Errorf("list UDPRoutes: %w", err)
-		}
-		for i := range list.Items {
-			objects = append(objects, &list.Items[i])
-		}
+	list := s.kind.newList()
+	if err := s.client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("list %ss: %w", s.kind.name, err)
 	}
-	out := make([]rawRoute, 0, len(objects))
-	for _, o := range objects {
-		r, _ := rawRouteOf(o)
-		out = append(out, r)
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rawRoute, 0, len(items))
+	for _, item := range items {
+		if r, ok := rawRouteOf(item.(client.Object)); ok {
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
@@ -457,18 +458,9 @@ func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []r
 
 // routesOfClass requeues the routes of every Gateway of a class that changed.
 func (s *RawSource) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	var gateways gatewayv1.GatewayList
-	if err := s.client.List(ctx, &gateways); err != nil {
-		log.FromContext(ctx).Error(err, "cannot list Gateways")
-		return nil
-	}
-	var out []reconcile.Request
-	for _, gw := range gateways.Items {
-		if string(gw.Spec.GatewayClassName) == obj.GetName() {
-			out = append(out, s.requests(ctx, client.MatchingFields{rawParentIndex: gw.Namespace + "/" + gw.Name})...)
-		}
-	}
-	return out
+	return s.gatewaysOfClass(ctx, obj, func(gw types.NamespacedName) []reconcile.Request {
+		return s.requests(ctx, client.MatchingFields{rawParentIndex: gw.String()})
+	})
 }
 
 // routesOfGrant requeues the routes of the namespaces a ReferenceGrant lets routes of
@@ -523,22 +515,4 @@ func (k routeKind) selectedPortKeys(ref gatewayv1.ParentReference, gw *gatewayv1
 // indexListenerPorts are the port keys of a Gateway's TCP and UDP listeners.
 func indexListenerPorts(obj client.Object) []string {
 	return append(tcpRoutes.portKeys(obj), udpRoutes.portKeys(obj)...)
-}
-
-// indexRawServices are the "namespace/name" of the Services a TCPRoute or UDPRoute
-// refers to.
-func indexRawServices(obj client.Object) []string {
-	r, ok := rawRouteOf(obj)
-	if !ok {
-		return nil
-	}
-	var keys []string
-	for _, ref := range r.backendRefs {
-		ns := r.GetNamespace()
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		keys = append(keys, ns+"/"+string(ref.Name))
-	}
-	return keys
 }

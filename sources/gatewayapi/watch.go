@@ -243,6 +243,14 @@ func (s *Source) inNamespace(ctx context.Context, namespace string) []reconcile.
 
 // routesOfClass requeues the routes of every Gateway of a class that changed.
 func (s *Source) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
+	return s.gatewaysOfClass(ctx, obj, func(gw types.NamespacedName) []reconcile.Request {
+		return toRequests(s.routesBy(ctx, parentIndex, gw.String()))
+	})
+}
+
+// gatewaysOfClass maps a GatewayClass to the requests routesOf gives for each of its
+// Gateways, for a watch's map function.
+func (s *gatewayAPI) gatewaysOfClass(ctx context.Context, class client.Object, routesOf func(gw types.NamespacedName) []reconcile.Request) []reconcile.Request {
 	var gateways gatewayv1.GatewayList
 	if err := s.client.List(ctx, &gateways); err != nil {
 		log.FromContext(ctx).Error(err, "cannot list Gateways")
@@ -250,8 +258,8 @@ func (s *Source) routesOfClass(ctx context.Context, obj client.Object) []reconci
 	}
 	var out []reconcile.Request
 	for _, gw := range gateways.Items {
-		if string(gw.Spec.GatewayClassName) == obj.GetName() {
-			out = append(out, toRequests(s.routesBy(ctx, parentIndex, gw.Namespace+"/"+gw.Name))...)
+		if string(gw.Spec.GatewayClassName) == class.GetName() {
+			out = append(out, routesOf(client.ObjectKeyFromObject(&gw))...)
 		}
 	}
 	return out
@@ -358,24 +366,6 @@ func namedHosts(obj client.Object, clusterDomain string) []string {
 		}
 	}
 	return hosts
-}
-
-func indexServices(obj client.Object) []string {
-	hr, ok := obj.(*gatewayv1.HTTPRoute)
-	if !ok {
-		return nil
-	}
-	var keys []string
-	for _, rule := range hr.Spec.Rules {
-		for _, ref := range rule.BackendRefs {
-			ns := hr.Namespace
-			if ref.Namespace != nil {
-				ns = string(*ref.Namespace)
-			}
-			keys = append(keys, ns+"/"+string(ref.Name))
-		}
-	}
-	return keys
 }
 
 func indexListenerHosts(obj client.Object) []string {
