@@ -69,6 +69,9 @@ type applying struct {
 	// write failed.
 	targetWrites int
 	accessWrites int
+	// rawResources are the org's raw resources by mode, listed once per Apply: an
+	// object with several ports creates several.
+	rawResources map[string][]pangolinapi.ResourceSummary
 }
 
 // failed sorts a failed request: transient, it is returned and stops Apply; refused, it
@@ -246,11 +249,19 @@ func (a *applying) siteID(ctx context.Context, d engine.Resource) (int, error) {
 // create publishes d: first making sure no one else serves its host (Pangolin accepts
 // duplicates), then the resource, its marks and access settings, then its targets.
 func (a *applying) create(ctx context.Context, d engine.Resource) error {
-	s := a.sink
 	w, ok, err := a.want(ctx, d)
 	if err != nil || !ok {
 		return err
 	}
+	return a.createWanted(ctx, d, w)
+}
+
+// createWanted is create once d's wanted state is known: want reports what it cannot
+// send (a Warning), so it runs once per resource.
+func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted) error {
+	s := a.sink
+	var ok bool
+	var err error
 	// Every name the policy gives is resolved before anything is created: one that
 	// Pangolin does not know publishes nothing.
 	var access accessWant
@@ -353,9 +364,17 @@ func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinap
 	s := a.sink
 	var found []pangolinapi.ResourceSummary
 	if d.Raw() {
-		list, err := s.api.ListRawResources(ctx, string(d.Protocol))
-		if err != nil {
-			return nil, err
+		mode := string(d.Protocol)
+		list, listed := a.rawResources[mode]
+		if !listed {
+			var err error
+			if list, err = s.api.ListRawResources(ctx, mode); err != nil {
+				return nil, err
+			}
+			if a.rawResources == nil {
+				a.rawResources = map[string][]pangolinapi.ResourceSummary{}
+			}
+			a.rawResources[mode] = list
 		}
 		for _, r := range list {
 			if r.ProxyPort == int(d.ProxyPort) {
@@ -418,7 +437,7 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	}
 	s.mu.Unlock()
 	if !known {
-		return a.create(ctx, d) // gone from the record since Current: start again
+		return a.createWanted(ctx, d, w) // gone from the record since Current: start again
 	}
 	return a.bring(ctx, d, w, e, false)
 }
@@ -572,8 +591,9 @@ func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what s
 // left over deleted. No target is ever disabled.
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
-	a.noteUnsent(ctx, d, w, e)
-	s.record(w.niceID, e)
+	if a.noteUnsent(ctx, d, w, e) {
+		s.record(w.niceID, e)
+	}
 	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
 	free := func(match func(pangolinapi.Target) bool) int {

@@ -128,14 +128,15 @@ func (a *applying) healthToWrite(d engine.Resource, t engine.Target, newt bool, 
 }
 
 // noteUnsent records in e the checks w leaves unwritten, and logs those dropped for
-// the site once per change: at the first write after a start, and when they change.
-func (a *applying) noteUnsent(ctx context.Context, d engine.Resource, w wanted, e *entry) {
+// the site once per change: at the first write after a start, and when they change. It
+// reports whether e changed, and must then be recorded.
+func (a *applying) noteUnsent(ctx context.Context, d engine.Resource, w wanted, e *entry) (changed bool) {
 	if maps.Equal(e.unsent, w.unsent) {
-		return
+		return false
 	}
 	e.unsent = w.unsent
 	if w.newt || len(w.unsent) == 0 {
-		return
+		return true
 	}
 	var backends []string
 	for k := range w.unsent {
@@ -145,4 +146,5 @@ func (a *applying) noteUnsent(ctx context.Context, d engine.Resource, w wanted, 
 	log.FromContext(ctx).WithName("pangolin").Info(
 		"health checks not written: the site is not a Newt site, where Pangolin leaves a target created with a check out of Traefik until its next update and nothing probes it; see docs/direct-mode.md",
 		"resource", w.niceID, "claim", subject(d), "site", d.Tunnel.Name, "backends", slices.Compact(backends))
+	return true
 }
