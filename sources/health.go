@@ -51,9 +51,12 @@ type podsRead struct {
 }
 
 // ForObject is h for the backends of one object: each Service's pods are read once,
-// however many of its ports, paths or rules name it.
+// however many of its ports, paths or rules name it. An h that already is one (a
+// reconcile's, shared by the routes it evaluates) is kept as it is.
 func (h HealthChecks) ForObject() HealthChecks {
-	h.read = map[types.NamespacedName]*podsRead{}
+	if h.read == nil {
+		h.read = map[types.NamespacedName]*podsRead{}
+	}
 	return h
 }
 

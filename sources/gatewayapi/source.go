@@ -171,6 +171,11 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		origin := originOf(&hr)
 		return plugin.Result{Origin: &origin, Deleting: true}, nil
 	}
+	// One reconcile reads a Service's pods once, for this route and for the routes
+	// sharing its hosts alike.
+	reconcile := *s.gatewayAPI
+	reconcile.config.Health = s.config.Health.ForObject()
+	s = &Source{&reconcile}
 	ev, err := s.evaluate(ctx, &hr)
 	if err != nil {
 		return plugin.Result{}, err
@@ -180,9 +185,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if !res.Managed || !ev.served {
 		return res, nil
 	}
+	siblings := map[types.UID]*evaluation{ev.origin.UID: ev}
 	for _, host := range slices.Sorted(maps.Keys(ev.hosts)) {
 		gw := ev.hosts[host]
-		paths, owner, err := s.merged(ctx, ev, host, gw)
+		paths, owner, err := s.merged(ctx, ev, host, gw, siblings)
 		if err != nil {
 			return plugin.Result{}, err
 		}
@@ -222,8 +228,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 // route served through the same Gateway for the same host with the same settings.
 // engine.Decide chooses, among them, the one that publishes the host (the owner,
 // returned), so the PangolinResource has one owner. Only the host's claimants are
-// evaluated, not every route of the Gateway: merging needs their paths.
-func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey) ([]route.PathRule, *evaluation, error) {
+// evaluated, not every route of the Gateway: merging needs their paths. evaluated holds
+// the routes already evaluated in this reconcile, by UID: a route sharing several hosts
+// is evaluated once.
+func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey, evaluated map[types.UID]*evaluation) ([]route.PathRule, *evaluation, error) {
 	siblings, err := s.claimantRoutes(ctx, host)
 	if err != nil {
 		return nil, nil, err
@@ -238,9 +246,12 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 		if sib.UID == ev.route.UID {
 			continue
 		}
-		sev, err := s.evaluate(ctx, sib)
-		if err != nil {
-			return nil, nil, err
+		sev, ok := evaluated[sib.UID]
+		if !ok {
+			if sev, err = s.evaluate(ctx, sib); err != nil {
+				return nil, nil, err
+			}
+			evaluated[sib.UID] = sev
 		}
 		if sev.served && sev.hosts[host] == gw {
 			group[sev.origin.UID] = sev
