@@ -233,14 +233,7 @@ func (e *env) create(obj client.Object) {
 // updateIngress re-reads the Ingress and applies mutate, retrying on conflicts.
 func (e *env) updateIngress(name string, mutate func(*networkingv1.Ingress)) {
 	e.t.Helper()
-	require.EventuallyWithT(e.t, func(c *assert.CollectT) {
-		var ing networkingv1.Ingress
-		if !assert.NoError(c, e.c.Get(e.ctx, types.NamespacedName{Namespace: e.ns, Name: name}, &ing)) {
-			return
-		}
-		mutate(&ing)
-		assert.NoError(c, e.c.Update(e.ctx, &ing))
-	}, eventually, tick)
+	require.NoError(e.t, testenv.Update(e.ctx, e.c, types.NamespacedName{Namespace: e.ns, Name: name}, mutate, eventually))
 }
 
 func (e *env) getIngress(name string) *networkingv1.Ingress {

@@ -170,14 +170,7 @@ func (d *directWorld) gateway(t *testing.T, name string, listener gatewayv1.List
 
 func (e *env) updateService(name string, mutate func(*corev1.Service)) {
 	e.t.Helper()
-	require.EventuallyWithT(e.t, func(c *assert.CollectT) {
-		var svc corev1.Service
-		if !assert.NoError(c, e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &svc)) {
-			return
-		}
-		mutate(&svc)
-		assert.NoError(c, e.c.Update(e.ctx, &svc))
-	}, eventually, tick)
+	require.NoError(e.t, testenv.Update(e.ctx, e.c, client.ObjectKey{Namespace: e.ns, Name: name}, mutate, eventually))
 }
 
 func (e *env) eventuallyServiceStatus(svc *corev1.Service, want []corev1.LoadBalancerIngress) {

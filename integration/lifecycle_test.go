@@ -265,14 +265,7 @@ func (w *world) eventuallyEventIn(namespace, reason string) string {
 
 func (w *world) updateIngress(name string, mutate func(*networkingv1.Ingress)) {
 	w.t.Helper()
-	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
-		var ing networkingv1.Ingress
-		if !assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &ing)) {
-			return
-		}
-		mutate(&ing)
-		assert.NoError(c, w.c.Update(w.ctx, &ing))
-	}, wait, tick)
+	require.NoError(w.t, testenv.Update(w.ctx, w.c, client.ObjectKey{Namespace: w.ns, Name: name}, mutate, wait))
 }
 
 func TestLifecycle(t *testing.T) {

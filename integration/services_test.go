@@ -113,14 +113,7 @@ func TestServicesAsPorts(t *testing.T) {
 
 func update(t *testing.T, w *world, name string, mutate func(*corev1.Service)) {
 	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		var svc corev1.Service
-		if !assert.NoError(c, w.c.Get(w.ctx, types.NamespacedName{Namespace: w.ns, Name: name}, &svc)) {
-			return
-		}
-		mutate(&svc)
-		assert.NoError(c, w.c.Update(w.ctx, &svc))
-	}, wait, tick)
+	require.NoError(t, testenv.Update(w.ctx, w.c, types.NamespacedName{Namespace: w.ns, Name: name}, mutate, wait))
 }
 
 // TestTCPRouteAsPort: a TCPRoute attached to a TCP listener of PIC's Gateway is

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -221,4 +222,27 @@ func NewNamespace(t testing.TB, c client.Client) string {
 		t.Fatalf("create test namespace: %v", err)
 	}
 	return ns.Name
+}
+
+// Update reads the object named key, applies mutate and writes it back, again (from a
+// fresh read) until the write goes through or timeout: another writer (PIC's status,
+// the API server's defaults) may have changed the object since it was read.
+func Update[T any, P interface {
+	*T
+	client.Object
+}](ctx context.Context, c client.Client, key client.ObjectKey, mutate func(P), timeout time.Duration) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		obj := P(new(T))
+		if last = c.Get(ctx, key, obj); last != nil {
+			return false, nil
+		}
+		mutate(obj)
+		last = c.Update(ctx, obj)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("update %T %s: %w", P(nil), key, last)
+	}
+	return err
 }
