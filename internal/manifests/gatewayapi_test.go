@@ -92,26 +92,11 @@ func TestGatewayAPIIsOptIn(t *testing.T) {
 // (httproute, tcproute, udproute), however it is enabled.
 func TestHelmChartGatewayAPI(t *testing.T) {
 	fullname := releaseName + "-pangolin-ingress-controller"
-	cases := []struct {
-		name, values string
-		want         bool
-	}{
-		{"the default values enable ingress only", "", false},
-		{"config.sources as a list", "config: {sources: [ingress, httproute]}", true},
-		{"config.sources as a comma-separated string", `config: {sources: "ingress, httproute"}`, true},
-		{"config.sources with httproute alone", "config: {sources: [httproute]}", true},
-		{"config.sources with ingress alone", "config: {sources: [ingress]}", false},
-		{"config.sources with tcproute", "config: {sources: [ingress, tcproute]}", true},
-		{"config.sources with udproute", `config: {sources: "ingress,udproute"}`, true},
-		{"--sources=… in extraArgs with tcproute", "extraArgs: ['--sources=tcproute']", true},
-		{"--sources=… in extraArgs", "extraArgs: ['--sources=ingress,httproute']", true},
-		{"--sources … in extraArgs", "extraArgs: [--sources, httproute]", true},
-		{"repeated --sources flags add up", "extraArgs: [--sources=ingress, --sources=httproute]", true},
-		{"PIC_SOURCES in extraEnv", "extraEnv: [{name: PIC_SOURCES, value: 'ingress,httproute'}]", true},
-		{"--sources in extraArgs beats config.sources", "{config: {sources: [ingress, httproute]}, extraArgs: [--sources=ingress]}", false},
-		{"PIC_SOURCES in extraEnv beats config.sources", "{config: {sources: [httproute]}, extraEnv: [{name: PIC_SOURCES, value: ingress}]}", false},
-		{"an empty PIC_SOURCES is unset", "{config: {sources: [httproute]}, extraEnv: [{name: PIC_SOURCES, value: ''}]}", true},
-	}
+	cases := append(enablingCases("httproute", serviceSource),
+		sourceCase{"config.sources with tcproute", "config: {sources: [ingress, tcproute]}", true},
+		sourceCase{"config.sources with udproute", `config: {sources: "ingress,udproute"}`, true},
+		sourceCase{"--sources=… in extraArgs with tcproute", "extraArgs: ['--sources=tcproute']", true},
+	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			objs := renderChart(t, c.values)

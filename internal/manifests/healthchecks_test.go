@@ -126,17 +126,10 @@ func TestHelmChartHealthChecks(t *testing.T) {
 		{"--health-checks in extraArgs beats PIC_HEALTH_CHECKS", "{extraArgs: [--health-checks], extraEnv: [{name: PIC_HEALTH_CHECKS, value: 'false'}]}", true, true},
 		{"rbac.readPods with health checks turned off by a flag", "{rbac: {readPods: true}, config: {healthChecks: true}, extraArgs: [--health-checks=false]}", false, true},
 	}
-	for _, sink := range []struct {
-		name, values string
-		direct       bool
-	}{{"pangolinresource", "", false}, {"pangolin", "config: {sink: pangolin}\n" + directConnectionValues, true}} {
+	for _, sink := range chartSinks {
 		for _, c := range cases {
 			t.Run(sink.name+" sink, "+c.name, func(t *testing.T) {
-				values := c.values
-				if sink.direct {
-					values = mergeValues(t, c.values, sink.values)
-				}
-				objs := renderChart(t, values)
+				objs := renderChart(t, sink.withSink(t, c.values))
 				cfg, _ := picConfig(t, objs)
 				require.Equal(t, c.healthChecks, cfg.HealthChecks, "PIC's healthChecks")
 				require.Equal(t, sink.direct, cfg.Sink == directSink, "PIC's sink %s", cfg.Sink)

@@ -116,34 +116,11 @@ func TestServicesIsOptIn(t *testing.T) {
 // enabled, and the pangolinresource sink's rule on Services only with that sink.
 func TestHelmChartServices(t *testing.T) {
 	fullname := releaseName + "-pangolin-ingress-controller"
-	cases := []struct {
-		name, values string
-		want         bool
-	}{
-		{"the default values enable ingress only", "", false},
-		{"config.sources as a list", "config: {sources: [ingress, service]}", true},
-		{"config.sources as a comma-separated string", `config: {sources: "ingress, service"}`, true},
-		{"config.sources with service alone", "config: {sources: [service]}", true},
-		{"config.sources with httproute, not service", "config: {sources: [ingress, httproute]}", false},
-		{"--sources=… in extraArgs", "extraArgs: ['--sources=ingress,service']", true},
-		{"--sources … in extraArgs", "extraArgs: [--sources, service]", true},
-		{"repeated --sources flags add up", "extraArgs: [--sources=ingress, --sources=service]", true},
-		{"PIC_SOURCES in extraEnv", "extraEnv: [{name: PIC_SOURCES, value: 'ingress,service'}]", true},
-		{"--sources in extraArgs beats config.sources", "{config: {sources: [ingress, service]}, extraArgs: [--sources=ingress]}", false},
-		{"PIC_SOURCES in extraEnv beats config.sources", "{config: {sources: [service]}, extraEnv: [{name: PIC_SOURCES, value: ingress}]}", false},
-		{"an empty PIC_SOURCES is unset", "{config: {sources: [service]}, extraEnv: [{name: PIC_SOURCES, value: ''}]}", true},
-	}
-	for _, sink := range []struct {
-		name, values string
-		direct       bool
-	}{{"pangolinresource", "", false}, {"pangolin", "config: {sink: pangolin}\n" + directConnectionValues, true}} {
+	cases := enablingCases(serviceSource, "httproute")
+	for _, sink := range chartSinks {
 		for _, c := range cases {
 			t.Run(sink.name+" sink, "+c.name, func(t *testing.T) {
-				values := c.values
-				if sink.direct {
-					values = mergeValues(t, c.values, sink.values)
-				}
-				objs := renderChart(t, values)
+				objs := renderChart(t, sink.withSink(t, c.values))
 				cfg, _ := picConfig(t, objs)
 				require.Equal(t, c.want, slices.Contains(cfg.Sources, serviceSource), "PIC's sources %v", cfg.Sources)
 				require.Equal(t, sink.direct, cfg.Sink == directSink, "PIC's sink %s", cfg.Sink)
