@@ -516,18 +516,9 @@ func (s *Server) createResource(q *request) response {
 	if msg := v.err(); msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	m := ""
-	switch {
-	case mode != nil:
-		m = *mode
-	case httpFlag == nil && protocol == nil:
-		return fail(http.StatusBadRequest, "mode is required when deprecated fields are not provided")
-	case httpFlag != nil && *httpFlag && protocol != nil && *protocol == "tcp":
-		m = "http"
-	case httpFlag != nil && !*httpFlag && protocol != nil:
-		m = *protocol
-	default:
-		return fail(http.StatusBadRequest, "Invalid deprecated http/protocol combination")
+	m, msg := resourceMode(mode, httpFlag, protocol, true)
+	if msg != "" {
+		return fail(http.StatusBadRequest, "%s", msg)
 	}
 	if m != "http" {
 		return fail(http.StatusBadRequest, "inmemory Pangolin: mode %q is not implemented, only http", m)

@@ -34,16 +34,9 @@ func (s *Server) createRawResource(q *request) response {
 	if msg := v.err(); msg != "" {
 		return fail(http.StatusBadRequest, "%s", msg)
 	}
-	m := ""
-	switch {
-	case mode != nil:
-		m = *mode
-	case httpFlag == nil && protocol == nil:
-		return fail(http.StatusBadRequest, "mode is required when deprecated fields are not provided")
-	case httpFlag != nil && !*httpFlag && protocol != nil:
-		m = *protocol
-	default:
-		return fail(http.StatusBadRequest, "Invalid deprecated http/protocol combination")
+	m, msg := resourceMode(mode, httpFlag, protocol, false)
+	if msg != "" {
+		return fail(http.StatusBadRequest, "%s", msg)
 	}
 	org := q.params["orgId"]
 	if !s.orgs[org] {
@@ -217,4 +210,21 @@ func rawTraefikConfig(routers []RawRouter) map[string]any {
 		}
 	}
 	return out
+}
+
+// resourceMode is a new resource's mode: mode when sent, else what the deprecated http
+// and protocol fields say (http true with protocol tcp is an HTTP resource, which only
+// the HTTP create takes: httpAllowed), or the server's refusal.
+func resourceMode(mode *string, httpFlag *bool, protocol *string, httpAllowed bool) (m, refusal string) {
+	switch {
+	case mode != nil:
+		return *mode, ""
+	case httpFlag == nil && protocol == nil:
+		return "", "mode is required when deprecated fields are not provided"
+	case httpAllowed && httpFlag != nil && *httpFlag && protocol != nil && *protocol == "tcp":
+		return "http", ""
+	case httpFlag != nil && !*httpFlag && protocol != nil:
+		return *protocol, ""
+	}
+	return "", "Invalid deprecated http/protocol combination"
 }
