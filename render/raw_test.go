@@ -2,122 +2,35 @@ package render_test
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
-	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
-	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 )
 
-// portSource publishes, for a ConfigMap with data.protocol, data.port and
-// data.service, that public port to the Service's same port: a stand-in for the sources
-// of TCP and UDP ports, so that render can be shown raw resources before one exists.
-type portSource struct {
-	client client.Client
-	config *config.Config
-}
-
-var portSourceFactory = plugin.SourceFactory{
-	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
-		return &portSource{client: deps.Client, config: deps.Config}, nil
-	},
-}
-
-// portRoute is the ConfigMap's raw route, if its data makes one.
-func (s *portSource) portRoute(cm *corev1.ConfigMap) (route.Route, bool) {
-	key := cm.Data["protocol"] + ":" + cm.Data["port"]
-	protocol, port, ok := route.ParsePortKey(key)
-	if !ok {
-		return route.Route{}, false
-	}
-	origin := configMapOrigin(cm)
-	backend := route.Backend{Host: cm.Data["service"] + "." + cm.Namespace + ".svc.cluster.local", Port: port, Scheme: string(protocol)}
-	return route.Route{
-		Origin: origin, Host: key, Protocol: protocol, Port: port,
-		Tunnel: route.TunnelRef{Namespace: cm.Namespace, Name: s.config.Tunnels.Default.Name},
-		Paths:  []route.PathRule{{Backend: backend}},
-	}, true
-}
-
-func (s *portSource) Name() string          { return "ports" }
-func (s *portSource) Object() client.Object { return &corev1.ConfigMap{} }
-
-func (s *portSource) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	var cm corev1.ConfigMap
-	if err := s.client.Get(ctx, key, &cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get ConfigMap %s: %w", key, err)
-	}
-	origin := configMapOrigin(&cm)
-	res := plugin.Result{Origin: &origin, Managed: true}
-	if r, ok := s.portRoute(&cm); ok {
-		res.Routes = append(res.Routes, r)
-	}
-	return res, nil
-}
-
-func (s *portSource) WriteStatus(context.Context, types.NamespacedName, plugin.Status) error {
-	return nil // a ConfigMap has no status
-}
-
-// Declare claims each ConfigMap's port key; a few ConfigMaps need no index.
-func (s *portSource) Declare() plugin.Declaration {
-	return plugin.Declaration{Claims: plugin.Claims{
-		Hosts: func(_ context.Context, obj client.Object) []string {
-			if r, ok := s.portRoute(obj.(*corev1.ConfigMap)); ok {
-				return []string{r.Host}
-			}
-			return nil
-		},
-		Claimants: func(ctx context.Context, host string) ([]engine.Claim, error) {
-			var list corev1.ConfigMapList
-			if err := s.client.List(ctx, &list); err != nil {
-				return nil, err
-			}
-			var claims []engine.Claim
-			for i := range list.Items {
-				if r, ok := s.portRoute(&list.Items[i]); ok && r.Host == host {
-					claims = append(claims, engine.Claim{Origin: r.Origin})
-				}
-			}
-			return claims, nil
-		},
-	}}
-}
-
-// portManifest is a TCP and a UDP port, and a younger claim on the TCP one.
+// portManifest is a TCP and a UDP port, and a younger Service on the TCP one: Services
+// of type LoadBalancer of PIC's class, as the service source publishes them.
 const portManifest = `
 apiVersion: v1
-kind: ConfigMap
+kind: Service
 metadata: {name: postgres, namespace: data, creationTimestamp: "2024-01-01T00:00:00Z"}
-data: {protocol: tcp, port: "5432", service: postgres}
+spec: {type: LoadBalancer, loadBalancerClass: pangolin.io/tunnel, selector: {app: postgres}, ports: [{name: pg, port: 5432, protocol: TCP}]}
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: Service
 metadata: {name: dns, namespace: data, creationTimestamp: "2024-01-01T00:00:00Z"}
-data: {protocol: udp, port: "53", service: coredns}
+spec: {type: LoadBalancer, loadBalancerClass: pangolin.io/tunnel, selector: {app: coredns}, ports: [{name: dns, port: 53, protocol: UDP}]}
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: Service
 metadata: {name: late-postgres, namespace: data, creationTimestamp: "2025-01-01T00:00:00Z"}
-data: {protocol: tcp, port: "5432", service: replica}
+spec: {type: LoadBalancer, loadBalancerClass: pangolin.io/tunnel, selector: {app: replica}, ports: [{name: pg, port: 5432, protocol: TCP}]}
 `
 
 // TestRenderRawResources: render writes TCP and UDP ports as PangolinResources for each
@@ -125,13 +38,11 @@ data: {protocol: tcp, port: "5432", service: replica}
 // nothing. testdata/golden-raw/<variant>.yaml holds what render prints; go test ./render
 // -run TestRenderRawResources -update rewrites it.
 func TestRenderRawResources(t *testing.T) {
-	registry := plugin.Registry{Sources: maps.Clone(plugins.Registry.Sources), Sinks: plugins.Registry.Sinks}
-	registry.Sources["ports"] = portSourceFactory
 	for _, variant := range []string{"fork", "original"} {
 		t.Run(variant, func(t *testing.T) {
 			cfg := config.Default()
-			cfg.Sources = []string{"ports"}
-			res, err := render.Run(context.Background(), objects(t, portManifest), render.Options{Config: cfg, CRDVariant: variant, AssumeTunnels: true, Registry: registry})
+			cfg.Sources = []string{"service"}
+			res, err := render.Run(context.Background(), objects(t, portManifest), render.Options{Config: cfg, CRDVariant: variant, AssumeTunnels: true})
 			require.NoError(t, err)
 			var warnings []string
 			for _, w := range res.Warnings() {
