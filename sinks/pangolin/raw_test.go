@@ -1,7 +1,6 @@
 package pangolin
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -13,10 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/config"
-	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
-	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -318,30 +314,4 @@ func TestRawResourceRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestRenderShowsRawResources(t *testing.T) {
-	cfg := config.Default()
-	cfg.Pangolin.OwnerID = "render"
-	sink, err := offline(context.Background(), plugin.OfflineDeps{Config: cfg, Options: plugin.OfflineOptions{Domains: []string{"example.com"}, DomainsGiven: true}})
-	require.NoError(t, err)
-	sim := sink.(*simulated)
-	db := service("prod", "db")
-	desired, rejections := engine.Desired(engine.Input{Routes: []route.Route{rawRoute(db, route.ProtocolTCP, 5432, 5432)}, Features: sim.Features()})
-	require.Empty(t, rejections)
-	applied, err := sim.Apply(context.Background(), db, engine.Calculate(db, desired, nil, nil, nil))
-	require.NoError(t, err)
-	require.Empty(t, applied.Rejections)
-
-	published, err := sim.Published(context.Background())
-	require.NoError(t, err)
-	require.Len(t, published, 1)
-	got := published[0].(PublishedResource)
-	assert.Equal(t, "tcp", got.Mode)
-	assert.Equal(t, 5432, got.ProxyPort)
-	assert.False(t, got.SSO, "no access setting is shown for a port")
-	assert.Equal(t, []PublishedTarget{{Site: site, IP: "db.prod.svc.cluster.local", Port: 5432, Priority: 100, Enabled: true}}, got.Targets)
-	require.Len(t, got.Routers, 1)
-	assert.Equal(t, "tcp-5432", got.Routers[0].EntryPoint)
-	assert.Equal(t, []string{"db.prod.svc.cluster.local:5432"}, got.Routers[0].Servers)
 }
