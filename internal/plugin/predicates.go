@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"maps"
+	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -20,16 +22,28 @@ func SpecOrMetadataChanged() predicate.Predicate {
 }
 
 // ChangedBeyondStatus reports whether an update changed more than the object's status.
-// It relies on the generation, so it suits kinds with a status subresource. A kind whose
-// objects keep generation 0 (a Service: the API server does not count its spec changes)
-// cannot tell a spec edit from a status write, so every update of one counts: PIC's own
-// status write then costs one reconcile that finds nothing to do.
+// It relies on the generation, which counts spec changes. A kind whose objects keep
+// generation 0 (a Service: the API server does not count its spec changes) has its Spec
+// compared instead; one without a Spec field counts every update.
 func ChangedBeyondStatus(o, n client.Object) bool {
 	if o.GetGeneration() == 0 && n.GetGeneration() == 0 {
+		oldSpec, newSpec := specOf(o), specOf(n)
+		if !oldSpec.IsValid() || !newSpec.IsValid() || !equality.Semantic.DeepEqual(oldSpec.Interface(), newSpec.Interface()) {
+			return true
+		}
+	} else if o.GetGeneration() != n.GetGeneration() {
 		return true
 	}
-	return o.GetGeneration() != n.GetGeneration() ||
-		!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+	return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
 		(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+}
+
+// specOf is the Spec field of a typed object, or the zero Value.
+func specOf(obj client.Object) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName("Spec")
 }
