@@ -96,6 +96,13 @@ func main() {
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first interrupt cancels the run, which then cleans up (a real Pangolin's
+		// org is swept); the default handling comes back, so a second one ends a
+		// clean-up that is stuck.
+		<-ctx.Done()
+		stop()
+	}()
 	opts, err := optionsFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -23,8 +23,12 @@ var routeParams = map[string]string{
 	"rule":            "ruleId",
 }
 
-// targetCreatePattern is the route of a target's create.
-const targetCreatePattern = "/v1/resource/:resourceId/target"
+// targetCreatePattern is the route of a target's create; resourcePattern a resource's
+// (its delete).
+const (
+	targetCreatePattern = "/v1/resource/:resourceId/target"
+	resourcePattern     = "/v1/resource/:resourceId"
+)
 
 // routePattern is the route pattern of a request path, and its parameters by name.
 func routePattern(path string) (string, map[string]string) {
@@ -78,7 +82,9 @@ func newCountingProxy(upstream *url.URL) *countingProxy {
 			if path, err := url.PathUnescape(out.RawPath); err == nil {
 				out.Path = path
 			}
-			out.RawQuery = pr.In.URL.RawQuery
+			// The server's URL may carry a query of its own (a gateway's token, say):
+			// keep it beside the request's.
+			out.RawQuery = joinQueries(upstream.RawQuery, pr.In.URL.RawQuery)
 			pr.Out.URL = &out
 			pr.Out.Host = "" // the server's own host name, for its TLS and its virtual hosts
 		},
@@ -101,11 +107,29 @@ func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	rec := &statusRecorder{ResponseWriter: w}
 	p.proxy.ServeHTTP(rec, r)
-	if r.Method == http.MethodPut && pattern == targetCreatePattern && rec.status >= 200 && rec.status < 300 {
+	if rec.status < 200 || rec.status >= 300 {
+		return
+	}
+	switch {
+	case r.Method == http.MethodPut && pattern == targetCreatePattern:
 		p.mu.Lock()
 		p.withTarget[params["resourceId"]] = true
 		p.mu.Unlock()
+	case r.Method == http.MethodDelete && pattern == resourcePattern:
+		// A resource deleted and created again has a new id: it counts once it has a
+		// target again.
+		p.mu.Lock()
+		delete(p.withTarget, params["resourceId"])
+		p.mu.Unlock()
 	}
+}
+
+// joinQueries joins two raw query strings, either of which may be empty.
+func joinQueries(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "&" + b
 }
 
 func (p *countingProxy) url() string { return p.srv.URL }
