@@ -2,6 +2,8 @@ package pangolinresource
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -136,6 +139,17 @@ func (h eventHandler) listed(obj *tunnelv1alpha1.PangolinResource) { h.written(o
 func (h eventHandler) update(_, obj *tunnelv1alpha1.PangolinResource) { h.written(obj, false) }
 
 func (h eventHandler) delete(obj *tunnelv1alpha1.PangolinResource) { h.written(obj, true) }
+
+// installedCRD is the PangolinResource CRD of an operator variant ("fork" or
+// "original"), as config/crd/operator holds it verbatim.
+func installedCRD(t *testing.T, variant string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "operator", variant, "tunnel.pangolin.io_pangolinresources.yaml"))
+	require.NoError(t, err)
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, yaml.UnmarshalStrict(data, &crd))
+	return &crd
+}
 
 // specSchema is the CRD's schema of spec, to edit for a CRD that lacks a field.
 func specSchema(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) apiextensionsv1.JSONSchemaProps {

@@ -1,22 +1,11 @@
 package pangolinresource
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -37,19 +26,11 @@ func rawResource(p route.Protocol, port int32) engine.Resource {
 	}
 }
 
-// installedCRD is the PangolinResource CRD of an operator variant ("fork" or
-// "original"), as config/crd/operator holds it verbatim.
-func installedCRD(t *testing.T, variant string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "operator", variant, "tunnel.pangolin.io_pangolinresources.yaml"))
-	require.NoError(t, err)
-	var crd apiextensionsv1.CustomResourceDefinition
-	require.NoError(t, yaml.UnmarshalStrict(data, &crd))
-	return &crd
-}
-
 // TestRenderRaw: a TCP or UDP resource is spec.protocol and proxyConfig, no httpConfig
-// (its subdomain is required), and one target of the same method, in the variant's shape.
+// (its subdomain is required), and one target of the same method, in the variant's shape;
+// parse reads it back as the resource it was rendered from, not drifted. That the API
+// server stores it unchanged, so that a converged resource is not written again, is
+// integration.TestRawResourcesStoredAsRendered, on a real API server.
 func TestRenderRaw(t *testing.T) {
 	for _, c := range []struct {
 		variant  tunnelv1alpha1.Capabilities
@@ -83,148 +64,17 @@ func TestRenderRaw(t *testing.T) {
 		}},
 	} {
 		t.Run(c.variant.Variant()+"/"+string(c.protocol), func(t *testing.T) {
-			got := render(rawResource(c.protocol, c.port), c.variant)
+			r := rawResource(c.protocol, c.port)
+			got := render(r, c.variant)
 			assert.Equal(t, c.want, got.Spec)
 			assert.Equal(t, map[string]string{pic.AnnotationHost: route.PortKey(c.protocol, c.port)}, got.Annotations, "the port key is the host")
 			assert.Equal(t, "Service", got.Labels[pic.LabelOwnerKind])
 			require.Len(t, got.OwnerReferences, 1)
 			assert.Equal(t, serviceOrigin.UID, got.OwnerReferences[0].UID)
+			back := parse(got, serviceOrigin, c.variant)
+			assert.Equal(t, r, back.Resource, "read back")
+			assert.False(t, back.Drifted)
 		})
-	}
-}
-
-// apiServer stores objects as a real API server would for a CRD: pruned of unknown
-// fields and defaulted, and refuses what breaks the schema's required fields, bounds,
-// minimum lengths and enums. (The API server's own defaulting and validation packages need CEL, which PIC
-// does not build with; the CRDs use nothing beyond these.)
-type apiServer struct {
-	schema *structuralschema.Structural
-}
-
-func apiServerFor(t *testing.T, variant string) apiServer {
-	t.Helper()
-	var internal apiextensions.JSONSchemaProps
-	require.NoError(t, apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(
-		installedCRD(t, variant).Spec.Versions[0].Schema.OpenAPIV3Schema, &internal, nil))
-	s, err := structuralschema.NewStructural(&internal)
-	require.NoError(t, err)
-	return apiServer{schema: s}
-}
-
-// store returns obj as the API server would store it.
-func (a apiServer) store(t *testing.T, obj *tunnelv1alpha1.PangolinResource) *tunnelv1alpha1.PangolinResource {
-	t.Helper()
-	fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	require.NoError(t, err)
-	pruning.Prune(fields, a.schema, true)
-	applyDefaults(fields, a.schema)
-	spec := a.schema.Properties["spec"]
-	require.Empty(t, invalid("spec", fields["spec"], &spec), "the API server refuses it")
-	var out tunnelv1alpha1.PangolinResource
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(fields, &out))
-	return &out
-}
-
-// applyDefaults sets every absent field that has a default, as the API server does.
-func applyDefaults(x any, s *structuralschema.Structural) {
-	switch x := x.(type) {
-	case map[string]any:
-		for k, prop := range s.Properties {
-			if _, found := x[k]; !found && prop.Default.Object != nil {
-				x[k] = runtime.DeepCopyJSONValue(prop.Default.Object)
-			}
-		}
-		for k := range x {
-			if prop, found := s.Properties[k]; found {
-				applyDefaults(x[k], &prop)
-			}
-		}
-	case []any:
-		for i := range x {
-			applyDefaults(x[i], s.Items)
-		}
-	}
-}
-
-// invalid lists what in x breaks s's required fields, bounds, minimum lengths and enums.
-func invalid(path string, x any, s *structuralschema.Structural) []string {
-	var out []string
-	if v := s.ValueValidation; v != nil {
-		if m, ok := x.(map[string]any); ok {
-			for _, r := range v.Required {
-				if _, found := m[r]; !found {
-					out = append(out, path+"."+r+" is required")
-				}
-			}
-		}
-		if n, ok := x.(int64); ok {
-			if v.Minimum != nil && float64(n) < *v.Minimum || v.Maximum != nil && float64(n) > *v.Maximum {
-				out = append(out, fmt.Sprintf("%s %d is out of bounds", path, n))
-			}
-		}
-		if str, ok := x.(string); ok && v.MinLength != nil && int64(len(str)) < *v.MinLength {
-			out = append(out, fmt.Sprintf("%s %q is too short", path, str))
-		}
-		if len(v.Enum) > 0 && !slices.ContainsFunc(v.Enum, func(e structuralschema.JSON) bool { return e.Object == x }) {
-			out = append(out, fmt.Sprintf("%s %v is not in the enum", path, x))
-		}
-	}
-	switch x := x.(type) {
-	case map[string]any:
-		for k, v := range x {
-			if prop, found := s.Properties[k]; found {
-				out = append(out, invalid(path+"."+k, v, &prop)...)
-			}
-		}
-	case []any:
-		for i, v := range x {
-			out = append(out, invalid(fmt.Sprintf("%s[%d]", path, i), v, s.Items)...)
-		}
-	}
-	return out
-}
-
-// TestSimulatedAPIServer: the simulated API server refuses what the real one would:
-// otherwise TestParseRawRoundTrip proves nothing about validity.
-func TestSimulatedAPIServer(t *testing.T) {
-	api := apiServerFor(t, "fork")
-	spec := api.schema.Properties["spec"]
-	for _, c := range []struct {
-		name string
-		edit func(*tunnelv1alpha1.PangolinResource)
-	}{
-		{"proxyConfig without proxyPort", func(o *tunnelv1alpha1.PangolinResource) { o.Spec.ProxyConfig.ProxyPort = 0 }},
-		{"a port out of bounds", func(o *tunnelv1alpha1.PangolinResource) { o.Spec.Targets[0].Port = 70000 }},
-		{"a method out of the enum", func(o *tunnelv1alpha1.PangolinResource) { o.Spec.Targets[0].Method = "sctp" }},
-		{"httpConfig without subdomain", func(o *tunnelv1alpha1.PangolinResource) { o.Spec.HTTPConfig = &tunnelv1alpha1.HTTPConfig{} }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			obj := render(rawResource(route.ProtocolTCP, 5432), tunnelv1alpha1.ForkCapabilities)
-			c.edit(obj)
-			fields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-			require.NoError(t, err)
-			assert.NotEmpty(t, invalid("spec", fields["spec"], &spec))
-		})
-	}
-}
-
-// TestParseRawRoundTrip: a raw resource PIC wrote, as the API server stored it (pruned,
-// defaulted), reads back as what it was rendered from and not drifted, so that a
-// converged object is not written again. HTTP resources are stored the same way, as
-// a control: the simulated API server must let a converged one be.
-func TestParseRawRoundTrip(t *testing.T) {
-	for _, v := range variants {
-		api := apiServerFor(t, v.name)
-		for _, want := range []engine.Resource{rawResource(route.ProtocolTCP, 5432), rawResource(route.ProtocolUDP, 53), resource(v.caps)} {
-			t.Run(v.name+"/"+want.Host, func(t *testing.T) {
-				obj := api.store(t, render(want, v.caps))
-				got := parse(obj, want.Origin, v.caps)
-				assert.False(t, got.Drifted)
-				assert.Equal(t, want, got.Resource)
-				plan := engine.Calculate(want.Origin, []engine.Resource{want}, []engine.Existing{got}, nil, nil)
-				assert.True(t, plan.Empty(), "nothing to write: %+v", plan)
-			})
-		}
 	}
 }
 
@@ -286,35 +136,5 @@ func TestStatusRaw(t *testing.T) {
 			assert.Equal(t, engine.Status{Phase: c.phase}, got.Status)
 			assert.Equal(t, "tcp:5432", got.PublicHostname())
 		})
-	}
-}
-
-// TestApplyRawConverges: the sink creates a raw resource once; read back, it plans
-// nothing, so a steady state writes nothing.
-func TestApplyRawConverges(t *testing.T) {
-	ctx := context.Background()
-	for _, v := range variants {
-		for _, want := range []engine.Resource{rawResource(route.ProtocolTCP, 5432), rawResource(route.ProtocolUDP, 53)} {
-			t.Run(v.name+"/"+want.Host, func(t *testing.T) {
-				w := newWorld(t)
-				s := New(w.client, w.client, v.caps)
-				reconcile := func() engine.Plan {
-					existing, err := s.Current(ctx, serviceOrigin)
-					require.NoError(t, err)
-					plan := engine.Calculate(serviceOrigin, []engine.Resource{want}, existing, nil, nil)
-					_, err = s.Apply(ctx, serviceOrigin, plan)
-					require.NoError(t, err)
-					return plan
-				}
-				require.Len(t, reconcile().Create, 1)
-				assert.Equal(t, map[string]int{"create": 1}, w.writes)
-				assert.True(t, reconcile().Empty())
-				assert.Equal(t, map[string]int{"create": 1}, w.writes, "no write once converged")
-				stored := w.get(t, want.Name)
-				require.NotNil(t, stored)
-				assert.Equal(t, string(want.Protocol), stored.Spec.Protocol)
-				assert.Nil(t, stored.Spec.HTTPConfig)
-			})
-		}
 	}
 }
