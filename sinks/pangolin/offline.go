@@ -146,11 +146,13 @@ const renderOrg = "render"
 // offline builds the sink for `manager render`: the real sink, sending the requests PIC
 // would send to the in-memory Pangolin server, which holds the org's domains and every
 // site (the sites a configuration names cannot be known offline), all online Newt
-// sites: the targets' health checks are written, as for most sites.
+// sites: the targets' health checks are written, as for most sites. Their Newt agents
+// find every checked backend healthy (HealthyBackends): render shows what Pangolin
+// serves once Newt has probed them.
 func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, error) {
 	cfg := deps.Config
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
-	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, Domains: []inmemory.Domain{}}
+	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, HealthyBackends: true, Domains: []inmemory.Domain{}}
 	byID := map[string]string{}
 	for i, d := range deps.Options.Domains {
 		id := fmt.Sprintf("domain%d", i+1)
@@ -206,15 +208,6 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 	sites := map[int]string{}
 	for _, s := range p.server.Sites() {
 		sites[s.ID] = s.NiceID
-	}
-	// Render shows what Pangolin serves once Newt has probed the checked targets, as a
-	// Pangolin with healthy backends serves them: healthy.
-	for _, r := range p.server.Resources() {
-		for _, t := range p.server.Targets(r.ID) {
-			if t.HCEnabled {
-				p.server.SetTargetHealth(t.ID, "healthy")
-			}
-		}
 	}
 	routers := p.server.Routers()
 	rawRouters := p.server.RawRouters()

@@ -65,7 +65,8 @@ package inmemory
 // middlewares are modelled, from the reference's section 14 and Pangolin's
 // createPathRewriteMiddleware, and a group whose rewrite Pangolin rejects has no
 // router); the labels and health filters of the resource list (healthStatus is accepted
-// and ignored); health checks, which never turn healthy; domains and sites of any org
+// and ignored); health checks, which turn healthy only when a
+// test says so (SetTargetHealth, Options.HealthyBackends); domains and sites of any org
 // but Options.Org; the hash Pangolin releases after 1.22 may append to long router keys;
 // argon2's 25-50 ms per request and Node's small thread pool, unless asked for
 // (Options.ServiceTime and MaxConcurrent; Latency for a delay outside any limit).

@@ -875,6 +875,7 @@ func (s *Server) createTarget(q *request) response {
 	s.targets[t.id] = t
 	out := s.targetJSON(t)
 	out.HCHeaders = headersAsStored(out.HCHeaders)
+	s.newtProbes(t) // after the answer: Newt reports once the target exists
 	return ok(http.StatusCreated, "Target created successfully", out)
 }
 
@@ -934,6 +935,7 @@ func (s *Server) updateTarget(q *request) response {
 	}
 	out := s.targetJSON(t)
 	out.HCHeaders = headersAsStored(out.HCHeaders)
+	s.newtProbes(t)
 	return ok(http.StatusOK, "Target updated successfully", out)
 }
 

@@ -21,7 +21,8 @@ import (
 //   - hcHealth: a create sets "unhealthy" when hcEnabled, else "unknown". An update sets
 //     "unknown" when it sends hcEnabled false or null, or when the site is not a Newt
 //     site; "unhealthy" when it turns the check on (false to true) on a Newt site; and
-//     leaves it otherwise. Only Newt ever reports "healthy" (SetTargetHealth here).
+//     leaves it otherwise. Only Newt ever reports "healthy" (SetTargetHealth here, or
+//     Options.HealthyBackends).
 //   - An update stores hcEnabled false when it leaves hcEnabled out, and hcHeaders null
 //     when it leaves hcHeaders out [source]; the other fields left out keep their values.
 //   - hcHeaders comes back JSON-encoded in a string from create and update (the column
@@ -135,6 +136,17 @@ func (s *Server) SetTargetHealth(targetID int, health string) {
 	}
 	if t, ok := s.targets[targetID]; ok {
 		t.health = health
+	}
+}
+
+// newtProbes is Options.HealthyBackends' Newt agent reporting on t, just written: a
+// checked target on an online Newt site is healthy. The caller holds s.mu.
+func (s *Server) newtProbes(t *target) {
+	if !s.opts.HealthyBackends || !t.hcEnabled {
+		return
+	}
+	if site, found := s.site(t.siteID); found && site.Type == "newt" && !site.Offline {
+		t.health = healthHealthy
 	}
 }
 

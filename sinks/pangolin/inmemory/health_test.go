@@ -125,3 +125,46 @@ func TestHealthCheckHealth(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthyBackends: with Options.HealthyBackends, a Newt agent reports every
+// checked target on an online Newt site healthy once it is written; the write's own
+// answer is the server's, from before the report. Other sites are untouched.
+func TestHealthyBackends(t *testing.T) {
+	const check = `"hcEnabled":true,"hcHostname":"web.hc.svc"`
+	cases := []struct {
+		name       string
+		site       int
+		create     string
+		update     string // hc fields of an update; "" for none
+		wantHealth string
+	}{
+		{"newt site, check at create: healthy once written", 2, check, "", "healthy"},
+		{"newt site, turned on by an update: healthy", 2, `"hcEnabled":false`, check, "healthy"},
+		{"newt site, no check: unknown", 2, `"hcEnabled":false`, "", "unknown"},
+		{"offline newt site: no agent reports", 3, check, "", "unhealthy"},
+		{"local site: no agent reports", 1, check, "", "unhealthy"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, inmemory.Options{HealthyBackends: true, Sites: []inmemory.Site{
+				{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local", Type: "local"},
+				{ID: 2, NiceID: "edge-newt", Name: "edge", Type: "newt"},
+				{ID: 3, NiceID: "gone-newt", Name: "gone", Type: "newt", Offline: true},
+			}})
+			rid := createApp(t, s, "app", "app")
+			site := itoa(tc.site)
+			r := do(t, s, "PUT", "/v1/resource/"+itoa(rid)+"/target", `{"ip":"web.hc.svc","port":80,"method":"http","siteId":`+site+`,`+tc.create+`}`)
+			require.Equal(t, 201, r.Status, r.Body)
+			if tc.create == check {
+				assert.Equal(t, "unhealthy", r.data()["hcHealth"], "the create answers before Newt reports")
+			}
+			tid := int(r.data()["targetId"].(float64))
+			if tc.update != "" {
+				r = do(t, s, "POST", "/v1/target/"+itoa(tid), `{"siteId":`+site+`,"ip":"web.hc.svc",`+tc.update+`}`)
+				require.Equal(t, 200, r.Status, r.Body)
+			}
+			got := do(t, s, "GET", "/v1/target/"+itoa(tid), "").data()
+			assert.Equal(t, tc.wantHealth, got["hcHealth"])
+		})
+	}
+}

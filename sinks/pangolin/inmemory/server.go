@@ -73,6 +73,12 @@ type Options struct {
 	// added, online. Offline simulation (`manager render`) uses it, where the sites a
 	// configuration names cannot be known.
 	AnySite bool
+	// HealthyBackends puts a Newt agent on every online Newt site that probes each
+	// checked target as soon as it is written, and finds it healthy: what Pangolin serves
+	// once Newt has reported, with backends that answer. Offline simulation (`manager
+	// render`) uses it; the zero value leaves health to SetTargetHealth, as Pangolin
+	// without a Newt agent does.
+	HealthyBackends bool
 	// ServiceTime is how long each request takes to serve, as a real Pangolin spends
 	// 25-50 ms verifying the API key (argon2) on every call; 0 answers at once.
 	ServiceTime time.Duration
