@@ -1,9 +1,7 @@
 package pangolinapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -50,36 +48,6 @@ func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
 		}
 		return out, page.Pagination.Total, err
 	}, func(u User) string { return u.UserID })
-}
-
-// ListResourceRoles returns the roles that may reach a resource: always the Admin role,
-// which cannot be removed, and those set with SetResourceRoles. (There is no users
-// counterpart: the server's list of a resource's users is always empty.)
-func (c *Client) ListResourceRoles(ctx context.Context, resourceID int) ([]Role, error) {
-	var raw json.RawMessage
-	if err := c.do(ctx, OpListResourceRoles, http.MethodGet, resourcePath(resourceID, "/roles"), nil, nil, &raw); err != nil {
-		return nil, err
-	}
-	// Either a bare list or {"roles": [...]}: the reference shows the list only.
-	var list []roleJSON
-	var err error
-	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
-		err = json.Unmarshal(t, &list)
-	} else {
-		var wrapped struct {
-			Roles []roleJSON `json:"roles"`
-		}
-		err = json.Unmarshal(t, &wrapped)
-		list = wrapped.Roles
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pangolin %s: decode response data: %w", OpListResourceRoles, err)
-	}
-	out := make([]Role, len(list))
-	for i, r := range list {
-		out[i] = r.role()
-	}
-	return out, nil
 }
 
 // GetResourcePolicy returns a resource's whole access state.
@@ -214,24 +182,6 @@ func (c *Client) RemoveResourceHeaderAuth(ctx context.Context, resourceID int) e
 	return c.do(ctx, OpSetResourceHeaderAuth, http.MethodPost, resourcePath(resourceID, "/header-auth"), nil, body, nil)
 }
 
-// GetResourceWhitelist returns a resource's email whitelist, lower case. It is kept, and
-// returned, while the whitelist is disabled.
-func (c *Client) GetResourceWhitelist(ctx context.Context, resourceID int) ([]string, error) {
-	var data struct {
-		Whitelist []struct {
-			Email string `json:"email"`
-		} `json:"whitelist"`
-	}
-	if err := c.do(ctx, OpGetResourceWhitelist, http.MethodGet, resourcePath(resourceID, "/whitelist"), nil, nil, &data); err != nil {
-		return nil, err
-	}
-	out := make([]string, len(data.Whitelist))
-	for i, e := range data.Whitelist {
-		out[i] = e.Email
-	}
-	return out, nil
-}
-
 // SetResourceWhitelist replaces a resource's email whitelist: addresses, or "*@domain"
 // for a whole domain (the wildcard only as the whole local part). The server stores them
 // lower case. It refuses the call, even with no emails, while the resource's
@@ -242,24 +192,6 @@ func (c *Client) SetResourceWhitelist(ctx context.Context, resourceID int, email
 		Emails []string `json:"emails"`
 	}{append([]string{}, emails...)}
 	return c.do(ctx, OpSetResourceWhitelist, http.MethodPost, resourcePath(resourceID, "/whitelist"), nil, body, nil)
-}
-
-// ListResourceRules returns a resource's rules by ascending priority; the order of equal
-// priorities is not defined.
-func (c *Client) ListResourceRules(ctx context.Context, resourceID int) ([]Rule, error) {
-	path := resourcePath(resourceID, "/rules")
-	return listAll(c, true, func(q url.Values) ([]Rule, int, error) {
-		var page struct {
-			Rules      []ruleJSON `json:"rules"`
-			Pagination pagination `json:"pagination"`
-		}
-		err := c.do(ctx, OpListResourceRules, http.MethodGet, path, q, nil, &page)
-		out := make([]Rule, len(page.Rules))
-		for i, r := range page.Rules {
-			out[i] = r.rule()
-		}
-		return out, page.Pagination.Total, err
-	}, func(r Rule) int { return r.RuleID })
 }
 
 func (s RuleSpec) check() error {

@@ -57,16 +57,13 @@ const (
 	// Access control (access.go). Each name is also the action the key needs.
 	OpListRoles             = "listRoles"
 	OpListUsers             = "listUsers"
-	OpListResourceRoles     = "listResourceRoles"
 	OpGetResourcePolicy     = "getResourcePolicy"
 	OpSetResourceRoles      = "setResourceRoles"
 	OpSetResourceUsers      = "setResourceUsers"
 	OpSetResourcePassword   = "setResourcePassword"
 	OpSetResourcePincode    = "setResourcePincode"
 	OpSetResourceHeaderAuth = "setResourceHeaderAuth"
-	OpGetResourceWhitelist  = "getResourceWhitelist"
 	OpSetResourceWhitelist  = "setResourceWhitelist"
-	OpListResourceRules     = "listResourceRules"
 	OpCreateResourceRule    = "createResourceRule"
 	OpUpdateResourceRule    = "updateResourceRule"
 	OpDeleteResourceRule    = "deleteResourceRule"
@@ -78,11 +75,11 @@ func Operations() []string {
 		OpListDomains, OpListSites, OpGetSite,
 		OpListResources, OpGetResource, OpCreateResource, OpUpdateResource, OpDeleteResource,
 		OpListTargets, OpGetTarget, OpCreateTarget, OpUpdateTarget, OpDeleteTarget,
-		OpListRoles, OpListUsers, OpListResourceRoles, OpGetResourcePolicy,
+		OpListRoles, OpListUsers, OpGetResourcePolicy,
 		OpSetResourceRoles, OpSetResourceUsers,
 		OpSetResourcePassword, OpSetResourcePincode, OpSetResourceHeaderAuth,
-		OpGetResourceWhitelist, OpSetResourceWhitelist,
-		OpListResourceRules, OpCreateResourceRule, OpUpdateResourceRule, OpDeleteResourceRule,
+		OpSetResourceWhitelist,
+		OpCreateResourceRule, OpUpdateResourceRule, OpDeleteResourceRule,
 	}
 }
 

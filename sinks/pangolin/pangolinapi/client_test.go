@@ -256,7 +256,7 @@ func TestObserveReportsEachRequest(t *testing.T) {
 	_, _ = c.ListSites(ctx)
 	s.SetFault(nil)
 	assert.Equal(t, []string{"listDomains success", "getResource client_error", "listSites server_error"}, got)
-	assert.Len(t, pangolinapi.Operations(), 28)
+	assert.Len(t, pangolinapi.Operations(), 25)
 }
 
 func TestListsPageThroughEverything(t *testing.T) {
