@@ -498,8 +498,7 @@ func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, sc
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true, message: err.Error()}
 		}
 		if why != "" {
-			*notices = sources.AddNotice(*notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
-				Message: fmt.Sprintf("Service %s/%s port %d is published without a health check: %s", ns, svc.Name, port.Port, why)})
+			*notices = sources.AddNotice(*notices, sources.NoHealthCheck(origin, &svc, port, why))
 		}
 		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: scheme, Health: check}, nil
 	}

@@ -275,8 +275,7 @@ func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *netw
 		return route.Backend{}, false, err
 	}
 	if why != "" {
-		res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: *res.Origin, Reason: pic.ReasonNoReadinessProbe,
-			Message: fmt.Sprintf("Service %s port %d is published without a health check: %s", svc.Name, port.Port, why)})
+		res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(*res.Origin, &svc, port, why))
 	}
 	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: opts.BackendScheme, Health: health}, true, nil
 }
