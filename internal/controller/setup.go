@@ -29,7 +29,8 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Setup registers with mgr a reconciler for each of deps.Sources and the controllers
-// each declares, every one with the watches wake.go derives from the declarations.
+// each declares, then those of the parts they share (deps.Shared), every one with the
+// watches wake.go derives from the declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
 	var watched []client.Object
 	running := map[string]bool{}
@@ -41,12 +42,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 		}
 		watched = append(watched, kinds...)
 		for _, c := range src.Declare().Controllers {
-			// A controller several sources declare (the status of AccessPolicies,
-			// which protect objects of every kind) runs once.
+			// A controller several sources declare (the status of Gateways, which
+			// routes of every kind attach to) runs once.
 			if running[c.Name] {
 				continue
 			}
 			running[c.Name] = true
+			kinds, err := setupController(mgr, c, deps.Sink.Declare())
+			if err != nil {
+				return fmt.Errorf("set up the %s controller: %w", c.Name, err)
+			}
+			watched = append(watched, kinds...)
+		}
+	}
+	for _, part := range deps.Shared {
+		for _, c := range part.Controllers {
 			kinds, err := setupController(mgr, c, deps.Sink.Declare())
 			if err != nil {
 				return fmt.Errorf("set up the %s controller: %w", c.Name, err)

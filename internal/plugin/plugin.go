@@ -118,6 +118,9 @@ type SourceDeps struct {
 	// itself (a Gateway's Programmed condition): a source never reads a sink's objects.
 	Tunnels TunnelChecker
 	Config  *config.Config
+	// Shared are the parts the sources of this start share (Share), built by the first
+	// source that needs one; the core wires what each declares once.
+	Shared *Shared
 }
 
 // SourceFactory builds a source.

@@ -325,8 +325,7 @@ func (s *RawSource) Declare() plugin.Declaration {
 				return s.requests(ctx, client.InNamespace(o.GetName()))
 			}},
 		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
-		Runnables:   s.config.Policies.Runnables(),
+		Controllers: s.statusControllers(),
 	}
 }
 

@@ -88,7 +88,7 @@ func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) 
 	conf := configOf(deps.Config)
 	conf.TunnelCheck = deps.Tunnels
 	conf.Health.Pods = sources.PodReader(deps)
-	if conf.Policies, err = sources.NewPolicies(ctx, deps); err != nil {
+	if conf.Policies, err = sources.SharedPolicies(ctx, deps); err != nil {
 		return nil, err
 	}
 	return &gatewayAPI{client: deps.Client, config: conf, kinds: kinds}, nil

@@ -68,8 +68,7 @@ func (s *Source) Declare() plugin.Declaration {
 				return s.inNamespace(ctx, o.GetName())
 			}},
 		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
-		Runnables:   s.config.Policies.Runnables(),
+		Controllers: s.statusControllers(),
 	}
 }
 

@@ -349,7 +349,7 @@ var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		conf := configOf(deps.Config)
-		policies, err := sources.NewPolicies(ctx, deps)
+		policies, err := sources.SharedPolicies(ctx, deps)
 		if err != nil {
 			return nil, err
 		}
