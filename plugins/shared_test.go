@@ -38,19 +38,18 @@ func startAll(t *testing.T, mapper meta.RESTMapper) ([]plugin.Controller, int) {
 	return controllers, runnables
 }
 
-// TestAccessPoliciesAreOnePartForEverySource: the sources that protect their objects
-// with AccessPolicies (Ingress, HTTPRoute, TCPRoute, UDPRoute) share one Policies, so
-// that PIC runs one controller for the policies' status, and one check for their CRD
-// when it is missing.
-func TestAccessPoliciesAreOnePartForEverySource(t *testing.T) {
+// TestSharedPartsAreBuiltOnce: the sources that protect their objects with
+// AccessPolicies (Ingress, HTTPRoute, TCPRoute, UDPRoute) share one Policies, and the
+// Gateway API sources one status of Gateways, so that PIC runs one controller for each
+// status, and one check for the AccessPolicy CRD when it is missing. The manager
+// refuses two controllers of one name; render would run both.
+func TestSharedPartsAreBuiltOnce(t *testing.T) {
 	controllers, _ := startAll(t, nil)
-	var policyControllers int
+	count := map[string]int{}
 	for _, c := range controllers {
-		if c.Name == "accesspolicy" {
-			policyControllers++
-		}
+		count[c.Name]++
 	}
-	assert.Equal(t, 1, policyControllers, "one status controller for AccessPolicies")
+	assert.Equal(t, map[string]int{"accesspolicy": 1, "gateway": 1, "gatewayclass": 1}, count)
 
 	gatewayAPIOnly := meta.NewDefaultRESTMapper(nil)
 	for _, kind := range []string{"GatewayClass", "Gateway", "HTTPRoute", "TCPRoute", "UDPRoute", "ReferenceGrant"} {

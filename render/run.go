@@ -281,15 +281,8 @@ func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) [
 		}
 	}
 	var controllers []plugin.Controller
-	running := map[string]bool{}
 	for _, src := range srcs {
-		for _, ctl := range src.Declare().Controllers {
-			if running[ctl.Name] {
-				continue // declared by several sources, run once, as in the manager
-			}
-			running[ctl.Name] = true
-			controllers = append(controllers, ctl)
-		}
+		controllers = append(controllers, src.Declare().Controllers...)
 	}
 	for _, part := range deps.Shared {
 		controllers = append(controllers, part.Controllers...)

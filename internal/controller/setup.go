@@ -33,7 +33,7 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 // watches wake.go derives from the declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
 	var watched []client.Object
-	running := map[string]bool{}
+	var others []plugin.Controller
 	for _, src := range deps.Sources {
 		r := NewReconciler(src, deps)
 		kinds, err := r.setupWithManager(mgr, maxConcurrent)
@@ -41,28 +41,28 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 			return fmt.Errorf("set up the %s controller: %w", src.Name(), err)
 		}
 		watched = append(watched, kinds...)
-		for _, c := range src.Declare().Controllers {
-			// A controller several sources declare (the status of Gateways, which
-			// routes of every kind attach to) runs once.
-			if running[c.Name] {
-				continue
-			}
-			running[c.Name] = true
-			kinds, err := setupController(mgr, c, deps.Sink.Declare())
-			if err != nil {
-				return fmt.Errorf("set up the %s controller: %w", c.Name, err)
-			}
-			watched = append(watched, kinds...)
-		}
+		others = append(others, src.Declare().Controllers...)
 	}
 	for _, part := range deps.Shared {
-		for _, c := range part.Controllers {
-			kinds, err := setupController(mgr, c, deps.Sink.Declare())
-			if err != nil {
-				return fmt.Errorf("set up the %s controller: %w", c.Name, err)
-			}
-			watched = append(watched, kinds...)
+		others = append(others, part.Controllers...)
+	}
+	named := map[string]bool{}
+	for _, src := range deps.Sources {
+		named[src.Name()] = true
+	}
+	for _, c := range others {
+		// Names are not checked by controller-runtime here (SkipNameValidation): two
+		// controllers of one name would both run, each writing the same status. What
+		// several sources need is a part they share (plugin.Share), declared once.
+		if named[c.Name] {
+			return fmt.Errorf("set up the %s controller: declared twice", c.Name)
 		}
+		named[c.Name] = true
+		kinds, err := setupController(mgr, c, deps.Sink.Declare())
+		if err != nil {
+			return fmt.Errorf("set up the %s controller: %w", c.Name, err)
+		}
+		watched = append(watched, kinds...)
 	}
 	return plugin.StartWithCache(ctx, mgr.GetCache(), distinctKinds(mgr.GetScheme(), watched)...)
 }

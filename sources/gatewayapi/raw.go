@@ -301,8 +301,8 @@ func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, w
 // its protocol its parentRefs select, so a Gateway whose listener ports move concerns
 // the claimants of those ports, of every kind. Gateways, GatewayClasses,
 // ReferenceGrants, Services, Namespaces (for allowedRoutes selectors) and the
-// AccessPolicies of its Gateways bring a route back; and PIC writes the status of its
-// GatewayClasses and Gateways.
+// AccessPolicies of its Gateways bring a route back. The status of GatewayClasses and
+// Gateways is the Gateway API sources' shared part's (sharedGatewayAPI).
 func (s *RawSource) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -325,7 +325,6 @@ func (s *RawSource) Declare() plugin.Declaration {
 				return s.requests(ctx, client.InNamespace(o.GetName()))
 			}},
 		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: s.statusControllers(),
 	}
 }
 

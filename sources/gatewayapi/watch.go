@@ -45,7 +45,8 @@ func indexes(cfg *config.Config) []plugin.Index {
 // served under through its Gateways' listeners, so a Gateway whose listener hostnames
 // move concerns the claimants of those hosts, of every kind. Gateways, GatewayClasses,
 // ReferenceGrants, Services and Namespaces (for allowedRoutes selectors) bring their
-// routes back; and PIC writes the status of its GatewayClasses and Gateways.
+// routes back. The status of GatewayClasses and Gateways is the Gateway API sources'
+// shared part's (sharedGatewayAPI).
 func (s *Source) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -68,7 +69,6 @@ func (s *Source) Declare() plugin.Declaration {
 				return s.inNamespace(ctx, o.GetName())
 			}},
 		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: s.statusControllers(),
 	}
 }
 
