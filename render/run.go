@@ -188,7 +188,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 	if opts.Domains == nil {
 		// The sources' claims only: they ask nothing of the sink.
-		srcs, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Config: cfg})
+		srcs, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Config: cfg, Shared: plugin.NewShared()})
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +198,8 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	all, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Tunnels: sink, Config: cfg})
+	shared := plugin.NewShared()
+	all, err := buildSources(ctx, factories, plugin.SourceDeps{Client: c, Tunnels: sink, Config: cfg, Shared: shared})
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +209,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 		Recorder: recorder,
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
+		Shared:   shared.Declarations(),
 	}
 	jobs := plan(objects, all, deps)
 	for pass := 1; ; pass++ {
@@ -263,7 +265,8 @@ type job struct {
 }
 
 // plan lists a pass: each object of a source's kind, in the order of objects, then
-// each source's other controllers, each over the objects of its kind.
+// each source's other controllers, then those of the parts the sources share, each
+// over the objects of its kind.
 func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) []job {
 	var jobs []job
 	reconcilers := make([]reconcile.Reconciler, len(srcs))
@@ -277,17 +280,17 @@ func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) [
 			}
 		}
 	}
-	running := map[string]bool{}
+	var controllers []plugin.Controller
 	for _, src := range srcs {
-		for _, ctl := range src.Declare().Controllers {
-			if running[ctl.Name] {
-				continue // declared by several sources, run once, as in the manager
-			}
-			running[ctl.Name] = true
-			for _, o := range objects {
-				if sameKind(o, ctl.Object) {
-					jobs = append(jobs, job{ctl.Reconciler, o})
-				}
+		controllers = append(controllers, src.Declare().Controllers...)
+	}
+	for _, part := range deps.Shared {
+		controllers = append(controllers, part.Controllers...)
+	}
+	for _, ctl := range controllers {
+		for _, o := range objects {
+			if sameKind(o, ctl.Object) {
+				jobs = append(jobs, job{ctl.Reconciler, o})
 			}
 		}
 	}

@@ -22,7 +22,7 @@ import (
 func TestEverySourceRunsOffline(t *testing.T) {
 	for _, name := range plugins.SourceNames() {
 		f := plugins.Registry.Sources[name]
-		src, err := f.New(context.Background(), plugin.SourceDeps{Config: config.Default()})
+		src, err := f.New(context.Background(), plugin.SourceDeps{Config: config.Default(), Shared: plugin.NewShared()})
 		require.NoError(t, err, name)
 		assert.Equal(t, name, src.Name())
 	}

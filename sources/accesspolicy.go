@@ -107,10 +107,21 @@ type Policies struct {
 	mapper meta.RESTMapper
 }
 
-// NewPolicies returns the policies of a source built with deps. They are enabled when
-// the cluster serves the AccessPolicy kind (always in `render`, which has no cluster to
-// ask).
-func NewPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
+var _ plugin.SharedPart = (*Policies)(nil)
+
+// policiesPart names Policies among the parts sources share (plugin.Shared).
+const policiesPart = "AccessPolicy support"
+
+// SharedPolicies returns the policies of the sources built with deps: one Policies for
+// all of them, built by the first that asks, so that the status of AccessPolicies has
+// one controller and the check for their CRD runs once (Declare). They are enabled
+// when the cluster serves the AccessPolicy kind (always in `render`, which has no
+// cluster to ask).
+func SharedPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
+	return plugin.Share(deps.Shared, policiesPart, func() (*Policies, error) { return newPolicies(ctx, deps) })
+}
+
+func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
 	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true, gatewayAPI: true}
 	if p.secrets == nil {
 		p.secrets = deps.Client
@@ -299,11 +310,17 @@ func (p *Policies) Watches(requests func(ctx context.Context, t access.Target) [
 // AccessPolicy CRD was installed since it started: one discovery request each time.
 const crdCheckPeriod = 30 * time.Second
 
-// Runnables are, with access policies off, a check that stops PIC when the AccessPolicy
+// Declare implements plugin.SharedPart: what the core wires once for every source that
+// protects its objects with AccessPolicies. Each source declares its own Watches.
+func (p *Policies) Declare() plugin.SharedDeclaration {
+	return plugin.SharedDeclaration{Controllers: p.statusController(), Runnables: p.runnables()}
+}
+
+// runnables are, with access policies off, a check that stops PIC when the AccessPolicy
 // CRD appears: PIC reads policies only from its start, and a policy it ignored would
 // leave its host with less protection than asked. Stopped, PIC is restarted by its
 // Deployment and honours the policies (or, without the Secrets rules, says what to grant).
-func (p *Policies) Runnables() []manager.Runnable {
+func (p *Policies) runnables() []manager.Runnable {
 	if p == nil || p.enabled || p.mapper == nil {
 		return nil
 	}
@@ -336,12 +353,12 @@ func (w crdWatch) Start(ctx context.Context) error {
 	}
 }
 
-// StatusControllerName is the name of the controller that writes AccessPolicies'
-// status. Every source that reads policies declares it; the core runs it once.
-const StatusControllerName = "accesspolicy"
+// statusControllerName is the name of the controller that writes AccessPolicies'
+// status, in logs and metrics.
+const statusControllerName = "accesspolicy"
 
-// StatusController writes each AccessPolicy's status.ancestors (access.Ancestors).
-func (p *Policies) StatusController() []plugin.Controller {
+// statusController writes each AccessPolicy's status.ancestors (access.Ancestors).
+func (p *Policies) statusController() []plugin.Controller {
 	if !p.Enabled() {
 		return nil
 	}
@@ -358,7 +375,7 @@ func (p *Policies) StatusController() []plugin.Controller {
 		)
 	}
 	return []plugin.Controller{{
-		Name: StatusControllerName, Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true,
+		Name: statusControllerName, Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true,
 		Reconciler: reconcile.Func(p.reconcileStatus), Watches: watches,
 	}}
 }

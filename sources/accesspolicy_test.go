@@ -43,9 +43,9 @@ func TestPICStopsWhenTheAccessPolicyCRDAppears(t *testing.T) {
 
 func TestRunnablesOnlyWhilePoliciesAreOff(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
-	assert.Len(t, (&Policies{enabled: false, mapper: mapper}).Runnables(), 1)
-	assert.Empty(t, (&Policies{enabled: true, mapper: mapper}).Runnables(), "on: nothing to wait for")
-	assert.Empty(t, (&Policies{enabled: false}).Runnables(), "render: no cluster")
+	assert.Len(t, (&Policies{enabled: false, mapper: mapper}).runnables(), 1)
+	assert.Empty(t, (&Policies{enabled: true, mapper: mapper}).runnables(), "on: nothing to wait for")
+	assert.Empty(t, (&Policies{enabled: false}).runnables(), "render: no cluster")
 	var none *Policies
-	assert.Empty(t, none.Runnables())
+	assert.Empty(t, none.runnables())
 }

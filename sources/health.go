@@ -226,6 +226,23 @@ func PodReader(deps plugin.SourceDeps) client.Reader {
 	return deps.Client
 }
 
+// NoHealthCheck is the Normal notice that a backend of origin, port of svc, is
+// published without the health check its object asked for, and why (Check's why). The
+// Service is named as seen from origin: by its port alone when origin is the Service
+// itself (a LoadBalancer Service), by name in origin's namespace, and with its namespace
+// from another (an HTTPRoute's backendRef through a ReferenceGrant).
+func NoHealthCheck(origin route.Origin, svc *corev1.Service, port corev1.ServicePort, why string) route.Notice {
+	backend := "Service " + svc.Namespace + "/" + svc.Name + " port " + ServicePortName(port)
+	switch {
+	case origin.Group == "" && origin.Kind == "Service" && origin.Namespace == svc.Namespace && origin.Name == svc.Name:
+		backend = "port " + ServicePortName(port)
+	case origin.Namespace == svc.Namespace:
+		backend = "Service " + svc.Name + " port " + ServicePortName(port)
+	}
+	return route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
+		Message: fmt.Sprintf("%s is published without a health check: %s", backend, why)}
+}
+
 // AddNotice appends each of more that notices do not hold already: one backend named
 // by several paths, or one policy protecting several hosts, is one notice.
 func AddNotice(notices []route.Notice, more ...route.Notice) []route.Notice {

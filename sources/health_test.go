@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -185,4 +186,35 @@ func TestForObjectReadsEachServicesPodsOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, lists, "one read of the Service's pods for all its ports")
+}
+
+// TestNoHealthCheckNamesTheBackendFromItsObject: the notice names the Service as the
+// object's owner finds it, from the object that refers to it.
+func TestNoHealthCheckNamesTheBackendFromItsObject(t *testing.T) {
+	svc := webService()
+	named := corev1.ServicePort{Name: "http", Port: 80}
+	for _, tc := range []struct {
+		name   string
+		origin route.Origin
+		port   corev1.ServicePort
+		want   string
+	}{
+		{name: "an Ingress names a Service of its namespace by name",
+			origin: route.Origin{Group: "networking.k8s.io", Kind: "Ingress", Namespace: "shop", Name: "front"}, port: named,
+			want: `Service web port "http" (80) is published without a health check: no pods`},
+		{name: "an HTTPRoute names a Service of another namespace with its namespace",
+			origin: route.Origin{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Namespace: "edge", Name: "front"}, port: corev1.ServicePort{Port: 8080},
+			want: "Service shop/web port 8080 is published without a health check: no pods"},
+		{name: "a LoadBalancer Service names its own port alone",
+			origin: route.Origin{Kind: "Service", Namespace: "shop", Name: "web"}, port: named,
+			want: `port "http" (80) is published without a health check: no pods`},
+		{name: "another Service of the namespace is named",
+			origin: route.Origin{Kind: "Service", Namespace: "shop", Name: "db"}, port: named,
+			want: `Service web port "http" (80) is published without a health check: no pods`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := NoHealthCheck(tc.origin, svc, tc.port, "no pods")
+			assert.Equal(t, route.Notice{Origin: tc.origin, Reason: pic.ReasonNoReadinessProbe, Message: tc.want}, n)
+		})
+	}
 }

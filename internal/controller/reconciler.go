@@ -32,6 +32,9 @@ type Deps struct {
 	Defaults engine.Defaults
 	// Sources are all running sources: a host is owned cluster-wide, across kinds.
 	Sources []plugin.Source
+	// Shared are what the parts the sources share declare (plugin.Shared): their
+	// controllers are set up once, after the sources'.
+	Shared []plugin.SharedDeclaration
 }
 
 // Reconciler reconciles the objects of one source.

@@ -29,10 +29,11 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Setup registers with mgr a reconciler for each of deps.Sources and the controllers
-// each declares, every one with the watches wake.go derives from the declarations.
+// each declares, then those of the parts they share (deps.Shared), every one with the
+// watches wake.go derives from the declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
 	var watched []client.Object
-	running := map[string]bool{}
+	var others []plugin.Controller
 	for _, src := range deps.Sources {
 		r := NewReconciler(src, deps)
 		kinds, err := r.setupWithManager(mgr, maxConcurrent)
@@ -40,19 +41,28 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 			return fmt.Errorf("set up the %s controller: %w", src.Name(), err)
 		}
 		watched = append(watched, kinds...)
-		for _, c := range src.Declare().Controllers {
-			// A controller several sources declare (the status of AccessPolicies,
-			// which protect objects of every kind) runs once.
-			if running[c.Name] {
-				continue
-			}
-			running[c.Name] = true
-			kinds, err := setupController(mgr, c, deps.Sink.Declare())
-			if err != nil {
-				return fmt.Errorf("set up the %s controller: %w", c.Name, err)
-			}
-			watched = append(watched, kinds...)
+		others = append(others, src.Declare().Controllers...)
+	}
+	for _, part := range deps.Shared {
+		others = append(others, part.Controllers...)
+	}
+	named := map[string]bool{}
+	for _, src := range deps.Sources {
+		named[src.Name()] = true
+	}
+	for _, c := range others {
+		// Names are not checked by controller-runtime here (SkipNameValidation): two
+		// controllers of one name would both run, each writing the same status. What
+		// several sources need is a part they share (plugin.Share), declared once.
+		if named[c.Name] {
+			return fmt.Errorf("set up the %s controller: declared twice", c.Name)
 		}
+		named[c.Name] = true
+		kinds, err := setupController(mgr, c, deps.Sink.Declare())
+		if err != nil {
+			return fmt.Errorf("set up the %s controller: %w", c.Name, err)
+		}
+		watched = append(watched, kinds...)
 	}
 	return plugin.StartWithCache(ctx, mgr.GetCache(), distinctKinds(mgr.GetScheme(), watched)...)
 }

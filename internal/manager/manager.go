@@ -110,7 +110,8 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err != nil {
 		return nil, err
 	}
-	all, err := enabledSources(ctx, cfg, mgr, registry, sink)
+	shared := plugin.NewShared()
+	all, err := enabledSources(ctx, cfg, mgr, registry, sink, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +130,14 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 			}
 		}
 	}
+	sharedParts := shared.Declarations()
+	for _, part := range sharedParts {
+		for _, r := range part.Runnables {
+			if err := mgr.Add(r); err != nil {
+				return nil, fmt.Errorf("add the sources' %T: %w", r, err)
+			}
+		}
+	}
 	recorder, err := newRecorder(mgr)
 	if err != nil {
 		return nil, err
@@ -138,6 +147,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		Recorder: recorder,
 		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:  all,
+		Shared:   sharedParts,
 	}
 	if err := controller.Setup(ctx, mgr, deps, cfg.MaxConcurrentReconciles); err != nil {
 		return nil, err
@@ -190,10 +200,11 @@ func newRecorder(mgr ctrl.Manager) (*controller.Recorder, error) {
 	return recorder, nil
 }
 
-// enabledSources builds the configured sources; one whose API is not installed is left
-// out with a log line, so that PIC goes on serving the others.
-func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry, sink plugin.Sink) ([]plugin.Source, error) {
-	deps := plugin.SourceDeps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Tunnels: sink, Config: cfg}
+// enabledSources builds the configured sources, with the parts they share in shared;
+// one whose API is not installed is left out with a log line, so that PIC goes on
+// serving the others.
+func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, registry plugin.Registry, sink plugin.Sink, shared *plugin.Shared) ([]plugin.Source, error) {
+	deps := plugin.SourceDeps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Tunnels: sink, Config: cfg, Shared: shared}
 	var out []plugin.Source
 	for _, name := range cfg.Sources {
 		factory, ok := registry.Sources[name]

@@ -51,9 +51,9 @@ type Declaration struct {
 	Claims Claims
 	// Watches are the related kinds whose changes concern the source's objects.
 	Watches []Watch
-	// Controllers are the source's other reconcilers (the status of the objects its
-	// objects attach to, such as Gateways), in the order `render` runs them after the
-	// source's own objects.
+	// Controllers are the source's other reconcilers, in the order `render` runs them
+	// after the source's own objects. One that several sources need (the status of the
+	// Gateways routes of every kind attach to) belongs to a part they share (Share).
 	Controllers []Controller
 	// Runnables run with the manager, in a cluster only (not in `render`).
 	Runnables []manager.Runnable
@@ -118,6 +118,9 @@ type SourceDeps struct {
 	// itself (a Gateway's Programmed condition): a source never reads a sink's objects.
 	Tunnels TunnelChecker
 	Config  *config.Config
+	// Shared are the parts the sources of this start share (Share), built by the first
+	// source that needs one; the core wires what each declares once.
+	Shared *Shared
 }
 
 // SourceFactory builds a source.

@@ -24,8 +24,8 @@ import (
 // Accepted, Gateways get Accepted, Programmed (the tunnel they stand for exists, as the
 // sink says) and listener status with attachedRoutes. `render` runs them in this order,
 // after the routes: a Gateway counts the routes attached to it.
-// Every Gateway API source declares them, with the same route kinds (servedKinds): the
-// core runs them once, by name.
+// The Gateway API sources share them (sharedGatewayAPI): one of each for the routes of
+// every kind PIC serves (servedKinds).
 func (s *gatewayAPI) statusControllers() []plugin.Controller {
 	// A route's change, of any kind PIC serves, changes what its Gateways count.
 	routeWatches := make([]plugin.Watch, 0, len(s.kinds))

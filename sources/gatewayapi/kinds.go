@@ -70,9 +70,9 @@ func (k routeKind) admittedBy(l gatewayv1.Listener) bool {
 
 // servedKinds are the route kinds PIC serves in this cluster: its configuration asks
 // for their source, and the API server serves the kind and what it attaches to (nil
-// mapper: `render`, where every API counts as installed). Every Gateway API source
-// computes them alike, so a Gateway's listeners report the same kinds whichever source
-// runs the Gateway status controller.
+// mapper: `render`, where every API counts as installed). They do not depend on the
+// source that asks, so a Gateway's listeners report the same kinds whichever Gateway
+// API source is built first (sharedGatewayAPI).
 func servedKinds(cfg *config.Config, mapper meta.RESTMapper) ([]routeKind, error) {
 	var out []routeKind
 	for _, k := range allRouteKinds {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,21 +40,14 @@ var (
 	UDPRouteFactory = rawFactory(udpRoutes)
 )
 
-// Cache indexes of the TCPRoute and UDPRoute sources.
-const (
-	rawParentIndex    = "pic.rawroute.parent"      // "namespace/name" of every parent Gateway
-	rawServiceIndex   = "pic.rawroute.service"     // "namespace/name" of every backend Service
-	listenerPortIndex = "pic.gateway.listenerport" // route.PortKey of every TCP and UDP listener of a Gateway
-)
+// listenerPortIndex holds the route.PortKey of every TCP and UDP listener of a Gateway.
+const listenerPortIndex = "pic.gateway.listenerport"
 
 func rawFactory(kind routeKind) plugin.SourceFactory {
 	return plugin.SourceFactory{
 		Indexes: func(*config.Config) []plugin.Index {
-			return append([]plugin.Index{
-				{Object: kind.object(), Field: rawParentIndex, Func: indexParents},
-				{Object: kind.object(), Field: rawServiceIndex, Func: indexServices},
-				{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts},
-			}, sources.PolicyIndexes()...)
+			indexes := append(routeIndexes(kind), plugin.Index{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts})
+			return append(indexes, sources.PolicyIndexes()...)
 		},
 		New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 			shared, err := newGatewayAPI(ctx, deps, kind)
@@ -299,10 +291,9 @@ func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, w
 
 // Declare implements plugin.Source. A route claims the port key of each listener of
 // its protocol its parentRefs select, so a Gateway whose listener ports move concerns
-// the claimants of those ports, of every kind. Gateways, GatewayClasses,
-// ReferenceGrants, Services, Namespaces (for allowedRoutes selectors) and the
-// AccessPolicies of its Gateways bring a route back; and PIC writes the status of its
-// GatewayClasses and Gateways.
+// the claimants of those ports, of every kind. What brings routes back is
+// routeWatches', and the AccessPolicies of their Gateways. The status of GatewayClasses
+// and Gateways is the Gateway API sources' shared part's (sharedGatewayAPI).
 func (s *RawSource) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -312,21 +303,7 @@ func (s *RawSource) Declare() plugin.Declaration {
 				return s.kind.portKeys(obj)
 			}}},
 		},
-		Watches: append([]plugin.Watch{
-			{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return s.requests(ctx, client.MatchingFields{rawParentIndex: o.GetNamespace() + "/" + o.GetName()})
-			}},
-			{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.routesOfClass},
-			{Object: &gatewayv1.ReferenceGrant{}, Requests: s.routesOfGrant},
-			{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return s.requests(ctx, client.MatchingFields{rawServiceIndex: o.GetNamespace() + "/" + o.GetName()})
-			}},
-			{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return s.requests(ctx, client.InNamespace(o.GetName()))
-			}},
-		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
-		Runnables:   s.config.Policies.Runnables(),
+		Watches: append(s.routeWatches(s.kind, s), s.config.Policies.Watches(s.routesOfPolicyTarget)...),
 	}
 }
 
@@ -383,7 +360,7 @@ func (s *RawSource) claimantRoutes(ctx context.Context, portKey string) ([]rawRo
 	seen := map[types.UID]bool{}
 	for i := range gateways.Items {
 		gw := &gateways.Items[i]
-		attached, err := s.list(ctx, client.MatchingFields{rawParentIndex: client.ObjectKeyFromObject(gw).String()})
+		attached, err := s.list(ctx, client.MatchingFields{parentIndex: client.ObjectKeyFromObject(gw).String()})
 		if err != nil {
 			return nil, err
 		}
@@ -409,7 +386,7 @@ func (s *RawSource) claimsThrough(r rawRoute, gw *gatewayv1.Gateway, portKey str
 
 // judgeAttached judges the routes of the source's kind with a parentRef to gw.
 func (s *RawSource) judgeAttached(ctx context.Context, gw types.NamespacedName) ([]judgedRoute, error) {
-	routes, err := s.list(ctx, client.MatchingFields{rawParentIndex: gw.String()})
+	routes, err := s.list(ctx, client.MatchingFields{parentIndex: gw.String()})
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +420,9 @@ func (s *RawSource) list(ctx context.Context, opts ...client.ListOption) ([]rawR
 	return out, nil
 }
 
-// requests are the routes opts list, for a watch's map function.
+// requests are the routes opts list (routeRequests): raw routes never merge into one
+// another, as HTTPRoutes sharing a host do, so no other route's result changes with
+// theirs.
 func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	routes, err := s.list(ctx, opts...)
 	if err != nil {
@@ -456,27 +435,9 @@ func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []r
 	return out
 }
 
-// routesOfClass requeues the routes of every Gateway of a class that changed.
-func (s *RawSource) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	return s.gatewaysOfClass(ctx, obj, func(gw types.NamespacedName) []reconcile.Request {
-		return s.requests(ctx, client.MatchingFields{rawParentIndex: gw.String()})
-	})
-}
-
-// routesOfGrant requeues the routes of the namespaces a ReferenceGrant lets routes of
-// the source's kind refer from.
-func (s *RawSource) routesOfGrant(ctx context.Context, obj client.Object) []reconcile.Request {
-	grant, ok := obj.(*gatewayv1.ReferenceGrant)
-	if !ok {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, f := range grant.Spec.From {
-		if string(f.Kind) == s.kind.name {
-			out = append(out, s.requests(ctx, client.InNamespace(string(f.Namespace)))...)
-		}
-	}
-	return out
+// requestsOfGateway are the routes with a parentRef to gw (routeRequests).
+func (s *RawSource) requestsOfGateway(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
+	return s.requests(ctx, client.MatchingFields{parentIndex: gw.String()})
 }
 
 // routesOfPolicyTarget are the routes an AccessPolicy on a Gateway concerns: no policy
@@ -485,7 +446,7 @@ func (s *RawSource) routesOfPolicyTarget(ctx context.Context, t access.Target) [
 	if t.Kind != "Gateway" {
 		return nil
 	}
-	return s.requests(ctx, client.MatchingFields{rawParentIndex: t.Namespace + "/" + t.Name})
+	return s.requestsOfGateway(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Name})
 }
 
 // portKeys are the port keys of a Gateway's listeners of the kind's protocol.

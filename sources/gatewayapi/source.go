@@ -67,9 +67,9 @@ type gatewayAPI struct {
 	kinds []routeKind
 }
 
-// newGatewayAPI builds what a source of kind shares with the other Gateway API
-// sources. It is unavailable (plugin.ErrUnavailable) while the API server does not
-// serve kind and the kinds it attaches to, at v1.
+// newGatewayAPI returns what a source of kind shares with the other Gateway API
+// sources, built by the first of them. It is unavailable (plugin.ErrUnavailable) while
+// the API server does not serve kind and the kinds it attaches to, at v1.
 func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) (*gatewayAPI, error) {
 	if deps.Mapper != nil {
 		missing, err := missingKinds(deps.Mapper, kind)
@@ -81,17 +81,36 @@ func newGatewayAPI(ctx context.Context, deps plugin.SourceDeps, kind routeKind) 
 				plugin.ErrUnavailable, gatewayv1.GroupVersion, strings.Join(missing, ", "), kind.since)
 		}
 	}
-	kinds, err := servedKinds(deps.Config, deps.Mapper)
-	if err != nil {
-		return nil, err
-	}
-	conf := configOf(deps.Config)
-	conf.TunnelCheck = deps.Tunnels
-	conf.Health.Pods = sources.PodReader(deps)
-	if conf.Policies, err = sources.NewPolicies(ctx, deps); err != nil {
-		return nil, err
-	}
-	return &gatewayAPI{client: deps.Client, config: conf, kinds: kinds}, nil
+	shared, err := plugin.Share(deps.Shared, gatewayAPIPart, func() (sharedGatewayAPI, error) {
+		kinds, err := servedKinds(deps.Config, deps.Mapper)
+		if err != nil {
+			return sharedGatewayAPI{}, err
+		}
+		conf := configOf(deps.Config)
+		conf.TunnelCheck = deps.Tunnels
+		conf.Health.Pods = sources.PodReader(deps)
+		if conf.Policies, err = sources.SharedPolicies(ctx, deps); err != nil {
+			return sharedGatewayAPI{}, err
+		}
+		return sharedGatewayAPI{&gatewayAPI{client: deps.Client, config: conf, kinds: kinds}}, nil
+	})
+	return shared.gatewayAPI, err
+}
+
+// gatewayAPIPart names what the Gateway API sources share among the parts of a start
+// (plugin.Shared).
+const gatewayAPIPart = "Gateway API support"
+
+// sharedGatewayAPI is the gatewayAPI of every Gateway API source of a start: their
+// routes attach to the same Gateways, whose status, and their classes', PIC writes
+// once for routes of every kind.
+type sharedGatewayAPI struct{ *gatewayAPI }
+
+var _ plugin.SharedPart = sharedGatewayAPI{}
+
+// Declare implements plugin.SharedPart.
+func (s sharedGatewayAPI) Declare() plugin.SharedDeclaration {
+	return plugin.SharedDeclaration{Controllers: s.statusControllers()}
 }
 
 func configOf(cfg *config.Config) Config {
@@ -498,8 +517,7 @@ func (s *gatewayAPI) resolver(ctx context.Context, kind routeKind, namespace, sc
 			return route.Backend{}, &refProblem{reason: gatewayv1.RouteReasonBackendNotFound, transient: true, message: err.Error()}
 		}
 		if why != "" {
-			*notices = sources.AddNotice(*notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
-				Message: fmt.Sprintf("Service %s/%s port %d is published without a health check: %s", ns, svc.Name, port.Port, why)})
+			*notices = sources.AddNotice(*notices, sources.NoHealthCheck(origin, &svc, port, why))
 		}
 		return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: scheme, Health: check}, nil
 	}

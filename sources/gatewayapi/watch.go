@@ -23,29 +23,38 @@ import (
 // Cache indexes, so that a change to a related object reaches the routes it concerns
 // without listing them all.
 const (
-	parentIndex       = "pic.httproute.parent"     // "namespace/name" of every parent Gateway
+	// Routes of every kind PIC serves (routeIndexes).
+	parentIndex  = "pic.route.parent"  // "namespace/name" of every parent Gateway
+	serviceIndex = "pic.route.service" // "namespace/name" of every backend Service
+
 	hostIndex         = "pic.httproute.host"       // every spec.hostnames entry, normalized
-	serviceIndex      = "pic.httproute.service"    // "namespace/name" of every backend Service
 	listenerHostIndex = "pic.gateway.listenerhost" // every listener hostname of a Gateway
 	noHostnames       = ""                         // the hostIndex key of routes without hostnames
 )
 
+// routeIndexes are the indexes of routes of kind that every Gateway API source reads
+// through (routeWatches).
+func routeIndexes(kind routeKind) []plugin.Index {
+	return []plugin.Index{
+		{Object: kind.object(), Field: parentIndex, Func: indexParents},
+		{Object: kind.object(), Field: serviceIndex, Func: indexServices},
+	}
+}
+
 // indexes are the source's cache indexes.
 func indexes(cfg *config.Config) []plugin.Index {
 	clusterDomain := cfg.ClusterDomain
-	return []plugin.Index{
-		{Object: &gatewayv1.HTTPRoute{}, Field: parentIndex, Func: indexParents},
-		{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: func(obj client.Object) []string { return namedHosts(obj, clusterDomain) }},
-		{Object: &gatewayv1.HTTPRoute{}, Field: serviceIndex, Func: indexServices},
-		{Object: &gatewayv1.Gateway{}, Field: listenerHostIndex, Func: indexListenerHosts},
-	}
+	return append(routeIndexes(httpRoutes),
+		plugin.Index{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: func(obj client.Object) []string { return namedHosts(obj, clusterDomain) }},
+		plugin.Index{Object: &gatewayv1.Gateway{}, Field: listenerHostIndex, Func: indexListenerHosts},
+	)
 }
 
 // Declare implements plugin.Source. A route claims its hostnames, and those it is
 // served under through its Gateways' listeners, so a Gateway whose listener hostnames
-// move concerns the claimants of those hosts, of every kind. Gateways, GatewayClasses,
-// ReferenceGrants, Services and Namespaces (for allowedRoutes selectors) bring their
-// routes back; and PIC writes the status of its GatewayClasses and Gateways.
+// move concerns the claimants of those hosts, of every kind. What brings routes back is
+// routeWatches'. The status of GatewayClasses and Gateways is the Gateway API sources'
+// shared part's (sharedGatewayAPI).
 func (s *Source) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -53,24 +62,19 @@ func (s *Source) Declare() plugin.Declaration {
 			Claimants: s.Claimants,
 			Movers:    []plugin.HostMover{{Object: &gatewayv1.Gateway{}, Hosts: indexListenerHosts}},
 		},
-		// PIC writes the status of Gateways and GatewayClasses: a status write changes
-		// nothing for their routes, and would bring every one of them back.
-		Watches: append([]plugin.Watch{
-			{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return toRequests(s.routesBy(ctx, parentIndex, o.GetNamespace()+"/"+o.GetName()))
-			}},
-			{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: s.routesOfClass},
-			{Object: &gatewayv1.ReferenceGrant{}, Requests: s.routesOfGrant},
-			{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return s.withSiblings(ctx, s.routesBy(ctx, serviceIndex, o.GetNamespace()+"/"+o.GetName()))
-			}},
-			{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-				return s.inNamespace(ctx, o.GetName())
-			}},
-		}, s.config.Policies.Watches(s.routesOfPolicyTarget)...),
-		Controllers: append(s.statusControllers(), s.config.Policies.StatusController()...),
-		Runnables:   s.config.Policies.Runnables(),
+		Watches: append(s.routeWatches(httpRoutes, s), s.config.Policies.Watches(s.routesOfPolicyTarget)...),
 	}
+}
+
+// requestsOfGateway are the routes with a parentRef to gw (routeRequests).
+func (s *Source) requestsOfGateway(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
+	return toRequests(s.routesBy(ctx, client.MatchingFields{parentIndex: gw.String()}))
+}
+
+// requests are the routes opts list and those sharing one of their hosts
+// (routeRequests, withSiblings).
+func (s *Source) requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	return s.withSiblings(ctx, s.routesBy(ctx, opts...))
 }
 
 // routesOfPolicyTarget are the routes an AccessPolicy's target protects: the HTTPRoute
@@ -86,7 +90,7 @@ func (s *Source) routesOfPolicyTarget(ctx context.Context, t access.Target) []re
 		}
 		return s.withSiblings(ctx, []gatewayv1.HTTPRoute{hr})
 	case "Gateway":
-		return toRequests(s.routesBy(ctx, parentIndex, t.Namespace+"/"+t.Name))
+		return s.requestsOfGateway(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Name})
 	}
 	return nil
 }
@@ -198,11 +202,11 @@ func (s *Source) list(ctx context.Context, opts ...client.ListOption) ([]gateway
 	return list.Items, nil
 }
 
-// routesBy lists the routes with value in index, for a watch's map function.
-func (s *Source) routesBy(ctx context.Context, index, value string) []gatewayv1.HTTPRoute {
-	routes, err := s.list(ctx, client.MatchingFields{index: value})
+// routesBy lists the routes opts list, for a watch's map function.
+func (s *Source) routesBy(ctx context.Context, opts ...client.ListOption) []gatewayv1.HTTPRoute {
+	routes, err := s.list(ctx, opts...)
 	if err != nil {
-		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes", "index", index, "value", value)
+		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes")
 	}
 	return routes
 }
@@ -232,52 +236,61 @@ func (s *Source) withSiblings(ctx context.Context, routes []gatewayv1.HTTPRoute)
 	return out
 }
 
-func (s *Source) inNamespace(ctx context.Context, namespace string) []reconcile.Request {
-	routes, err := s.list(ctx, client.InNamespace(namespace))
-	if err != nil {
-		log.FromContext(ctx).Error(err, "cannot list the HTTPRoutes of a namespace", "namespace", namespace)
-		return nil
-	}
-	return s.withSiblings(ctx, routes)
+// routeRequests are how a Gateway API source maps related objects to its routes, for
+// routeWatches.
+type routeRequests interface {
+	// requestsOfGateway are the routes with a parentRef to gw: all that a change to
+	// the Gateway can concern.
+	requestsOfGateway(ctx context.Context, gw types.NamespacedName) []reconcile.Request
+	// requests are the routes opts list, and those whose result a change to them
+	// changes (HTTPRoutes sharing a host).
+	requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request
 }
 
-// routesOfClass requeues the routes of every Gateway of a class that changed.
-func (s *Source) routesOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
-	return s.gatewaysOfClass(ctx, obj, func(gw types.NamespacedName) []reconcile.Request {
-		return toRequests(s.routesBy(ctx, parentIndex, gw.String()))
-	})
-}
-
-// gatewaysOfClass maps a GatewayClass to the requests routesOf gives for each of its
-// Gateways, for a watch's map function.
-func (s *gatewayAPI) gatewaysOfClass(ctx context.Context, class client.Object, routesOf func(gw types.NamespacedName) []reconcile.Request) []reconcile.Request {
-	var gateways gatewayv1.GatewayList
-	if err := s.client.List(ctx, &gateways); err != nil {
-		log.FromContext(ctx).Error(err, "cannot list Gateways")
-		return nil
+// routeWatches are what brings a Gateway API source's routes, of kind, back: their
+// Gateways and GatewayClasses, the ReferenceGrants that let them refer to a Service of
+// another namespace, their Services (routeIndexes), and Namespaces (for allowedRoutes
+// selectors). PIC writes the status of Gateways and GatewayClasses: a status write
+// changes nothing for their routes, and would bring every one of them back.
+func (s *gatewayAPI) routeWatches(kind routeKind, routes routeRequests) []plugin.Watch {
+	return []plugin.Watch{
+		{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			return routes.requestsOfGateway(ctx, client.ObjectKeyFromObject(o))
+		}},
+		{Object: &gatewayv1.GatewayClass{}, IgnoreStatus: true, Requests: func(ctx context.Context, class client.Object) []reconcile.Request {
+			var gateways gatewayv1.GatewayList
+			if err := s.client.List(ctx, &gateways); err != nil {
+				log.FromContext(ctx).Error(err, "cannot list Gateways")
+				return nil
+			}
+			var out []reconcile.Request
+			for _, gw := range gateways.Items {
+				if string(gw.Spec.GatewayClassName) == class.GetName() {
+					out = append(out, routes.requestsOfGateway(ctx, client.ObjectKeyFromObject(&gw))...)
+				}
+			}
+			return out
+		}},
+		{Object: &gatewayv1.ReferenceGrant{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			grant, ok := o.(*gatewayv1.ReferenceGrant)
+			if !ok {
+				return nil
+			}
+			var out []reconcile.Request
+			for _, f := range grant.Spec.From {
+				if string(f.Kind) == kind.name {
+					out = append(out, routes.requests(ctx, client.InNamespace(string(f.Namespace)))...)
+				}
+			}
+			return out
+		}},
+		{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			return routes.requests(ctx, client.MatchingFields{serviceIndex: o.GetNamespace() + "/" + o.GetName()})
+		}},
+		{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+			return routes.requests(ctx, client.InNamespace(o.GetName()))
+		}},
 	}
-	var out []reconcile.Request
-	for _, gw := range gateways.Items {
-		if string(gw.Spec.GatewayClassName) == class.GetName() {
-			out = append(out, routesOf(client.ObjectKeyFromObject(&gw))...)
-		}
-	}
-	return out
-}
-
-// routesOfGrant requeues the routes of the namespaces a ReferenceGrant names.
-func (s *Source) routesOfGrant(ctx context.Context, obj client.Object) []reconcile.Request {
-	grant, ok := obj.(*gatewayv1.ReferenceGrant)
-	if !ok {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, f := range grant.Spec.From {
-		if f.Kind == kindHTTPRoute {
-			out = append(out, s.inNamespace(ctx, string(f.Namespace))...)
-		}
-	}
-	return out
 }
 
 func toRequests(routes []gatewayv1.HTTPRoute) []reconcile.Request {

@@ -62,8 +62,8 @@ func (s *Source) classify(ctx context.Context, ing *networkingv1.Ingress, opts o
 		}
 	}
 	switch {
-	case opts.enabled != nil:
-		c.managed = *opts.enabled
+	case opts.Enabled != nil:
+		c.managed = *opts.Enabled
 	default:
 		c.managed = c.ours
 	}

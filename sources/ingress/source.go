@@ -72,7 +72,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err != nil {
 		return plugin.Result{}, err
 	}
-	tunnelName := opts.tunnel
+	tunnelName := opts.Tunnel
 	if tunnelName == "" {
 		tunnelName = class.tunnel
 	}
@@ -86,7 +86,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 
 	res.OwnsStatus = class.ours
 	if !class.managed {
-		if len(problems) > 0 && opts.enabled == nil && class.ours {
+		if len(problems) > 0 && opts.Enabled == nil && class.ours {
 			// An invalid enabled value on an Ingress of our class: neither publish nor
 			// remove until the user says which.
 			res.Managed = true
@@ -125,9 +125,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		}
 		r := route.Route{
 			Origin: origin, Host: h.host, Tunnel: ref, Paths: h.paths,
-			Access:            route.Access{SSO: opts.sso, BlockAccess: opts.blockAccess},
-			DomainOverride:    opts.domain,
-			SubdomainOverride: opts.subdomain,
+			Access:            route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess},
+			DomainOverride:    opts.Domain,
+			SubdomainOverride: opts.Subdomain,
 		}
 		// The default backend serves whatever no path of the host matches.
 		if defaultPaths != nil && !hasRootPrefix(h.paths) {
@@ -270,15 +270,14 @@ func (s *Source) backend(ctx context.Context, ing *networkingv1.Ingress, b *netw
 		reject(host, pic.ReasonServicePortNotFound, true, true, "Service %s has no port %s; retrying", key, portString(b.Service.Port))
 		return route.Backend{}, false, nil
 	}
-	health, why, err := opts.health.Check(ctx, opts.healthCheck, opts.healthCheckPath, &svc, port, opts.backendScheme)
+	health, why, err := opts.health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, opts.BackendScheme)
 	if err != nil {
 		return route.Backend{}, false, err
 	}
 	if why != "" {
-		res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: *res.Origin, Reason: pic.ReasonNoReadinessProbe,
-			Message: fmt.Sprintf("Service %s port %d is published without a health check: %s", svc.Name, port.Port, why)})
+		res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(*res.Origin, &svc, port, why))
 	}
-	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: opts.backendScheme, Health: health}, true, nil
+	return route.Backend{Host: sources.ServiceAddress(&svc, s.config.ClusterDomain), Port: port.Port, Scheme: opts.BackendScheme, Health: health}, true, nil
 }
 
 // servicePort is the Service port the backend names. Traffic goes to the Service's
@@ -350,7 +349,7 @@ var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		conf := configOf(deps.Config)
-		policies, err := sources.NewPolicies(ctx, deps)
+		policies, err := sources.SharedPolicies(ctx, deps)
 		if err != nil {
 			return nil, err
 		}

@@ -41,15 +41,12 @@ func indexes(cfg *config.Config) []plugin.Index {
 // and IngressClasses bring their Ingresses back, found through cache indexes rather
 // than by listing every Ingress.
 func (s *Source) Declare() plugin.Declaration {
-	policies := s.config.Policies
 	return plugin.Declaration{
 		Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants},
 		Watches: append([]plugin.Watch{
 			{Object: &corev1.Service{}, Requests: s.ingressesOfService},
 			{Object: &networkingv1.IngressClass{}, Requests: s.ingressesOfClass},
-		}, policies.Watches(ingressOfPolicyTarget)...),
-		Controllers: policies.StatusController(),
-		Runnables:   policies.Runnables(),
+		}, s.config.Policies.Watches(ingressOfPolicyTarget)...),
 	}
 }
 

@@ -125,8 +125,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			return plugin.Result{}, err
 		}
 		if why != "" {
-			res.Notices = sources.AddNotice(res.Notices, route.Notice{Origin: origin, Reason: pic.ReasonNoReadinessProbe,
-				Message: fmt.Sprintf("port %s is published without a health check: %s", sources.ServicePortName(port), why)})
+			res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(origin, &svc, port, why))
 		}
 		res.Routes = append(res.Routes, route.Route{
 			Origin:   origin,
