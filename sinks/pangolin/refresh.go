@@ -188,8 +188,8 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	s.mu.Lock()
 	pending := slices.Sorted(maps.Keys(s.entries))
 	s.mu.Unlock()
-	// One goroutine each; readEntry's tokens (s.reads) keep a few reading at once.
 	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.readLimit)
 	for _, id := range pending {
 		g.Go(func() error { return s.loadPending(gctx, id) })
 	}
@@ -351,7 +351,8 @@ func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry) (sna
 		return snap, err
 	}
 	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx) // s.reads bounds the reads (readEntry)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.readLimit)
 	for _, o := range list {
 		if p := prev[o.NiceID]; !full && p != nil && !p.pending && p.listFP == o.Fingerprint && p.res.ResourceID == o.ResourceID {
 			mu.Lock()

@@ -66,9 +66,10 @@ type Sink struct {
 
 	// drift is how often a refresh reads every resource whole (Options.DriftPeriod).
 	drift time.Duration
-	// reads holds a token per read of one resource in flight (readEntry): its size,
-	// Options.MaxConcurrentReads, bounds a refresh's reads and Current's together.
-	reads chan struct{}
+	// readLimit bounds the reads of a refresh in flight at once; reads holds a token
+	// per read of one resource in flight, the first refresh's and Current's together.
+	readLimit int
+	reads     chan struct{}
 
 	// refreshing serializes refreshes.
 	refreshing sync.Mutex
@@ -181,6 +182,7 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		ownerID:   opts.OwnerID,
 		resync:    opts.ResyncPeriod,
 		drift:     opts.DriftPeriod,
+		readLimit: opts.MaxConcurrentReads,
 		reads:     make(chan struct{}, opts.MaxConcurrentReads),
 		now:       time.Now,
 		listed:    make(chan struct{}),
