@@ -189,7 +189,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	pending := slices.Sorted(maps.Keys(s.entries))
 	s.mu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.readLimit)
+	g.SetLimit(s.readLimit) // at most this many ahead of Current's reads (Sink.readLimit)
 	for _, id := range pending {
 		g.Go(func() error { return s.loadPending(gctx, id) })
 	}

@@ -1,7 +1,9 @@
 package pangolin
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,4 +250,65 @@ func TestReadsStayWithinTheLimit(t *testing.T) {
 	require.NoError(t, <-refreshed)
 	assert.Equal(t, 2, peak, "two at once, never more")
 	assert.Equal(t, 12, perResourceReads(w.fake))
+}
+
+// A reconcile's read waits behind a few of the first refresh's, not behind all of them:
+// the refresh queues no more readers than it may run at once.
+func TestCurrentReadsAheadOfTheFirstRefresh(t *testing.T) {
+	const resources, limit = 30, 2
+	w := newWorld(t)
+	for i := range resources {
+		o := ingress("shop", fmt.Sprintf("web%02d", i))
+		w.converge(o, web(o, fmt.Sprintf("app%02d.example.com", i), 8080))
+	}
+	// The refresh reads the resources in the order of their nice ids: a reconcile
+	// reading the middle one would find half of them queued before its read, if the
+	// refresh queued them all at once.
+	all := w.fake.Resources()
+	slices.SortFunc(all, func(a, b inmemory.Resource) int { return strings.Compare(a.NiceID, b.NiceID) })
+	middle := all[len(all)/2]
+	var owner int
+	_, err := fmt.Sscanf(middle.FullDomain, "app%02d.example.com", &owner)
+	require.NoError(t, err)
+	wanted := "/v1/resource/" + strconv.Itoa(middle.ID)
+
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	w.fault(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/v1/resource/") || strings.Count(r.URL.Path, "/") != 3 {
+			return false
+		}
+		mu.Lock()
+		order = append(order, r.URL.Path)
+		mu.Unlock()
+		<-release
+		return false
+	})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record, MaxConcurrentReads: limit})
+	w.wake = &wakes{changes: w.sink.Declare().Changes()}
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- w.sink.Refresh(w.ctx) }()
+	// The refresh's first reads are held, and whatever else it queues has time to.
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == limit }, 10*time.Second, time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+
+	current := make(chan error, 1)
+	go func() {
+		existing, err := w.sink.Current(w.ctx, ingress("shop", fmt.Sprintf("web%02d", owner)))
+		if err == nil && len(existing) != 1 {
+			err = fmt.Errorf("%d resources found, want 1", len(existing))
+		}
+		current <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // Current queues for its read
+	close(release)
+	require.NoError(t, <-current)
+	require.NoError(t, <-refreshed)
+
+	mu.Lock()
+	defer mu.Unlock()
+	position := slices.Index(order, wanted)
+	require.NotEqual(t, -1, position, "the resource was read")
+	assert.LessOrEqual(t, position, 2*limit, "read after the refresh's reads in flight, not after every one queued: %v", order)
 }

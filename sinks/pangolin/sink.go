@@ -66,8 +66,10 @@ type Sink struct {
 
 	// drift is how often a refresh reads every resource whole (Options.DriftPeriod).
 	drift time.Duration
-	// readLimit bounds the reads of a refresh in flight at once; reads holds a token
-	// per read of one resource in flight, the first refresh's and Current's together.
+	// reads holds a token per read of one resource in flight, the first refresh's and
+	// Current's together. readLimit, the same number, bounds a refresh's own readers:
+	// the tokens are handed out first come, first served, so without it every resource
+	// of the first refresh would queue for one before the read a reconcile waits for.
 	readLimit int
 	reads     chan struct{}
 
