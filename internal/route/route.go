@@ -190,7 +190,7 @@ func ParsePortKey(key string) (p Protocol, port int32, ok bool) {
 type Route struct {
 	Origin Origin
 	// Host is the public host as written by the user, validated, lower-case, punycode.
-	// For a raw route (Protocol tcp or udp) it is PortKey(Protocol, Port).
+	// For a raw route (Protocol tcp or udp, made by RawRoute) it is PortKey(Protocol, Port).
 	Host string
 	// Protocol and Port: a raw route publishes Port of the Pangolin server over
 	// Protocol, to the one Backend of its only PathRule (whose Path is empty).
@@ -206,6 +206,21 @@ type Route struct {
 	// DomainOverride and SubdomainOverride replace the public-suffix split.
 	DomainOverride    string
 	SubdomainOverride string
+}
+
+// RawRoute is the route of public port port over protocol p (tcp or udp) to backend,
+// its only one. Its Host is the port's key (PortKey), so that a port is claimed as a host
+// is; sources make raw routes here, which keeps the key and the port the same.
+func RawRoute(origin Origin, p Protocol, port int32, tunnel TunnelRef, backend Backend, acc Access) Route {
+	return Route{
+		Origin:   origin,
+		Host:     PortKey(p, port),
+		Protocol: p,
+		Port:     port,
+		Tunnel:   tunnel,
+		Paths:    []PathRule{{Backend: backend}},
+		Access:   acc,
+	}
 }
 
 // Raw reports whether the route publishes a TCP or UDP port rather than an HTTP host.

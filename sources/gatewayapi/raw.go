@@ -155,14 +155,10 @@ func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugi
 	}
 	for _, portKey := range slices.Sorted(maps.Keys(ev.ports)) {
 		_, port, _ := route.ParsePortKey(portKey)
-		res.Routes = append(res.Routes, route.Route{
-			Origin: ev.origin, Host: portKey, Protocol: s.kind.protocol, Port: port,
-			Tunnel: ev.tunnels[ev.ports[portKey]],
-			Paths:  []route.PathRule{{Backend: ev.backend}},
-			// Asked for, protection fails closed in the engine: Pangolin applies none to
-			// a raw resource, and the port is refused rather than published open.
-			Access: route.Access{SSO: ev.options.SSO, BlockAccess: ev.options.BlockAccess},
-		})
+		// Asked for, protection fails closed in the engine: Pangolin applies none to a
+		// raw resource, and the port is refused rather than published open.
+		res.Routes = append(res.Routes, route.RawRoute(ev.origin, s.kind.protocol, port, ev.tunnels[ev.ports[portKey]], ev.backend,
+			route.Access{SSO: ev.options.SSO, BlockAccess: ev.options.BlockAccess}))
 	}
 	// No AccessPolicy targets a TCPRoute or UDPRoute, but one on its Gateway asks to
 	// protect what the Gateway publishes: the port is refused too (fails closed).

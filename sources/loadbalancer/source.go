@@ -127,15 +127,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		if why != "" {
 			res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(origin, &svc, port, why))
 		}
-		res.Routes = append(res.Routes, route.Route{
-			Origin:   origin,
-			Host:     route.PortKey(protocol, public),
-			Protocol: protocol,
-			Port:     public,
-			Tunnel:   ref,
-			Paths:    []route.PathRule{{Backend: route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: check}}},
-			Access:   route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess},
-		})
+		backend := route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: check}
+		res.Routes = append(res.Routes, route.RawRoute(origin, protocol, public, ref, backend,
+			route.Access{SSO: opts.SSO, BlockAccess: opts.BlockAccess}))
 	}
 	return res, nil
 }
