@@ -205,11 +205,11 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 	recorder := &eventLog{}
 	deps := controller.Deps{
-		Sink:     sink,
-		Recorder: recorder,
-		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Sources:  all,
-		Shared:   shared.Declarations(),
+		Sink:        sink,
+		Recorder:    recorder,
+		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:     all,
+		SharedParts: shared.Declarations(),
 	}
 	jobs := plan(objects, all, deps)
 	for pass := 1; ; pass++ {
@@ -284,7 +284,7 @@ func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) [
 	for _, src := range srcs {
 		controllers = append(controllers, src.Declare().Controllers...)
 	}
-	for _, part := range deps.Shared {
+	for _, part := range deps.SharedParts {
 		controllers = append(controllers, part.Controllers...)
 	}
 	for _, ctl := range controllers {

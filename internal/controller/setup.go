@@ -29,8 +29,8 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 }
 
 // Setup registers with mgr a reconciler for each of deps.Sources and the controllers
-// each declares, then those of the parts they share (deps.Shared), every one with the
-// watches wake.go derives from the declarations.
+// each declares, then those of the parts they share (deps.SharedParts), every one with
+// the watches wake.go derives from the declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
 	var watched []client.Object
 	var others []plugin.Controller
@@ -43,7 +43,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 		watched = append(watched, kinds...)
 		others = append(others, src.Declare().Controllers...)
 	}
-	for _, part := range deps.Shared {
+	for _, part := range deps.SharedParts {
 		others = append(others, part.Controllers...)
 	}
 	named := map[string]bool{}
