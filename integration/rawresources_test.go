@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,8 +157,9 @@ func TestRawResourcesStoredAsRendered(t *testing.T) {
 			// A label change wakes the Service's reconcile, which reads both back.
 			require.NoError(t, testenv.Update(w.ctx, w.c, types.NamespacedName{Namespace: ns, Name: "db"},
 				func(s *corev1.Service) { s.Labels = map[string]string{"touched": "yes"} }, wait))
+			// The count goes up once Reconcile has returned, and the sink writes within
+			// it: a write the reconcile would cause has been sent by then.
 			w.eventuallyReconciledSince(reconciled, loadbalancer.Name)
-			time.Sleep(time.Second) // a write the reconcile would cause has been sent by now
 			assert.Equal(t, before, w.requests.writesTo(ns, "pangolinresources"))
 		})
 	})

@@ -205,13 +205,16 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 	recorder := &eventLog{}
 	deps := controller.Deps{
-		Sink:     sink,
-		Recorder: recorder,
-		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Sources:  all,
-		Shared:   shared.Declarations(),
+		Sink:        sink,
+		Recorder:    recorder,
+		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:     all,
+		SharedParts: shared.Declarations(),
 	}
-	jobs := plan(objects, all, deps)
+	jobs, err := plan(objects, deps)
+	if err != nil {
+		return nil, err
+	}
 	for pass := 1; ; pass++ {
 		for _, j := range jobs {
 			if _, err := j.reconciler.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(j.object)}); err != nil {
@@ -265,27 +268,23 @@ type job struct {
 }
 
 // plan lists a pass: each object of a source's kind, in the order of objects, then
-// each source's other controllers, then those of the parts the sources share, each
-// over the objects of its kind.
-func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) []job {
+// the other controllers (deps.Controllers), each over the objects of its kind.
+func plan(objects []client.Object, deps controller.Deps) ([]job, error) {
+	controllers, err := deps.Controllers()
+	if err != nil {
+		return nil, err
+	}
 	var jobs []job
-	reconcilers := make([]reconcile.Reconciler, len(srcs))
-	for i, src := range srcs {
+	reconcilers := make([]reconcile.Reconciler, len(deps.Sources))
+	for i, src := range deps.Sources {
 		reconcilers[i] = controller.NewReconciler(src, deps)
 	}
 	for _, o := range objects {
-		for i, src := range srcs {
+		for i, src := range deps.Sources {
 			if sameKind(o, src.Object()) {
 				jobs = append(jobs, job{reconcilers[i], o})
 			}
 		}
-	}
-	var controllers []plugin.Controller
-	for _, src := range srcs {
-		controllers = append(controllers, src.Declare().Controllers...)
-	}
-	for _, part := range deps.Shared {
-		controllers = append(controllers, part.Controllers...)
 	}
 	for _, ctl := range controllers {
 		for _, o := range objects {
@@ -294,7 +293,7 @@ func plan(objects []client.Object, srcs []plugin.Source, deps controller.Deps) [
 			}
 		}
 	}
-	return jobs
+	return jobs, nil
 }
 
 func sameKind(a, b client.Object) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }

@@ -234,7 +234,7 @@ func PodReader(deps plugin.SourceDeps) client.Reader {
 func NoHealthCheck(origin route.Origin, svc *corev1.Service, port corev1.ServicePort, why string) route.Notice {
 	backend := "Service " + svc.Namespace + "/" + svc.Name + " port " + ServicePortName(port)
 	switch {
-	case origin.Group == "" && origin.Kind == "Service" && origin.Namespace == svc.Namespace && origin.Name == svc.Name:
+	case origin.Group == "" && origin.Kind == KindService && origin.Namespace == svc.Namespace && origin.Name == svc.Name:
 		backend = "port " + ServicePortName(port)
 	case origin.Namespace == svc.Namespace:
 		backend = "Service " + svc.Name + " port " + ServicePortName(port)

@@ -32,9 +32,10 @@ type Deps struct {
 	Defaults engine.Defaults
 	// Sources are all running sources: a host is owned cluster-wide, across kinds.
 	Sources []plugin.Source
-	// Shared are what the parts the sources share declare (plugin.Shared): their
-	// controllers are set up once, after the sources'.
-	Shared []plugin.SharedDeclaration
+	// SharedParts are the declarations of the parts several sources share
+	// (plugin.Shared.Declarations), one for each part however many sources use it:
+	// their controllers are set up once, after the sources'.
+	SharedParts []plugin.SharedDeclaration
 }
 
 // Reconciler reconciles the objects of one source.

@@ -28,12 +28,15 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	)
 }
 
-// Setup registers with mgr a reconciler for each of deps.Sources and the controllers
-// each declares, then those of the parts they share (deps.Shared), every one with the
-// watches wake.go derives from the declarations.
+// Setup registers with mgr a reconciler for each of deps.Sources, then the other
+// controllers (deps.Controllers), every one with the watches wake.go derives from the
+// declarations.
 func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) error {
+	controllers, err := deps.Controllers()
+	if err != nil {
+		return fmt.Errorf("set up controllers: %w", err)
+	}
 	var watched []client.Object
-	var others []plugin.Controller
 	for _, src := range deps.Sources {
 		r := NewReconciler(src, deps)
 		kinds, err := r.setupWithManager(mgr, maxConcurrent)
@@ -41,23 +44,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 			return fmt.Errorf("set up the %s controller: %w", src.Name(), err)
 		}
 		watched = append(watched, kinds...)
-		others = append(others, src.Declare().Controllers...)
 	}
-	for _, part := range deps.Shared {
-		others = append(others, part.Controllers...)
-	}
-	named := map[string]bool{}
-	for _, src := range deps.Sources {
-		named[src.Name()] = true
-	}
-	for _, c := range others {
-		// Names are not checked by controller-runtime here (SkipNameValidation): two
-		// controllers of one name would both run, each writing the same status. What
-		// several sources need is a part they share (plugin.Share), declared once.
-		if named[c.Name] {
-			return fmt.Errorf("set up the %s controller: declared twice", c.Name)
-		}
-		named[c.Name] = true
+	for _, c := range controllers {
 		kinds, err := setupController(mgr, c, deps.Sink.Declare())
 		if err != nil {
 			return fmt.Errorf("set up the %s controller: %w", c.Name, err)
@@ -65,6 +53,41 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 		watched = append(watched, kinds...)
 	}
 	return plugin.StartWithCache(ctx, mgr.GetCache(), distinctKinds(mgr.GetScheme(), watched)...)
+}
+
+// Controllers are the controllers that run besides the sources' own reconcilers, in
+// the order `render` runs them: each source's other controllers, then those of the
+// parts the sources share. It is an error for a name, a source's included, to be
+// declared twice: controller-runtime does not check names here (SkipNameValidation),
+// and two controllers of one name would both run, each writing the same status. What
+// several sources need is a part they share (plugin.Share), declared once.
+func (d Deps) Controllers() ([]plugin.Controller, error) {
+	named := map[string]bool{}
+	declare := func(name string) error {
+		if named[name] {
+			return fmt.Errorf("the %s controller is declared twice", name)
+		}
+		named[name] = true
+		return nil
+	}
+	for _, src := range d.Sources {
+		if err := declare(src.Name()); err != nil {
+			return nil, err
+		}
+	}
+	var out []plugin.Controller
+	for _, src := range d.Sources {
+		out = append(out, src.Declare().Controllers...)
+	}
+	for _, part := range d.SharedParts {
+		out = append(out, part.Controllers...)
+	}
+	for _, c := range out {
+		if err := declare(c.Name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // setupWithManager registers the reconciler of a source, and returns the kinds it

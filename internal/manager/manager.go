@@ -143,11 +143,11 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		return nil, err
 	}
 	deps := controller.Deps{
-		Sink:     sink,
-		Recorder: recorder,
-		Defaults: engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Sources:  all,
-		Shared:   sharedParts,
+		Sink:        sink,
+		Recorder:    recorder,
+		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:     all,
+		SharedParts: sharedParts,
 	}
 	if err := controller.Setup(ctx, mgr, deps, cfg.MaxConcurrentReconciles); err != nil {
 		return nil, err

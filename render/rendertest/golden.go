@@ -1,6 +1,7 @@
 // Package rendertest runs golden translation cases through render.Run: a folder per
 // case holding input.yaml and, per operator CRD variant, want-<variant>.yaml with the
-// PangolinResources, events and Gateway API statuses expected. Each source's package
+// PangolinResources, events and statuses (Gateway API objects', AccessPolicies')
+// expected. Each source's package
 // keeps its own cases in testdata/golden.
 package rendertest
 
@@ -19,11 +20,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -91,7 +94,8 @@ func Golden(t *testing.T, dir string) {
 type output struct {
 	Events    []string                          `json:"events"`
 	Resources []tunnelv1alpha1.PangolinResource `json:"resources"`
-	// Statuses are the Gateway API statuses PIC wrote, one line per condition.
+	// Statuses are the statuses PIC wrote, of Gateway API objects and of
+	// AccessPolicies, one line per condition.
 	Statuses []string `json:"statuses,omitempty"`
 }
 
@@ -105,7 +109,7 @@ func Run(t *testing.T, inputFile, crdVariant string) []byte {
 	assert.Equal(t, 0, res.Passes[1].Writes, "a second reconcile of unchanged objects must write nothing")
 	assert.Equal(t, 0, res.Passes[1].StatusWrites, "a second reconcile of unchanged objects must write no status")
 
-	out := output{Events: []string{}, Resources: res.Resources, Statuses: gatewayStatuses(t, res.Client)}
+	out := output{Events: []string{}, Resources: res.Resources, Statuses: statuses(t, res.Client)}
 	for _, e := range res.Events {
 		out.Events = append(out.Events, e.String())
 	}
@@ -148,9 +152,9 @@ func ReadObjects(t *testing.T, file string) []client.Object {
 	return objects
 }
 
-// gatewayStatuses renders the Gateway API statuses as one line per condition, without
-// the times, so that a reviewer reads them like a table.
-func gatewayStatuses(t *testing.T, c client.Client) []string {
+// statuses renders the statuses of Gateway API objects and of AccessPolicies as one
+// line per condition, without the times, so that a reviewer reads them like a table.
+func statuses(t *testing.T, c client.Client) []string {
 	ctx := context.Background()
 	var out []string
 	line := func(prefix string, conditions []metav1.Condition) {
@@ -202,6 +206,13 @@ func gatewayStatuses(t *testing.T, c client.Client) []string {
 	require.NoError(t, c.List(ctx, &udpRoutes))
 	for _, r := range udpRoutes.Items {
 		parents("UDPRoute", &r, r.Status.RouteStatus)
+	}
+	var policies accessv1alpha1.AccessPolicyList
+	require.NoError(t, c.List(ctx, &policies))
+	for _, p := range policies.Items {
+		for _, a := range p.Status.Ancestors {
+			line(fmt.Sprintf("AccessPolicy %s/%s ancestor %s %s [%s]:", p.Namespace, p.Name, ptr.Deref(a.AncestorRef.Kind, ""), a.AncestorRef.Name, a.ControllerName), a.Conditions)
+		}
 	}
 	return out
 }

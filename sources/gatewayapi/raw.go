@@ -287,9 +287,10 @@ func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, w
 
 // Declare implements plugin.Source. A route claims the port key of each listener of
 // its protocol its parentRefs select, so a Gateway whose listener ports move concerns
-// the claimants of those ports, of every kind. What brings routes back is
-// routeWatches', and the AccessPolicies of their Gateways. The status of GatewayClasses
-// and Gateways is the Gateway API sources' shared part's (sharedGatewayAPI).
+// the claimants of those ports, of every kind. Routes come back when what routeWatches
+// lists changes, or an AccessPolicy on their Gateways. The status of GatewayClasses and
+// Gateways is not written here but by the part every Gateway API source shares
+// (sharedGatewayAPI).
 func (s *RawSource) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -416,13 +417,13 @@ func (s *RawSource) list(ctx context.Context, opts ...client.ListOption) ([]rawR
 	return out, nil
 }
 
-// requests are the routes opts list (routeRequests): raw routes never merge into one
-// another, as HTTPRoutes sharing a host do, so no other route's result changes with
-// theirs.
-func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+// requestsOfListedRoutes are the routes opts list (routeRequests): raw routes never
+// merge into one another, as HTTPRoutes sharing a host do, so no other route's result
+// changes with theirs.
+func (s *RawSource) requestsOfListedRoutes(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	routes, err := s.list(ctx, opts...)
 	if err != nil {
-		log.FromContext(ctx).Error(err, "cannot map a related object to its routes", "kind", s.kind.name)
+		log.FromContext(ctx).Error(err, "cannot map a related object to its routes", append([]any{"kind", s.kind.name}, listOptionKeys(opts)...)...)
 	}
 	out := make([]reconcile.Request, len(routes))
 	for i, r := range routes {
@@ -433,7 +434,7 @@ func (s *RawSource) requests(ctx context.Context, opts ...client.ListOption) []r
 
 // requestsOfGateway are the routes with a parentRef to gw (routeRequests).
 func (s *RawSource) requestsOfGateway(ctx context.Context, gw types.NamespacedName) []reconcile.Request {
-	return s.requests(ctx, client.MatchingFields{parentIndex: gw.String()})
+	return s.requestsOfListedRoutes(ctx, client.MatchingFields{parentIndex: gw.String()})
 }
 
 // routesOfPolicyTarget are the routes an AccessPolicy on a Gateway concerns: no policy

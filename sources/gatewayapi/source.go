@@ -103,7 +103,9 @@ const gatewayAPIPart = "Gateway API support"
 
 // sharedGatewayAPI is the gatewayAPI of every Gateway API source of a start: their
 // routes attach to the same Gateways, whose status, and their classes', PIC writes
-// once for routes of every kind.
+// once for routes of every kind. It wraps *gatewayAPI rather than giving it a Declare:
+// every source embeds *gatewayAPI and has its own Declare, which would silently hide
+// an embedded one meaning something else.
 type sharedGatewayAPI struct{ *gatewayAPI }
 
 var _ plugin.SharedPart = sharedGatewayAPI{}

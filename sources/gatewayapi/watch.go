@@ -52,9 +52,10 @@ func indexes(cfg *config.Config) []plugin.Index {
 
 // Declare implements plugin.Source. A route claims its hostnames, and those it is
 // served under through its Gateways' listeners, so a Gateway whose listener hostnames
-// move concerns the claimants of those hosts, of every kind. What brings routes back is
-// routeWatches'. The status of GatewayClasses and Gateways is the Gateway API sources'
-// shared part's (sharedGatewayAPI).
+// move concerns the claimants of those hosts, of every kind. Routes come back when
+// what routeWatches lists changes, or an AccessPolicy on them or their Gateways. The
+// status of GatewayClasses and Gateways is not written here but by the part every
+// Gateway API source shares (sharedGatewayAPI).
 func (s *Source) Declare() plugin.Declaration {
 	return plugin.Declaration{
 		Claims: plugin.Claims{
@@ -71,9 +72,9 @@ func (s *Source) requestsOfGateway(ctx context.Context, gw types.NamespacedName)
 	return toRequests(s.routesBy(ctx, client.MatchingFields{parentIndex: gw.String()}))
 }
 
-// requests are the routes opts list and those sharing one of their hosts
-// (routeRequests, withSiblings).
-func (s *Source) requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+// requestsOfListedRoutes are the routes opts list and those sharing one of their
+// hosts (routeRequests, withSiblings).
+func (s *Source) requestsOfListedRoutes(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 	return s.withSiblings(ctx, s.routesBy(ctx, opts...))
 }
 
@@ -206,9 +207,25 @@ func (s *Source) list(ctx context.Context, opts ...client.ListOption) ([]gateway
 func (s *Source) routesBy(ctx context.Context, opts ...client.ListOption) []gatewayv1.HTTPRoute {
 	routes, err := s.list(ctx, opts...)
 	if err != nil {
-		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes")
+		log.FromContext(ctx).Error(err, "cannot map a related object to its HTTPRoutes", listOptionKeys(opts)...)
 	}
 	return routes
+}
+
+// listOptionKeys are the log keys and values of what opts list routes by: a
+// namespace, and index=value (a Gateway's or a Service's "namespace/name"), so that a
+// map that failed says which related object it was mapping.
+func listOptionKeys(opts []client.ListOption) []any {
+	var lo client.ListOptions
+	lo.ApplyOptions(opts)
+	var kv []any
+	if lo.Namespace != "" {
+		kv = append(kv, "namespace", lo.Namespace)
+	}
+	if lo.FieldSelector != nil && !lo.FieldSelector.Empty() {
+		kv = append(kv, "fields", lo.FieldSelector.String())
+	}
+	return kv
 }
 
 // withSiblings is the requests for routes and for the routes sharing one of their
@@ -242,9 +259,9 @@ type routeRequests interface {
 	// requestsOfGateway are the routes with a parentRef to gw: all that a change to
 	// the Gateway can concern.
 	requestsOfGateway(ctx context.Context, gw types.NamespacedName) []reconcile.Request
-	// requests are the routes opts list, and those whose result a change to them
-	// changes (HTTPRoutes sharing a host).
-	requests(ctx context.Context, opts ...client.ListOption) []reconcile.Request
+	// requestsOfListedRoutes are the routes opts list, and those whose result a
+	// change to them changes (HTTPRoutes sharing a host).
+	requestsOfListedRoutes(ctx context.Context, opts ...client.ListOption) []reconcile.Request
 }
 
 // routeWatches are what brings a Gateway API source's routes, of kind, back: their
@@ -279,16 +296,16 @@ func (s *gatewayAPI) routeWatches(kind routeKind, routes routeRequests) []plugin
 			var out []reconcile.Request
 			for _, f := range grant.Spec.From {
 				if string(f.Kind) == kind.name {
-					out = append(out, routes.requests(ctx, client.InNamespace(string(f.Namespace)))...)
+					out = append(out, routes.requestsOfListedRoutes(ctx, client.InNamespace(string(f.Namespace)))...)
 				}
 			}
 			return out
 		}},
 		{Object: &corev1.Service{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-			return routes.requests(ctx, client.MatchingFields{serviceIndex: o.GetNamespace() + "/" + o.GetName()})
+			return routes.requestsOfListedRoutes(ctx, client.MatchingFields{serviceIndex: o.GetNamespace() + "/" + o.GetName()})
 		}},
 		{Object: &corev1.Namespace{}, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
-			return routes.requests(ctx, client.InNamespace(o.GetName()))
+			return routes.requestsOfListedRoutes(ctx, client.InNamespace(o.GetName()))
 		}},
 	}
 }

@@ -136,7 +136,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 
 func originOf(svc *corev1.Service) route.Origin {
 	return route.Origin{
-		Version: "v1", Kind: "Service",
+		Version: "v1", Kind: sources.KindService,
 		Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID, Generation: svc.Generation,
 		Created: svc.CreationTimestamp.Time,
 	}
