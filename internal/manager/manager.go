@@ -84,6 +84,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if !ok {
 		return nil, fmt.Errorf("no sink named %q in this build", cfg.Sink)
 	}
+	useClientGates()
 	// The API server is asked something before anything else, so that a wrong
 	// kubeconfig or refused credentials say so plainly rather than as a failing
 	// informer; client-go's own text can be as bare as "unknown".
