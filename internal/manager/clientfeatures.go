@@ -17,8 +17,9 @@ const streamedListsVariable = "KUBE_FEATURE_" + string(clientfeatures.WatchListC
 // streamedListsVariable says otherwise. Measured on the bench's control plane
 // (docs/performance.md), a cache's first sync took about a second whatever the number
 // of objects when streamed, and a tenth of that as a list; that second is added to every
-// start and every leader take-over. A list costs the restarted PIC a few MiB more at
-// N = 5000, and the API server one response per kind at start.
+// start and every leader take-over. A list may cost the restarted PIC a few MiB more
+// at N = 5000 (within the spread of runs), and the API server one response per kind at
+// start.
 type clientGates struct {
 	clientfeatures.Gates
 }
