@@ -161,15 +161,16 @@ func TestHTTPRouteAttachAndDetach(t *testing.T) {
 			}
 			statusBefore := statusWrites()
 			writesBefore := w.requests.writesTo(w.ns, "pangolinresources")
-			reconciled := reconciles(t, "httproute")
+			upToDate := w.upToDate(gatewayapi.Name, hr.Name)
+			gatewayReconciled := reconciles(t, "gateway")
 			// A change to the Gateway brings every attached route back to reconcile,
-			// and the Gateway's own status controller too.
+			// and the Gateway's own status controller too; so does a new Service.
 			w.updateGateway(func(gw *gatewayv1.Gateway) {
 				gw.Annotations = map[string]string{"example.com/touched": "yes"}
 			})
 			w.service("sentinel", 9000)
-			w.eventuallyReconciledSince(reconciled, "httproute")
-			time.Sleep(time.Second) // a write the reconciles would cause has been sent by now
+			w.eventuallyUpToDateSince(upToDate, gatewayapi.Name, hr.Name)
+			w.eventuallyReconciledSince(gatewayReconciled, "gateway")
 			assert.Equal(t, statusBefore, statusWrites(),
 				"a reconcile with nothing new wrote a status (the API server drops no-op updates, so only the requests show it)")
 			assert.Equal(t, writesBefore, w.requests.writesTo(w.ns, "pangolinresources"), "a reconcile with nothing new wrote PangolinResources")

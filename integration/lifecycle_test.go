@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -46,6 +47,8 @@ type world struct {
 	// requests counts what this PIC sent to the API server, for "writes nothing" checks
 	// that a no-op update (which the API server does not persist) would pass unseen.
 	requests *requestLog
+	// reconciled counts the reconciles that found nothing to change, per object.
+	reconciled *reconcileLog
 }
 
 // requestLog counts the writes a PIC sends, by namespaced resource and method.
@@ -112,7 +115,8 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 // sends to the API server. ns, if set, is the world's namespace (created beforehand).
 func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http.RoundTripper, ns string, configure ...func(*config.Config)) *world {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	reconciled := &reconcileLog{}
+	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), reconciled.logger()))
 	cfg := config.Default()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
 	cfg.ResyncPeriod = time.Hour // tests must not pass thanks to a resync
@@ -137,7 +141,7 @@ func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http
 	if ns == "" {
 		ns = testenv.NewNamespace(t, env.Client)
 	}
-	return &world{t: t, ctx: ctx, c: env.Client, ns: ns, fork: env.Variant.Name == testenv.VariantFork, requests: requests}
+	return &world{t: t, ctx: ctx, c: env.Client, ns: ns, fork: env.Variant.Name == testenv.VariantFork, requests: requests, reconciled: reconciled}
 }
 
 // reconciles is how many reconciles the controller of source has finished, in this
@@ -324,11 +328,10 @@ func TestLifecycle(t *testing.T) {
 		})
 		t.Run("a reconcile with nothing to change writes nothing", func(t *testing.T) {
 			before := w.requests.writesTo(w.ns, "pangolinresources")
-			reconciled := reconciles(t, "ingress")
+			upToDate := w.upToDate("ingress", "shop")
 			// An unrelated label change triggers a reconcile of the Ingress.
 			w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
-			w.eventuallyReconciledSince(reconciled, "ingress")
-			time.Sleep(time.Second) // a write the reconcile would cause has been sent by now
+			w.eventuallyUpToDateSince(upToDate, "ingress", "shop")
 			assert.Equal(t, before, w.requests.writesTo(w.ns, "pangolinresources"))
 		})
 		t.Run("opting out removes the resources and opting in restores them", func(t *testing.T) {

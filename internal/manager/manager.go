@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -97,7 +98,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	}
 	scheme := apis.Scheme()
 	indexes := plugin.NewIndexStore(scheme)
-	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, scheme, sinkFactory, indexes))
+	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, scheme, sinkFactory, indexes, log.FromContext(ctx)))
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -227,11 +228,14 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, r
 
 // managerOptions are the manager's settings. The cache's informers and the manager's
 // client go through indexes, which keeps the adapters' cache indexes (plugin.IndexStore).
-func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.SinkFactory, indexes *plugin.IndexStore) ctrl.Options {
+func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.SinkFactory, indexes *plugin.IndexStore, logger logr.Logger) ctrl.Options {
 	resync := cfg.ResyncPeriod
 	cacheOpts := cacheOptions(cfg, &resync, sink)
 	cacheOpts.NewInformer = indexes.NewInformer
 	return ctrl.Options{
+		// The context's logger (controller-runtime's global one unless the caller set
+		// another): the controllers' reconcile loggers derive from it.
+		Logger:                        logger,
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
