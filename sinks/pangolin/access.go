@@ -170,10 +170,6 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 		for _, name := range p.Roles {
 			r, found := findRole(roles, name)
 			if !found {
-				if s.simulateOrg != nil { // render: the simulated org has it
-					s.simulateOrg("role", name)
-					s.forgetOrg()
-				}
 				if roles, err = s.roles(ctx, true); err != nil {
 					return want, false, a.failed(ctx, d, "list the organization's roles", err)
 				}
@@ -197,10 +193,6 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 		for _, ref := range p.Users {
 			found := findUsers(users, ref)
 			if len(found) == 0 {
-				if s.simulateOrg != nil {
-					s.simulateOrg("user", ref)
-					s.forgetOrg()
-				}
 				if users, err = s.users(ctx, true); err != nil {
 					return want, false, a.failed(ctx, d, "list the organization's users", err)
 				}

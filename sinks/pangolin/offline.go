@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
@@ -168,20 +169,6 @@ func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, 
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
 	sink := New(api, Options{OwnerID: cfg.Pangolin.OwnerID, APIKey: inmemory.RootKey.Token()})
-	// The simulated org has every role and user the policies name: render cannot know
-	// the real org's, and says which names a policy uses.
-	sink.simulateOrg = func(kind, name string) {
-		switch kind {
-		case "role":
-			server.SeedRole(name)
-		case "user":
-			u := inmemory.User{Username: name}
-			if strings.Contains(name, "@") {
-				u.Email, u.Username = name, strings.Split(name, "@")[0]
-			}
-			server.SeedUser(u)
-		}
-	}
 	if err := sink.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
@@ -193,6 +180,65 @@ type simulated struct {
 	*Sink
 	server  *inmemory.Server
 	domains map[string]string // base domain by domainId
+}
+
+// Apply implements plugin.Sink: the real sink's, on a simulated org that first gets
+// every role and user the plan's policies name and it lacks. Render cannot know the real
+// org's; it shows which names each policy uses, as resolved in an org that has them.
+func (p *simulated) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
+	if err := p.seedOrg(ctx, plan); err != nil {
+		return plugin.Applied{}, fmt.Errorf("simulate Pangolin: %w", err)
+	}
+	return p.Sink.Apply(ctx, owner, plan)
+}
+
+// seedOrg adds to the simulated org the roles and users plan names that it lacks, found
+// as the sink finds them (findRole, findUsers): a user named by email and by username
+// is one user.
+func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
+	var roleNames, userRefs []string
+	for _, list := range [][]engine.Resource{plan.Create, plan.Update, plan.Access} {
+		for _, d := range list {
+			if d.Policy != nil {
+				roleNames = append(roleNames, d.Policy.Roles...)
+				userRefs = append(userRefs, d.Policy.Users...)
+			}
+		}
+	}
+	if len(roleNames)+len(userRefs) == 0 {
+		return nil
+	}
+	roles, err := p.api.ListRoles(ctx)
+	if err != nil {
+		return err
+	}
+	users, err := p.api.ListUsers(ctx)
+	if err != nil {
+		return err
+	}
+	seeded := false
+	for _, name := range roleNames {
+		if _, found := findRole(roles, name); !found {
+			r := p.server.SeedRole(name)
+			roles = append(roles, pangolinapi.Role{RoleID: r.ID, Name: r.Name})
+			seeded = true
+		}
+	}
+	for _, ref := range userRefs {
+		if len(findUsers(users, ref)) == 0 {
+			u := inmemory.User{Username: ref}
+			if strings.Contains(ref, "@") {
+				u.Email, u.Username = ref, strings.Split(ref, "@")[0]
+			}
+			u = p.server.SeedUser(u)
+			users = append(users, pangolinapi.User{UserID: u.ID, Email: u.Email, Username: u.Username})
+			seeded = true
+		}
+	}
+	if seeded {
+		p.forgetOrg() // the sink reads the org's lists again
+	}
+	return nil
 }
 
 // Writes implements plugin.OfflineSink: the write requests the server received.

@@ -112,8 +112,6 @@ type Sink struct {
 	saving        sync.Mutex
 	org           orgLists
 	orgReads      singleflight.Group
-	// simulateOrg, for render, adds to the simulated org a role or user a policy names.
-	simulateOrg func(kind, name string)
 }
 
 // entry is one resource of this owner id's, with its targets, as Pangolin last answered.
