@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // routeParams names the path segment that follows each of these words, as the in-repo
@@ -162,25 +164,9 @@ func (p *countingProxy) snapshot() map[string]int {
 }
 
 // reads counts the GETs; writes the PUTs, POSTs and DELETEs, as the in-repo server does.
-func (p *countingProxy) reads() int {
-	return p.countWhere(func(m string) bool { return m == http.MethodGet })
-}
+func (p *countingProxy) reads() int { return inmemory.ReadsIn(p.snapshot()) }
 
-func (p *countingProxy) writes() int {
-	return p.countWhere(func(m string) bool {
-		return m == http.MethodPut || m == http.MethodPost || m == http.MethodDelete
-	})
-}
-
-func (p *countingProxy) countWhere(match func(method string) bool) int {
-	n := 0
-	for k, v := range p.snapshot() {
-		if m, _, _ := strings.Cut(k, " "); match(m) {
-			n += v
-		}
-	}
-	return n
-}
+func (p *countingProxy) writes() int { return inmemory.WritesIn(p.snapshot()) }
 
 func (p *countingProxy) published() int {
 	p.mu.Lock()

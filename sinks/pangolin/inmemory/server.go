@@ -244,25 +244,32 @@ func (s *Server) Counts() map[string]int {
 }
 
 // Reads is the number of GET requests received; Writes the number of PUT, POST and DELETE.
-func (s *Server) Reads() int { return s.countWhere(func(m string) bool { return m == http.MethodGet }) }
+func (s *Server) Reads() int { return ReadsIn(s.Counts()) }
 
 // Deletes is the number of DELETE requests received, those a fault answered included.
 func (s *Server) Deletes() int {
-	return s.countWhere(func(m string) bool { return m == http.MethodDelete })
+	return countIn(s.Counts(), func(m string) bool { return m == http.MethodDelete })
 }
 
 // Writes is the number of PUT, POST and DELETE requests received.
-func (s *Server) Writes() int {
-	return s.countWhere(func(m string) bool {
+func (s *Server) Writes() int { return WritesIn(s.Counts()) }
+
+// ReadsIn is the number of GETs in counts, keyed as Counts keys them ("GET /v1/..."):
+// for a client that counts a real server's requests the same way.
+func ReadsIn(counts map[string]int) int {
+	return countIn(counts, func(m string) bool { return m == http.MethodGet })
+}
+
+// WritesIn is the number of PUTs, POSTs and DELETEs in counts, keyed as Counts keys them.
+func WritesIn(counts map[string]int) int {
+	return countIn(counts, func(m string) bool {
 		return m == http.MethodPut || m == http.MethodPost || m == http.MethodDelete
 	})
 }
 
-func (s *Server) countWhere(match func(method string) bool) int {
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
+func countIn(counts map[string]int, match func(method string) bool) int {
 	n := 0
-	for k, v := range s.counts {
+	for k, v := range counts {
 		if m, _, _ := strings.Cut(k, " "); match(m) {
 			n += v
 		}
