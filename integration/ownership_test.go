@@ -186,23 +186,24 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		w.create(ingressFor("younger", "pangolin", rule(host, "/", "api", 9090)))
 		w.eventuallyOwners(host, w.ns+"/younger")
 
-		reconciled := reconciles(t, "ingress")
+		olderUpToDate, youngerUpToDate := w.upToDate("ingress", "older"), w.upToDate("ingress", "younger")
 		w.updateIngress("older", func(ing *networkingv1.Ingress) { ing.Annotations[pic.AnnotationEnabled] = "no" })
 		w.eventuallyEvent(pic.ReasonInvalidAnnotation)
-		// The change wakes the younger Ingress too (it claims the same host).
-		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
-		time.Sleep(time.Second) // a deletion those reconciles would send has been sent by now
+		// The change wakes the younger Ingress too (it claims the same host); neither
+		// reconcile finds anything to write, a deletion included.
+		w.eventuallyUpToDateSince(olderUpToDate, "ingress", "older")
+		w.eventuallyUpToDateSince(youngerUpToDate, "ingress", "younger")
 		assert.Equal(t, []string{w.ns + "/younger"}, w.ownersOf(&assert.CollectT{}, host), "owners of %s", host)
 
 		// Valid, but through a tunnel that does not exist (a typo): it can publish
 		// nothing, so it takes nothing either.
-		reconciled = reconciles(t, "ingress")
+		olderUpToDate, youngerUpToDate = w.upToDate("ingress", "older"), w.upToDate("ingress", "younger")
 		w.updateIngress("older", func(ing *networkingv1.Ingress) {
 			ing.Annotations = map[string]string{pic.AnnotationTunnelName: "mian"}
 		})
 		w.eventuallyEvent(pic.ReasonTunnelNotFound)
-		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
-		time.Sleep(time.Second)
+		w.eventuallyUpToDateSince(olderUpToDate, "ingress", "older")
+		w.eventuallyUpToDateSince(youngerUpToDate, "ingress", "younger")
 		assert.Equal(t, []string{w.ns + "/younger"}, w.ownersOf(&assert.CollectT{}, host), "owners of %s", host)
 
 		// Once the tunnel exists, the older Ingress publishes, and the younger steps back

@@ -7,10 +7,13 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 )
 
 // reconcileLog counts, per object, the reconciles of one PIC that found nothing to
-// change: the reconciler's "up to date" debug line, which controller-runtime's logger
+// change: the reconciler's controller.UpToDateMessage debug line, logged after the
+// reconcile's last write (its status's too), which controller-runtime's logger
 // tags with the controller and the object. A "writes nothing" check waits for one of
 // its own object's, not for any reconcile of the controller: other tests' objects are
 // reconciled too.
@@ -33,7 +36,7 @@ func (l *reconcileLog) logger() logr.Logger {
 			Namespace  string `json:"namespace"`
 			Name       string `json:"name"`
 		}
-		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "up to date" {
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != controller.UpToDateMessage {
 			return
 		}
 		l.mu.Lock()

@@ -145,9 +145,9 @@ func TestTLSIgnoredOnce(t *testing.T) {
 		}, wait, tick)
 
 		// Another reconcile of the same Ingress says nothing new.
-		before := reconciles(t, "ingress")
+		before := w.upToDate("ingress", "shop")
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"example.com/touched": "yes"} })
-		w.eventuallyReconciledSince(before, "ingress")
+		w.eventuallyUpToDateSince(before, "ingress", "shop")
 		time.Sleep(500 * time.Millisecond) // events are written asynchronously
 		assert.Len(t, w.notes(t, "shop", pic.ReasonTLSIgnored), 1, "once, not on every reconcile")
 		var list eventsv1.EventList

@@ -74,6 +74,10 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 	}
 }
 
+// UpToDateMessage is the debug line of a reconcile whose plan was empty, logged after
+// its last write: what a test waits for to know that a change was looked at.
+const UpToDateMessage = "up to date"
+
 // Reconcile implements reconcile.Reconciler. It is level-based: it looks at the object
 // as it is now and makes what the sink keeps match, whatever happened before.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -155,13 +159,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	live := served(existing, applied)
 	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)
-	if plan.Empty() {
-		logger.V(1).Info("up to date", "resources", len(desired))
-	}
 	if res.OwnsStatus {
 		if err := r.source.WriteStatus(ctx, req.NamespacedName, decideStatus(res, refused, publishedHostnames(live))); err != nil {
 			return reconcile.Result{}, err
 		}
+	}
+	if plan.Empty() {
+		// Once every write of the reconcile, its status's included, has been sent.
+		logger.V(1).Info(UpToDateMessage, "resources", len(desired))
 	}
 
 	var requeue time.Duration
