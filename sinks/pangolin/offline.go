@@ -208,11 +208,11 @@ func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 	if len(roleNames)+len(userRefs) == 0 {
 		return nil
 	}
-	roles, err := p.api.ListRoles(ctx)
+	roles, err := p.roles(ctx, false)
 	if err != nil {
 		return err
 	}
-	users, err := p.api.ListUsers(ctx)
+	users, err := p.users(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 	for _, name := range roleNames {
 		if _, found := findRole(roles, name); !found {
 			r := p.server.SeedRole(name)
-			roles = append(roles, pangolinapi.Role{RoleID: r.ID, Name: r.Name})
+			roles = append(slices.Clip(roles), pangolinapi.Role{RoleID: r.ID, Name: r.Name})
 			seeded = true
 		}
 	}
@@ -231,7 +231,7 @@ func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 				u.Email, u.Username = ref, strings.Split(ref, "@")[0]
 			}
 			u = p.server.SeedUser(u)
-			users = append(users, pangolinapi.User{UserID: u.ID, Email: u.Email, Username: u.Username})
+			users = append(slices.Clip(users), pangolinapi.User{UserID: u.ID, Email: u.Email, Username: u.Username})
 			seeded = true
 		}
 	}
