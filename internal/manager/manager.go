@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -120,24 +121,29 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err := addIndexes(ctx, mgr, indexes, cfg, sinkFactory, registry, all); err != nil {
 		return nil, err
 	}
+	// The runnables the adapters declare, each with who declared it for the error.
+	type declared struct {
+		by       string
+		runnable manager.Runnable
+	}
+	var runnables []declared
 	for _, r := range sink.Declare().Runnables {
-		if err := mgr.Add(r); err != nil {
-			return nil, fmt.Errorf("add the %s sink's %T: %w", cfg.Sink, r, err)
-		}
+		runnables = append(runnables, declared{"the " + cfg.Sink + " sink", r})
 	}
 	for _, src := range all {
 		for _, r := range src.Declare().Runnables {
-			if err := mgr.Add(r); err != nil {
-				return nil, fmt.Errorf("add the %s source's %T: %w", src.Name(), r, err)
-			}
+			runnables = append(runnables, declared{"the " + src.Name() + " source", r})
 		}
 	}
 	sharedParts := shared.Declarations()
 	for _, part := range sharedParts {
 		for _, r := range part.Runnables {
-			if err := mgr.Add(r); err != nil {
-				return nil, fmt.Errorf("add the sources' %T: %w", r, err)
-			}
+			runnables = append(runnables, declared{"the sources' shared parts", r})
+		}
+	}
+	for _, d := range runnables {
+		if err := mgr.Add(d.runnable); err != nil {
+			return nil, fmt.Errorf("add %s's %T: %w", d.by, d.runnable, err)
 		}
 	}
 	recorder, err := newRecorder(mgr)
