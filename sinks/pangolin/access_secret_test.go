@@ -166,7 +166,7 @@ func TestConfigMapRecord(t *testing.T) {
 
 	const niceID = "pic-my-cluster-0123456789abcdef"
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("my-cluster", recordPart(niceID))}, &cm))
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("my-cluster", RecordPart(niceID))}, &cm))
 	var entry map[string]any
 	require.NoError(t, json.Unmarshal([]byte(cm.Data[niceID]), &entry))
 	assert.Regexp(t, "^[0-9a-f]{64}$", entry["mac"], "sealed")
@@ -209,7 +209,7 @@ func TestRecordSurvivesRestartInAConfigMap(t *testing.T) {
 
 	niceID := w.resourceOn("app.example.com").NiceID
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("default", recordPart(niceID))}, &cm))
+	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("default", RecordPart(niceID))}, &cm))
 	require.Len(t, cm.Data, 1)
 	for _, v := range cm.Data {
 		var r AccessRecord

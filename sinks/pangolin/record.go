@@ -173,9 +173,9 @@ func RecordPartName(ownerID string, n int) string {
 	return RecordConfigMapName(ownerID) + "." + strconv.Itoa(n)
 }
 
-// recordPart is the part that holds a resource's record: a hash of its niceId, stable
+// RecordPart is the part that holds a resource's record: a hash of its niceId, stable
 // across releases and restarts.
-func recordPart(niceID string) int {
+func RecordPart(niceID string) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(niceID))
 	return int(h.Sum32() % RecordParts)
@@ -226,7 +226,7 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 		var invalid []string
 		for niceID, value := range cm.Data {
 			r, err := openRecord(c.Key, niceID, value)
-			if err != nil || recordPart(niceID) != n {
+			if err != nil || RecordPart(niceID) != n {
 				invalid = append(invalid, niceID)
 				continue
 			}
@@ -332,7 +332,7 @@ func (c *ConfigMapRecord) Save(ctx context.Context, records map[string]AccessRec
 		if err != nil {
 			return fmt.Errorf("seal the access record of %s: %w", niceID, err)
 		}
-		n := recordPart(niceID)
+		n := RecordPart(niceID)
 		if parts[n] == nil {
 			parts[n] = map[string]string{}
 		}

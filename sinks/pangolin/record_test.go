@@ -66,30 +66,30 @@ func TestForgedRecordDoesNotGovern(t *testing.T) {
 			putConfigMap(t, c, RecordConfigMapName("default"), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
 		}, false},
 		{"an entry without a MAC in its part does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", recordPart(niceID)), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
+			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
 		}, false},
 		{"an entry sealed with another API key does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", recordPart(niceID)), map[string]string{
+			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
 				niceID: seal(t, recordKey("another-api-key"), niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed for another resource, moved under this one, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", recordPart(niceID)), map[string]string{
+			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
 				niceID: seal(t, key, "pic-default-0123456789abcdef", AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed as not governed, edited to governed, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
 			v := seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: false, Password: &SecretRecord{Digest: "d", ID: 1}})
 			require.Contains(t, v, `"governed":false`)
-			putConfigMap(t, c, RecordPartName("default", recordPart(niceID)), map[string]string{niceID: strings.Replace(v, `"governed":false`, `"governed":true`, 1)})
+			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{niceID: strings.Replace(v, `"governed":false`, `"governed":true`, 1)})
 		}, false},
 		{"an entry PIC sealed, copied to another part, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", (recordPart(niceID)+1)%RecordParts), map[string]string{
+			putConfigMap(t, c, RecordPartName("default", (RecordPart(niceID)+1)%RecordParts), map[string]string{
 				niceID: seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed for the resource, in its part, governs", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", recordPart(niceID)), map[string]string{
+			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
 				niceID: seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, true},
@@ -126,9 +126,9 @@ func TestInvalidRecordEntriesAreReported(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	key := recordKey(secretKey.Token())
 	const good, forged = "pic-default-00000000000000aa", "pic-default-00000000000000bb"
-	n := recordPart(good)
+	n := RecordPart(good)
 	forgedHere := forged
-	for i := 0; recordPart(forgedHere) != n; i++ { // a forged entry in the same part
+	for i := 0; RecordPart(forgedHere) != n; i++ { // a forged entry in the same part
 		forgedHere = fmt.Sprintf("pic-default-%016x", i)
 	}
 	putConfigMap(t, c, RecordPartName("default", n), map[string]string{
@@ -273,7 +273,7 @@ func TestRecordHoldsTenThousandResources(t *testing.T) {
 	r.Password = &SecretRecord{Digest: strings.Repeat("a", 64), ID: 7}
 	got[changedID] = r
 	require.NoError(t, restarted.Save(ctx, got))
-	assert.Equal(t, map[string]int{RecordPartName("my-cluster", recordPart(changedID)): 1}, counter.take(), "one part written")
+	assert.Equal(t, map[string]int{RecordPartName("my-cluster", RecordPart(changedID)): 1}, counter.take(), "one part written")
 }
 
 // TestRecordPartTooLargeIsRefused: a part past what a ConfigMap may hold is not sent,
@@ -295,7 +295,7 @@ func TestRecordPartTooLargeIsRefused(t *testing.T) {
 	require.ErrorAs(t, err, &partial)
 	assert.Contains(t, partial.ByNiceID[hugeID].Error(), "more than the 1048576 a ConfigMap may hold")
 	for id := range partial.ByNiceID {
-		assert.Equal(t, recordPart(hugeID), recordPart(id), "only the resources of the part that is too large")
+		assert.Equal(t, RecordPart(hugeID), RecordPart(id), "only the resources of the part that is too large")
 	}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
@@ -309,10 +309,10 @@ func TestOneRecordPartFailingDelaysOnlyItsResources(t *testing.T) {
 	shop, blog := ingress("shop", "web"), ingress("blog", "web")
 	const shopHost = "app.example.com"
 	blogHost := ""
-	shopPart := recordPart(niceID("default", markOf(shop, shopHost, "")))
+	shopPart := RecordPart(niceID("default", markOf(shop, shopHost, "")))
 	for i := 0; blogHost == ""; i++ { // a host whose resource is in another part
 		h := fmt.Sprintf("blog%d.example.com", i)
-		if recordPart(niceID("default", markOf(blog, h, ""))) != shopPart {
+		if RecordPart(niceID("default", markOf(blog, h, ""))) != shopPart {
 			blogHost = h
 		}
 	}
