@@ -716,6 +716,8 @@ func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.
 			return plugin.Unreachable(fmt.Errorf("save the access record of the Pangolin resource %s: %w", id, partial.ByNiceID[id]))
 		}
 	}
+	// Another object's: its own reconcile reports it; this one is not delayed.
+	log.FromContext(ctx).V(1).Info("access record not saved for other objects' resources; tried again at the next reconcile", "error", err.Error())
 	return nil
 }
 

@@ -182,7 +182,7 @@ func RecordPart(niceID string) int {
 }
 
 func (c *ConfigMapRecord) String() string {
-	return fmt.Sprintf("ConfigMaps %s/%s (%d parts)", c.Namespace, RecordPartName(c.OwnerID, 0), RecordParts)
+	return fmt.Sprintf("ConfigMaps %s/%s to .%d", c.Namespace, RecordPartName(c.OwnerID, 0), RecordParts-1)
 }
 
 // Load implements RecordStore: no ConfigMap is no record.
