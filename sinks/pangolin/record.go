@@ -209,14 +209,15 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 	}
 
 	var forbidden []string
+	var denial error
 	for n := range RecordParts {
 		name := RecordPartName(c.OwnerID, n)
 		cm, denied, err := c.read(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if denied {
-			forbidden = append(forbidden, name)
+		if denied != nil {
+			forbidden, denial = append(forbidden, name), denied
 		}
 		c.stored[n] = nil
 		if cm == nil {
@@ -241,27 +242,26 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 		// without a policy needs no record), and saying so is enough. A policy then
 		// fails to save its record, loudly, and its secrets are written again once after
 		// each restart.
-		logger.Error(apierrors.NewForbidden(corev1.Resource("configmaps"), forbidden[0], errors.New("not granted")),
-			"cannot read the access record: grant get and update on these ConfigMaps (config/rbac/direct names them after the owner id); until then a restart writes each policy's secrets again once",
+		logger.Error(denial, "cannot read the access record: grant get and update on these ConfigMaps (config/rbac/direct names them after the owner id); until then a restart writes each policy's secrets again once",
 			"namespace", c.Namespace, "configmaps", forbidden)
 	}
 	return out, nil
 }
 
 // read gets a ConfigMap of the record: nil when it does not exist, or when PIC may not
-// read it (denied).
-func (c *ConfigMapRecord) read(ctx context.Context, name string) (_ *corev1.ConfigMap, denied bool, _ error) {
+// read it (denied says why).
+func (c *ConfigMapRecord) read(ctx context.Context, name string) (_ *corev1.ConfigMap, denied, _ error) {
 	var cm corev1.ConfigMap
 	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, false, nil
+		return nil, nil, nil
 	case apierrors.IsForbidden(err):
-		return nil, true, nil
+		return nil, err, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("read the access record %s/%s (PIC needs get on it): %w", c.Namespace, name, err)
+		return nil, nil, fmt.Errorf("read the access record %s/%s (PIC needs get on it): %w", c.Namespace, name, err)
 	}
-	return &cm, false, nil
+	return &cm, nil, nil
 }
 
 // warnInvalid says, once per load, that a part holds entries that fail verification:
