@@ -401,6 +401,10 @@ func (c *ConfigMapRecord) write(ctx context.Context, name string, data map[strin
 		return fmt.Errorf("read the access record %s/%s (PIC needs get on it): %w", c.Namespace, name, err)
 	}
 	cm.Data = data
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels[pic.LabelManagedBy] = pic.ManagedByValue
 	if err := c.Writer.Update(ctx, &cm); err != nil {
 		return fmt.Errorf("update the access record %s/%s (PIC needs update on it): %w", c.Namespace, name, err)
 	}
