@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -19,6 +21,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	pangolinsink "github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
@@ -229,7 +232,16 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		status, err := json.Marshal(policies.Items)
 		require.NoError(t, err)
 		var record corev1.ConfigMap
-		require.NoError(t, a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: a.recordName()}, &record))
+		record.Data = map[string]string{}
+		for n := range pangolinsink.RecordParts {
+			var part corev1.ConfigMap
+			err := a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: pangolinsink.RecordPartName(accessOwnerID, n)}, &part)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			require.NoError(t, err)
+			maps.Copy(record.Data, part.Data)
+		}
 		// Empty places would hide nothing: the check must read something in each.
 		require.NotEmpty(t, policies.Items, "the policies' statuses to search")
 		require.NotEmpty(t, record.Data, "the record to search")
@@ -309,8 +321,10 @@ func (a *accessWorld) eventuallyCondition(name, condition string, status metav1.
 }
 
 // recordName is the ConfigMap, in PIC's namespace, where the direct sink records the
-// secrets it wrote.
-func (a *accessWorld) recordName() string { return "pic-access-" + accessOwnerID }
+// secrets it wrote for the resource niceID: the part that holds it.
+func (a *accessWorld) recordName(niceID string) string {
+	return pangolinsink.RecordPartName(accessOwnerID, pangolinsink.RecordPart(niceID))
+}
 
 // eventuallyRecorded waits until PIC's record of the resource serving host names the
 // ids of the secrets Pangolin holds for it: what lets a restarted PIC leave them be.
@@ -319,7 +333,7 @@ func (a *accessWorld) eventuallyRecorded(host string) {
 	res := a.resource(host)
 	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
 		var cm corev1.ConfigMap
-		if !assert.NoError(c, a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: a.recordName()}, &cm)) {
+		if !assert.NoError(c, a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: a.recordName(res.NiceID)}, &cm)) {
 			return
 		}
 		var rec struct {

@@ -168,7 +168,7 @@ func TestE2E(t *testing.T) {
 }
 
 // accessOwnerID is the owner id of the access-policy spec's PIC: its record of secrets
-// is the ConfigMap pic-access-<accessOwnerID>.
+// is in the ConfigMaps pic-access-<accessOwnerID>.<n>.
 const accessOwnerID = "e2e-access"
 
 // newAccessProvider is a cluster with PIC's AccessPolicy CRD and no operator, where PIC

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	pangolinsink "github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
 
 // fieldOwner is the suite's server-side apply field manager.
@@ -82,6 +84,13 @@ var rbacKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", 
 // Deployment does not run here, and the CRD comes with the cluster
 // (testenv.ClusterOptions.AccessPolicies).
 func accessRBACObjects(ownerID string) ([]*unstructured.Unstructured, error) {
+	recordParts := func(ownerID string) string {
+		names := make([]string, pangolinsink.RecordParts)
+		for n := range names {
+			names[n] = pangolinsink.RecordPartName(ownerID, n)
+		}
+		return strings.Join(names, ", ")
+	}
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, err
@@ -113,11 +122,17 @@ patches:
     patch: |-
       - op: test
         path: /rules/0/resourceNames
-        value: [pic-access-my-cluster]
+        value: [%s]
       - op: replace
         path: /rules/0/resourceNames
+        value: [%s]
+      - op: test
+        path: /rules/1/resourceNames
+        value: [pic-access-my-cluster]
+      - op: replace
+        path: /rules/1/resourceNames
         value: [pic-access-%s]
-`, install, component, ownerID)
+`, install, component, recordParts("my-cluster"), recordParts(ownerID), ownerID)
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
 		return nil, err
 	}

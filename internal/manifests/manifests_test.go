@@ -245,7 +245,7 @@ func TestInstallations(t *testing.T) {
 			r := leaderElectionRole[rbacv1.Role](t, objs, "Role")
 			assert.Equal(t, ruleSet(roleFile.role), ruleSet(r.Rules))
 		}},
-		{"the direct sink, and it alone, may keep its access record: get and update on the ConfigMap pic-access-<owner id>, create on ConfigMaps, in PIC's namespace", func(t *testing.T, objs []*unstructured.Unstructured) {
+		{"the direct sink, and it alone, may keep its access record: get and update on the ConfigMaps of its parts, get and delete on the one of earlier releases, create on ConfigMaps, in PIC's namespace", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
 			d := only[appsv1.Deployment](t, objs, "Deployment")
 			var roles, bindings []*unstructured.Unstructured
@@ -271,7 +271,8 @@ func TestInstallations(t *testing.T) {
 			assert.Equal(t, d.Namespace, r.Namespace)
 			assert.Equal(t, d.Namespace, rb.Namespace)
 			assert.Equal(t, ruleSet([]rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"pic-access-" + cfg.Pangolin.OwnerID}, Verbs: []string{"get", "update"}},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: recordParts(cfg.Pangolin.OwnerID), Verbs: []string{"get", "update"}},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"pic-access-" + cfg.Pangolin.OwnerID}, Verbs: []string{"get", "delete"}},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
 			}), ruleSet(r.Rules))
 			assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name}, rb.RoleRef)
@@ -726,6 +727,16 @@ func readGatewayRoleFile(t *testing.T) *rbacv1.ClusterRole {
 
 // ruleSet flattens rules into "group resource [names]" → sorted verbs, so that two rule
 // lists compare equal when they grant the same, however they are grouped.
+// recordParts are the ConfigMaps of the direct sink's access record
+// (pangolin.RecordPartName), whose names the RBAC lists.
+func recordParts(ownerID string) []string {
+	var out []string
+	for n := range 16 {
+		out = append(out, fmt.Sprintf("pic-access-%s.%d", ownerID, n))
+	}
+	return out
+}
+
 func ruleSet(rules []rbacv1.PolicyRule) map[string][]string {
 	out := map[string][]string{}
 	add := func(key string, verbs []string) {

@@ -144,6 +144,11 @@ const (
 	// region or ASN, which Pangolin can only evaluate with GeoIP databases; without them
 	// CountryIsNot matches every client and the others none.
 	ReasonAccessRuleNeedsGeoIP = "AccessRuleNeedsGeoIP"
+	// ReasonAccessRecordInvalid (Warning, direct mode, on a ConfigMap of PIC's access
+	// record): entries of the record fail verification (forged, edited by hand, or
+	// written with another API key) and are ignored: nothing is stripped from a resource
+	// no valid entry governs.
+	ReasonAccessRecordInvalid = "AccessRecordInvalid"
 	// ReasonPathNotRoutable (Warning, direct mode): Pangolin would give the path's router
 	// the name of another path's (it cuts router names at 50 characters), and no
 	// equivalent form of the path gets a name of its own: the path is not published,

@@ -3,7 +3,9 @@ package pangolin
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -680,8 +683,11 @@ func (s *Sink) dropRecord(niceID string) {
 }
 
 // saveRecords saves the records if an Apply changed them. A failed save keeps them
-// dirty: the next Apply saves them again, and meanwhile the sink's memory holds them.
-func (s *Sink) saveRecords(ctx context.Context) error {
+// dirty: the next Apply, whoever's, saves them again, and meanwhile the sink's memory
+// holds them. It fails the Apply of owner (plan) only when a resource of owner's is
+// among those whose record is not saved: a part of the record that cannot be written
+// delays the resources it holds, not every object's.
+func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.Plan) error {
 	s.saving.Lock()
 	defer s.saving.Unlock()
 	s.mu.Lock()
@@ -692,13 +698,45 @@ func (s *Sink) saveRecords(ctx context.Context) error {
 	snapshot := cloneRecords(s.records)
 	s.recordsDirty = false
 	s.mu.Unlock()
-	if err := s.store.Save(ctx, snapshot); err != nil {
-		s.mu.Lock()
-		s.recordsDirty = true
-		s.mu.Unlock()
-		return fmt.Errorf("save the record of the secrets written to Pangolin: %w", err)
+	err := s.store.Save(ctx, snapshot)
+	if err == nil {
+		return nil
 	}
+	s.mu.Lock()
+	s.recordsDirty = true
+	s.mu.Unlock()
+	var partial *RecordsNotSaved
+	if !errors.As(err, &partial) {
+		return fmt.Errorf("save the record of the access written to Pangolin: %w", err)
+	}
+	for _, id := range slices.Sorted(maps.Keys(partial.ByNiceID)) {
+		if s.holds(owner, plan, id) {
+			// Out of reach, like Pangolin itself: retried with backoff, nothing removed,
+			// and the object's owner told (SinkUnavailable).
+			return plugin.Unreachable(fmt.Errorf("save the access record of the Pangolin resource %s: %w", id, partial.ByNiceID[id]))
+		}
+	}
+	// Another object's: its own reconcile reports it; this one is not delayed.
+	log.FromContext(ctx).V(1).Info("access record not saved for other objects' resources; tried again at the next reconcile", "error", err.Error())
 	return nil
+}
+
+// holds reports whether the resource niceID is owner's: one it has, or one plan deletes.
+func (s *Sink) holds(owner route.Origin, plan engine.Plan, niceID string) bool {
+	s.mu.Lock()
+	e, ok := s.entries[niceID]
+	s.mu.Unlock()
+	if ok && e.mark.sameObject(owner) {
+		return true
+	}
+	return slices.ContainsFunc(plan.Delete, func(e engine.Existing) bool {
+		return niceIDOf(s.ownerID, e) == niceID
+	})
+}
+
+// niceIDOf is the niceId of the resource an existing one of the engine's is.
+func niceIDOf(ownerID string, e engine.Existing) string {
+	return niceID(ownerID, markOf(e.Origin, e.Host, ""))
 }
 
 // loadRecords loads the records once, before the first refresh reads Pangolin.

@@ -149,7 +149,7 @@ func TestRenderShowsAccessByReference(t *testing.T) {
 func TestConfigMapRecord(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", Name: RecordConfigMapName("my-cluster")}
+	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, got, "no ConfigMap is no record")
@@ -164,9 +164,14 @@ func TestConfigMapRecord(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, records, got)
 
+	const niceID = "pic-my-cluster-0123456789abcdef"
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: "pic-access-my-cluster"}, &cm))
-	assert.JSONEq(t, `{"resourceId":12,"governed":true,"password":{"digest":"d1","id":4}}`, cm.Data["pic-my-cluster-0123456789abcdef"])
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("my-cluster", RecordPart(niceID))}, &cm))
+	var entry map[string]any
+	require.NoError(t, json.Unmarshal([]byte(cm.Data[niceID]), &entry))
+	assert.Regexp(t, "^[0-9a-f]{64}$", entry["mac"], "sealed")
+	delete(entry, "mac")
+	assert.Equal(t, map[string]any{"resourceId": 12.0, "governed": true, "password": map[string]any{"digest": "d1", "id": 4.0}}, entry)
 }
 
 // TestForbiddenRecordIsNoRecord: an install whose Role does not grant its record keeps
@@ -179,7 +184,7 @@ func TestForbiddenRecordIsNoRecord(t *testing.T) {
 			return forbidden
 		},
 	}).Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", Name: RecordConfigMapName("other")}
+	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "other", Key: recordKey(secretKey.Token())}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, got)
@@ -192,7 +197,7 @@ func TestRecordSurvivesRestartInAConfigMap(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	shop := ingress("shop", "web")
 	w := newWorld(t, accessOrg)
-	w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", Name: RecordConfigMapName("default")}
+	w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "default", Key: recordKey(secretKey.Token())}
 	w.restart("default")
 	rt := protected(web(shop, "app.example.com", 8080), true, everything())
 	w.converge(shop, rt)
@@ -202,8 +207,9 @@ func TestRecordSurvivesRestartInAConfigMap(t *testing.T) {
 	assert.Equal(t, secrets, w.fake.SecretWrites())
 	assert.Empty(t, o.applied.Updated)
 
+	niceID := w.resourceOn("app.example.com").NiceID
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: "pic-access-default"}, &cm))
+	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("default", RecordPart(niceID))}, &cm))
 	require.Len(t, cm.Data, 1)
 	for _, v := range cm.Data {
 		var r AccessRecord

@@ -31,7 +31,7 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	defer func() { s.changes.publish(ctx, plugin.Change{Hosts: a.hosts}) }()
 	err := a.apply(ctx, plan)
 	// What access policies wrote is recorded even when Apply stopped part-way.
-	if saveErr := s.saveRecords(ctx); saveErr != nil && err == nil {
+	if saveErr := s.saveRecords(ctx, owner, plan); saveErr != nil && err == nil {
 		err = saveErr
 	}
 	return a.res, err
@@ -702,7 +702,7 @@ func pathMatch(t target) *pangolinapi.PathMatch {
 // delete removes a resource of the owner's, and its targets with it.
 func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	s := a.sink
-	id := niceID(s.ownerID, markOf(e.Origin, e.Host, ""))
+	id := niceIDOf(s.ownerID, e)
 	s.mu.Lock()
 	known, ok := s.entries[id]
 	s.mu.Unlock()

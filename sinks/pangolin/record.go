@@ -2,15 +2,20 @@ package pangolin
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +64,9 @@ func (r AccessRecord) clone() AccessRecord {
 // leader writes.
 type RecordStore interface {
 	Load(ctx context.Context) (map[string]AccessRecord, error)
+	// Save brings the stored records to records. A store kept in parts writes only the
+	// parts that changed; when some cannot be written it returns a *RecordsNotSaved,
+	// which names the resources whose change is not durable: the others' is.
 	Save(ctx context.Context, records map[string]AccessRecord) error
 	// String says where the records are, for logs and errors.
 	String() string
@@ -96,83 +104,324 @@ func cloneRecords(in map[string]AccessRecord) map[string]AccessRecord {
 	return out
 }
 
-// ConfigMapRecord keeps the records in a ConfigMap of PIC's own namespace, one data
-// key per resource niceId, each value the JSON of an AccessRecord. It needs get and
-// update on that ConfigMap, and create on ConfigMaps in the namespace (the first save).
+// RecordsNotSaved is a Save that wrote some of the records and not others: the changes
+// to the records of the resources it names are not durable yet, the others' are.
+type RecordsNotSaved struct {
+	// ByNiceID says, for each resource whose change was not saved, why.
+	ByNiceID map[string]error
+}
+
+func (e *RecordsNotSaved) Error() string {
+	ids := slices.Sorted(maps.Keys(e.ByNiceID))
+	if len(ids) == 0 {
+		return "no access record left unsaved"
+	}
+	return fmt.Sprintf("the access record of %d Pangolin resources is not saved (%s first): %v", len(ids), ids[0], e.ByNiceID[ids[0]])
+}
+
+// RecordParts is how many ConfigMaps the records are spread over, by a stable hash of
+// the niceId. At about 450 bytes for a resource with every secret, 10,000 resources
+// fill each part to about 300 KiB, and the parts hold about 35,000 before one reaches
+// the 1 MiB a ConfigMap may hold. Fixed, so that the RBAC can name every part.
+const RecordParts = 16
+
+// maxRecordPartBytes is what a ConfigMap's data may hold, keys and values together:
+// a part beyond it is refused before it is sent, and only its resources wait.
+const maxRecordPartBytes = 1 << 20
+
+// ConfigMapRecord keeps the records in ConfigMaps of PIC's own namespace, spread over
+// RecordParts parts (RecordPartName) by a stable hash of the niceId: one data key per
+// resource niceId, each value the JSON of an AccessRecord sealed with a MAC
+// (sealRecord). An entry whose MAC does not verify is ignored, so that no one but the
+// holder of the API key can mark a resource governed.
+//
+// A save writes only the parts that changed since they were last read or written, and a
+// part that cannot be written delays only the resources it holds (RecordsNotSaved).
+//
+// The single ConfigMap of earlier releases (RecordConfigMapName) is read too: its entries
+// carry no MAC, so only their secrets' digests and ids are taken (each digest is keyed
+// with the API key, and a forged one only causes a rewrite), never "governed"; once the
+// parts hold them, it is deleted.
+//
+// It needs get and update on the parts, get and delete on the earlier ConfigMap, and
+// create on ConfigMaps in the namespace (the first save of a part).
 type ConfigMapRecord struct {
 	// Reader reads past the cache: PIC does not watch ConfigMaps.
 	Reader    client.Reader
 	Writer    client.Writer
 	Namespace string
-	Name      string
+	OwnerID   string
+	// Key authenticates the entries: recordKey of the API key.
+	Key []byte
+
+	mu sync.Mutex
+	// stored is each part's data as last read or written; nil for a part not there.
+	stored [RecordParts]map[string]string
+	// legacy: the earlier single ConfigMap was read, and its entries are not in the
+	// parts yet.
+	legacy bool
 }
 
-// RecordConfigMapName is the ConfigMap of the access records of an owner id.
+// RecordConfigMapName is the single ConfigMap that held the access records of an owner
+// id in earlier releases; RecordPartName names the ConfigMaps that hold them now.
 func RecordConfigMapName(ownerID string) string { return "pic-access-" + ownerID }
 
+// RecordPartName is the ConfigMap of part n of the access records of an owner id. The
+// dot cannot be part of an owner id, so that no owner id's part is another owner id's
+// ConfigMap.
+func RecordPartName(ownerID string, n int) string {
+	return RecordConfigMapName(ownerID) + "." + strconv.Itoa(n)
+}
+
+// RecordPart is the part that holds a resource's record: a hash of its niceId, stable
+// across releases and restarts.
+func RecordPart(niceID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(niceID))
+	return int(h.Sum32() % RecordParts)
+}
+
 func (c *ConfigMapRecord) String() string {
-	return fmt.Sprintf("ConfigMap %s/%s", c.Namespace, c.Name)
+	return fmt.Sprintf("ConfigMaps %s/%s to .%d", c.Namespace, RecordPartName(c.OwnerID, 0), RecordParts-1)
 }
 
 // Load implements RecordStore: no ConfigMap is no record.
 func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, error) {
-	var cm corev1.ConfigMap
-	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, &cm)
-	switch {
-	case apierrors.IsNotFound(err):
-		return map[string]AccessRecord{}, nil
-	case apierrors.IsForbidden(err):
-		// An install whose Role names another owner id's record: direct mode goes on
-		// (a host without a policy needs no record), and saying so is enough. A policy
-		// with a secret then fails to save its record, loudly, and its secrets are
-		// written again once after each restart.
-		log.FromContext(ctx).WithName("pangolin").Error(err, "cannot read the access record: grant get and update on this ConfigMap (config/rbac/direct names it after the owner id); until then a restart writes each policy's secrets again once", "record", c.String())
-		return map[string]AccessRecord{}, nil
-	case err != nil:
-		return nil, fmt.Errorf("read the access record %s (PIC needs get on it): %w", c, err)
+	if len(c.Key) == 0 {
+		return nil, errors.New("read the access record: no key to verify it")
 	}
-	out := make(map[string]AccessRecord, len(cm.Data))
-	for key, value := range cm.Data {
-		var r AccessRecord
-		if err := json.Unmarshal([]byte(value), &r); err != nil {
-			// An entry edited by hand: without it the secrets are written again once.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	logger := log.FromContext(ctx).WithName("pangolin")
+	out := map[string]AccessRecord{}
+
+	legacy, _, err := c.read(ctx, RecordConfigMapName(c.OwnerID))
+	if err != nil {
+		return nil, err
+	}
+	c.legacy = legacy != nil
+	if legacy != nil {
+		for niceID, value := range legacy.Data {
+			if r, ok := legacyRecord(value); ok {
+				out[niceID] = r
+			}
+		}
+	}
+
+	var forbidden []string
+	var denial error
+	for n := range RecordParts {
+		name := RecordPartName(c.OwnerID, n)
+		cm, denied, err := c.read(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if denied != nil {
+			forbidden, denial = append(forbidden, name), denied
+		}
+		c.stored[n] = nil
+		if cm == nil {
 			continue
 		}
-		out[key] = r
+		c.stored[n] = maps.Clone(cm.Data)
+		var invalid []string
+		for niceID, value := range cm.Data {
+			r, err := openRecord(c.Key, niceID, value)
+			if err != nil || RecordPart(niceID) != n {
+				invalid = append(invalid, niceID)
+				continue
+			}
+			out[niceID] = r
+		}
+		if len(invalid) > 0 {
+			c.warnInvalid(ctx, cm, invalid)
+		}
+	}
+	if len(forbidden) > 0 {
+		// An install whose Role names other ConfigMaps: direct mode goes on (a host
+		// without a policy needs no record), and saying so is enough. A policy then
+		// fails to save its record, loudly, and its secrets are written again once after
+		// each restart.
+		logger.Error(denial, "cannot read the access record: grant get and update on these ConfigMaps (config/rbac/direct names them after the owner id); until then a restart writes each policy's secrets again once",
+			"namespace", c.Namespace, "configmaps", forbidden)
 	}
 	return out, nil
 }
 
-// Save implements RecordStore: the ConfigMap is replaced by records.
+// read gets a ConfigMap of the record: nil when it does not exist, or when PIC may not
+// read it (denied says why).
+func (c *ConfigMapRecord) read(ctx context.Context, name string) (_ *corev1.ConfigMap, denied, _ error) {
+	var cm corev1.ConfigMap
+	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil, nil
+	case apierrors.IsForbidden(err):
+		return nil, err, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("read the access record %s/%s (PIC needs get on it): %w", c.Namespace, name, err)
+	}
+	return &cm, nil, nil
+}
+
+// warnInvalid says, once per load, that a part holds entries that fail verification:
+// forged, edited by hand, or sealed with another API key. It names them, by niceId; the
+// entries themselves hold no secret, but are not repeated either.
+func (c *ConfigMapRecord) warnInvalid(ctx context.Context, cm *corev1.ConfigMap, invalid []string) {
+	slices.Sort(invalid)
+	note := fmt.Sprintf("%d entries of the access record fail verification (forged, edited, or written with another API key) and are ignored: PIC strips nothing from a resource no valid entry governs, and records each again when its AccessPolicy is next applied: %s",
+		len(invalid), strings.Join(invalid[:min(len(invalid), maxNamed)], ", "))
+	if len(invalid) > maxNamed {
+		note += ", …"
+	}
+	logger := log.FromContext(ctx).WithName("pangolin")
+	logger.Info("access record entries ignored", "reason", pic.ReasonAccessRecordInvalid, "configmap", client.ObjectKeyFromObject(cm).String(), "message", note)
+	now := time.Now()
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, GenerateName: cm.Name + "."},
+		EventTime:  metav1.NewMicroTime(now),
+		Regarding: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name,
+			UID: cm.UID, ResourceVersion: cm.ResourceVersion},
+		Type: corev1.EventTypeWarning, Reason: pic.ReasonAccessRecordInvalid, Action: "Load",
+		Note:                truncateNote(note),
+		ReportingController: pic.ManagedByValue, ReportingInstance: reportingInstance(),
+	}
+	if err := c.Writer.Create(ctx, ev); err != nil {
+		logger.V(1).Info("cannot write the event", "reason", pic.ReasonAccessRecordInvalid, "error", err.Error())
+	}
+}
+
+// maxNamed is how many niceIds a note names: the log line and the event stay short.
+const maxNamed = 10
+
+// maxNoteBytes is the longest note the API server accepts in an event.
+const maxNoteBytes = 1024
+
+func truncateNote(note string) string {
+	if len(note) <= maxNoteBytes {
+		return note
+	}
+	cut := maxNoteBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + "…"
+}
+
+// reportingInstance names this PIC in its events: its Pod's name in a cluster.
+func reportingInstance() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return pic.ManagedByValue + "-" + host
+}
+
+// Save implements RecordStore: the parts are replaced by records, each part only if it
+// changed. A part that cannot be written leaves its resources' changes unsaved
+// (RecordsNotSaved) and the other parts are saved all the same.
 func (c *ConfigMapRecord) Save(ctx context.Context, records map[string]AccessRecord) error {
-	data := make(map[string]string, len(records))
-	for _, key := range slices.Sorted(maps.Keys(records)) {
-		b, err := json.Marshal(records[key])
+	if len(c.Key) == 0 {
+		return errors.New("save the access record: no key to seal it")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var parts [RecordParts]map[string]string
+	for niceID, r := range records {
+		value, err := sealRecord(c.Key, niceID, r)
 		if err != nil {
-			return err
+			return fmt.Errorf("seal the access record of %s: %w", niceID, err)
 		}
-		data[key] = string(b)
+		n := RecordPart(niceID)
+		if parts[n] == nil {
+			parts[n] = map[string]string{}
+		}
+		parts[n][niceID] = value
+	}
+	unsaved := map[string]error{}
+	for n := range RecordParts {
+		if maps.Equal(parts[n], c.stored[n]) {
+			continue // unchanged: no write at steady state
+		}
+		if err := c.write(ctx, RecordPartName(c.OwnerID, n), parts[n]); err != nil {
+			for _, niceID := range changed(c.stored[n], parts[n]) {
+				unsaved[niceID] = err
+			}
+			continue
+		}
+		c.stored[n] = parts[n]
+	}
+	if len(unsaved) > 0 {
+		return &RecordsNotSaved{ByNiceID: unsaved}
+	}
+	if c.legacy {
+		c.dropLegacy(ctx)
+	}
+	return nil
+}
+
+// changed are the niceIds whose entry differs between two versions of a part's data.
+func changed(before, after map[string]string) []string {
+	var out []string
+	for niceID, v := range after {
+		if before[niceID] != v {
+			out = append(out, niceID)
+		}
+	}
+	for niceID := range before {
+		if _, ok := after[niceID]; !ok {
+			out = append(out, niceID)
+		}
+	}
+	return out
+}
+
+// write replaces a part's data, creating the part if it does not exist.
+func (c *ConfigMapRecord) write(ctx context.Context, name string, data map[string]string) error {
+	size := 0
+	for k, v := range data {
+		size += len(k) + len(v)
+	}
+	if size > maxRecordPartBytes {
+		return fmt.Errorf("the access record %s/%s would hold %d bytes, more than the %d a ConfigMap may hold", c.Namespace, name, size, maxRecordPartBytes)
 	}
 	var cm corev1.ConfigMap
-	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, &cm)
+	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		cm = corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name, Labels: map[string]string{pic.LabelManagedBy: pic.ManagedByValue}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name, Labels: map[string]string{pic.LabelManagedBy: pic.ManagedByValue}},
 			Data:       data,
 		}
 		if err := c.Writer.Create(ctx, &cm); err != nil {
-			return fmt.Errorf("create the access record %s (PIC needs create on ConfigMaps in %s): %w", c, c.Namespace, err)
+			return fmt.Errorf("create the access record %s/%s (PIC needs create on ConfigMaps in %s): %w", c.Namespace, name, c.Namespace, err)
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("read the access record %s (PIC needs get on it): %w", c, err)
+		return fmt.Errorf("read the access record %s/%s (PIC needs get on it): %w", c.Namespace, name, err)
 	}
 	cm.Data = data
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels[pic.LabelManagedBy] = pic.ManagedByValue
 	if err := c.Writer.Update(ctx, &cm); err != nil {
-		return fmt.Errorf("update the access record %s (PIC needs update on it): %w", c, err)
+		return fmt.Errorf("update the access record %s/%s (PIC needs update on it): %w", c.Namespace, name, err)
 	}
 	return nil
+}
+
+// dropLegacy deletes the earlier single ConfigMap once the parts hold its entries. A
+// failure is only logged: what it still holds is read again, harmlessly, at the next
+// load.
+func (c *ConfigMapRecord) dropLegacy(ctx context.Context) {
+	c.legacy = false
+	name := RecordConfigMapName(c.OwnerID)
+	err := c.Writer.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		log.FromContext(ctx).WithName("pangolin").Error(err, "cannot delete the access record of earlier releases, now held by its parts: delete it by hand",
+			"configmap", c.Namespace+"/"+name)
+	}
 }
 
 // serviceAccountNamespace is where the kubelet says which namespace the pod runs in.

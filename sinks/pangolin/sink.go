@@ -36,19 +36,19 @@ func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure the pangolin sink: %w", err)
 	}
-	opts.Record = recordStore(ctx, deps, opts.OwnerID)
+	opts.Record = recordStore(ctx, deps, opts.OwnerID, opts.APIKey)
 	return New(client, opts), nil
 }
 
 // recordStore is where the access records are kept: a ConfigMap in PIC's own namespace,
 // or, outside a cluster, memory.
-func recordStore(ctx context.Context, deps plugin.SinkDeps, ownerID string) RecordStore {
+func recordStore(ctx context.Context, deps plugin.SinkDeps, ownerID, apiKey string) RecordStore {
 	ns := ownNamespace()
 	if ns == "" || deps.Client == nil || deps.APIReader == nil {
 		log.FromContext(ctx).WithName("pangolin").Info("PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file): the record of the secrets written to Pangolin is kept in memory only, and each is written again once after a restart")
 		return &MemoryRecord{}
 	}
-	return &ConfigMapRecord{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, Name: RecordConfigMapName(ownerID)}
+	return &ConfigMapRecord{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, OwnerID: ownerID, Key: recordKey(apiKey)}
 }
 
 // tunnelTTL is how long a site's state is trusted: every reconcile asks, and a site
