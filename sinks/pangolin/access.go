@@ -28,9 +28,8 @@ import (
 //   - a new host's resource is created, and its access applied, before its first target:
 //     Pangolin routes a host only once it has a target, so it is unreachable until its
 //     access is complete, and stays so when part of it is refused;
-//   - the writes that can open a published host (sso off, blockAccess off, a login
-//     method removed) come after every other, so a refusal or an outage part-way
-//     stops before them.
+//   - a published host's writes are planned (planAccess) so that a refusal or an outage
+//     after any of them lets no one in whom neither the old nor the new access admits.
 
 // orgTTL is how long a list of the org's roles or users answers for a name it lacks: a
 // name missing from an older list is asked again, once.
