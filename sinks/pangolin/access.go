@@ -412,7 +412,7 @@ func (run *accessRun) execute(ctx context.Context, plan []accessOp, rec *AccessR
 	logger := log.FromContext(ctx).WithName("pangolin").WithValues("host", hostOf(run.d), "niceId", run.w.niceID)
 	for _, op := range plan {
 		if len(op.removes) > 0 {
-			logger.Info("removing "+op.removing+" that the AccessPolicy does not grant (added outside PIC, or by a policy since detached)", op.removing, op.removes)
+			logger.Info("removing what the AccessPolicy does not grant (added outside PIC, or by a policy since detached)", "kind", op.removing, "removed", op.removes)
 		}
 		var ok bool
 		var err error

@@ -46,7 +46,8 @@ type accessOp struct {
 	ruleID int                        // opUpdateRule, opDeleteRule
 	rule   pangolinapi.RuleSpec       // opCreateRule, opUpdateRule
 	// removes lists what the write takes away that the policy does not grant (added
-	// outside PIC, or by a policy since detached), for the log; removing names its kind.
+	// outside PIC, or by a policy since detached), for the log; removing names its kind:
+	// "roles", "users", "emails", "rules" or "secret".
 	removing string
 	removes  []string
 }
@@ -159,7 +160,7 @@ func loginOn(sso, password, pincode, headerAuth, whitelist bool) bool {
 
 func (p *planner) plan() []accessOp {
 	in, have, want := p.in, p.in.have, p.in.want
-	newSSO, newBlock := deref(in.wantSSO, in.sso), deref(in.wantBlockAccess, in.blockAccess)
+	newSSO, newBlock := boolOr(in.wantSSO, in.sso), boolOr(in.wantBlockAccess, in.blockAccess)
 	newWhitelist := len(want.whitelist) > 0
 
 	// The secrets: written when the value changed (digest) or someone changed it in
@@ -168,14 +169,14 @@ func (p *planner) plan() []accessOp {
 	if have.HeaderAuth != nil {
 		headerID = have.HeaderAuth.ID
 	}
-	setPassword := in.digests.password != "" && stale(in.rec.Password, in.digests.password, have.PasswordID)
-	setPincode := in.digests.pincode != "" && stale(in.rec.Pincode, in.digests.pincode, have.PincodeID)
-	setHeader := in.digests.headerAuth != "" && stale(in.rec.HeaderAuth, in.digests.headerAuth, headerID)
+	setPassword := in.digests.password != "" && secretStale(in.rec.Password, in.digests.password, have.PasswordID)
+	setPincode := in.digests.pincode != "" && secretStale(in.rec.Pincode, in.digests.pincode, have.PincodeID)
+	setHeader := in.digests.headerAuth != "" && secretStale(in.rec.HeaderAuth, in.digests.headerAuth, headerID)
 
 	oldLogin := loginOn(in.sso, have.PasswordID != 0, have.PincodeID != 0, have.HeaderAuth != nil, have.EmailWhitelistEnabled)
 	newLogin := loginOn(newSSO, in.digests.password != "", in.digests.pincode != "", in.digests.headerAuth != "", newWhitelist)
 	// A whitelist enabled again brings back the list kept while it was disabled.
-	revived := newWhitelist && !have.EmailWhitelistEnabled && len(without(lower(have.EmailWhitelist), want.whitelist)) > 0
+	revived := newWhitelist && !have.EmailWhitelistEnabled && len(without(lowerAll(have.EmailWhitelist), want.whitelist)) > 0
 	closing := !in.blockAccess && (newBlock || revived && oldLogin && newLogin)
 
 	// 1. Close.
@@ -196,9 +197,9 @@ func (p *planner) plan() []accessOp {
 		if !have.EmailWhitelistEnabled {
 			p.updateResource("enable the email whitelist", pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(true)})
 		}
-		if !sameStrings(lower(have.EmailWhitelist), want.whitelist) {
+		if !sameStrings(lowerAll(have.EmailWhitelist), want.whitelist) {
 			p.add(accessOp{kind: opSetWhitelist, what: "set the email whitelist", emails: want.whitelist,
-				removing: "emails", removes: without(lower(have.EmailWhitelist), want.whitelist)})
+				removing: "emails", removes: without(lowerAll(have.EmailWhitelist), want.whitelist)})
 		}
 	}
 	if setPassword {
@@ -224,18 +225,18 @@ func (p *planner) plan() []accessOp {
 		// Emptied before it is disabled: disabling keeps the list, and enabling it again
 		// would bring it back.
 		if len(have.EmailWhitelist) > 0 {
-			p.add(accessOp{kind: opSetWhitelist, what: "empty the email whitelist", removing: "emails", removes: lower(have.EmailWhitelist)})
+			p.add(accessOp{kind: opSetWhitelist, what: "empty the email whitelist", removing: "emails", removes: lowerAll(have.EmailWhitelist)})
 		}
 		p.updateResource("disable the email whitelist", pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(false)})
 	}
 	if in.digests.password == "" && have.PasswordID != 0 {
-		p.add(accessOp{kind: opRemovePassword, what: "remove the password", removing: "the password", removes: []string{"password"}})
+		p.add(accessOp{kind: opRemovePassword, what: "remove the password", removing: "secret", removes: []string{"password"}})
 	}
 	if in.digests.pincode == "" && have.PincodeID != 0 {
-		p.add(accessOp{kind: opRemovePincode, what: "remove the PIN code", removing: "the PIN code", removes: []string{"PIN code"}})
+		p.add(accessOp{kind: opRemovePincode, what: "remove the PIN code", removing: "secret", removes: []string{"PIN code"}})
 	}
 	if in.digests.headerAuth == "" && have.HeaderAuth != nil {
-		p.add(accessOp{kind: opRemoveHeaderAuth, what: "remove the header authentication", removing: "the header authentication", removes: []string{"header authentication"}})
+		p.add(accessOp{kind: opRemoveHeaderAuth, what: "remove the header authentication", removing: "secret", removes: []string{"header authentication"}})
 	}
 	// 4. Rules, granting.
 	rules.grant(p)
@@ -286,20 +287,22 @@ func (p *planner) lists() {
 	}
 }
 
-// stale reports whether a secret must be written: never recorded, of another value, or
+// secretStale reports whether a secret must be written: never recorded, of another value, or
 // changed in Pangolin since PIC wrote it.
-func stale(rec *SecretRecord, digest string, id int) bool {
+func secretStale(rec *SecretRecord, digest string, id int) bool {
 	return rec == nil || rec.Digest != digest || rec.ID != id || id == 0
 }
 
-func deref(p *bool, otherwise bool) bool {
+// boolOr is *p, or otherwise when p is nil.
+func boolOr(p *bool, otherwise bool) bool {
 	if p == nil {
 		return otherwise
 	}
 	return *p
 }
 
-func lower(emails []string) []string {
+// lowerAll is emails lower-cased, as Pangolin stores them.
+func lowerAll(emails []string) []string {
 	out := make([]string, 0, len(emails))
 	for _, e := range emails {
 		out = append(out, strings.ToLower(e))

@@ -326,8 +326,8 @@ func (c accessCase) input() accessPlanInput {
 // annotations leave them.
 func (c accessCase) newGate() inmemory.Access {
 	n := c.new.clone()
-	n.sso = deref(c.wantSSO, c.old.sso)
-	n.block = deref(c.wantBlck, c.old.block)
+	n.sso = boolOr(c.wantSSO, c.old.sso)
+	n.block = boolOr(c.wantBlck, c.old.block)
 	return n.gate()
 }
 
