@@ -10,6 +10,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // accessOrgVisitors are requests to the access tests' org (accessOrg): from where the
@@ -29,6 +30,7 @@ func accessOrgVisitors() []inmemory.Visitor {
 		{UserID: "bob000000000001", RoleIDs: []int{2}},
 		{UserID: inmemory.DefaultOwner.ID, RoleIDs: inmemory.DefaultOwner.RoleIDs},
 		{Email: "dave@partner.example"},
+		{Email: "eve@corp.example"},
 		{Password: passwordValue},
 		{Pincode: pincodeValue},
 		{HeaderUser: headerUser, HeaderPassword: headerPass},
@@ -72,15 +74,27 @@ func refused(rw http.ResponseWriter, _ *http.Request) bool {
 
 // TestAccessChangeStoppedAtAnyWrite changes a published host's access with the n-th
 // write refused or failed, for every n: whatever Pangolin then holds admits no visitor
-// whom neither the old nor the new access admits (issue #36, points 2 and 3).
+// whom neither the old nor the new access admits (issue #36, points 2 and 3), and the
+// next reconcile completes the change.
 func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 	shop := ingress("shop", "web")
 	const host = "app.example.com"
 	pw := secretOf("web-auth", "password", passwordValue)
 	denyIP := route.AccessRule{Action: route.RuleDrop, Match: route.MatchIP, Value: "203.0.113.66"}
+	// keptWhitelist leaves a whitelist disabled with an email in it, as a hand edit
+	// does: Pangolin keeps the list, and enabling it again brings it back.
+	keptWhitelist := func(w *world, id int) {
+		_, err := w.api.UpdateResource(w.ctx, id, pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(true)})
+		require.NoError(w.t, err)
+		require.NoError(w.t, w.api.SetResourceWhitelist(w.ctx, id, []string{"eve@corp.example"}))
+		_, err = w.api.UpdateResource(w.ctx, id, pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(false)})
+		require.NoError(w.t, err)
+		require.NoError(w.t, w.sink.Refresh(w.ctx))
+	}
 	cases := []struct {
 		name     string
 		old, new route.Route
+		setup    func(w *world, id int) // after old converged
 	}{
 		{
 			name: "a Deny IP kept while an Allow Path is added in front of it",
@@ -106,6 +120,12 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 			}}),
 		},
 		{
+			name:  "a whitelist enabled again over an email kept from before",
+			old:   protected(web(shop, host, 8080), false, route.AccessPolicy{Password: &pw}),
+			new:   protected(web(shop, host, 8080), false, route.AccessPolicy{Password: &pw, EmailWhitelist: []string{"dave@partner.example"}}),
+			setup: keptWhitelist,
+		},
+		{
 			name: "a public host given a whitelist and a user",
 			old:  protected(web(shop, host, 8080), false, route.AccessPolicy{}),
 			new:  protected(web(shop, host, 8080), true, route.AccessPolicy{Users: []string{"alice@corp.example"}, EmailWhitelist: []string{"dave@partner.example"}}),
@@ -126,6 +146,9 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 			w := newWorld(t, accessOrg)
 			w.converge(shop, c.old)
 			id := w.resourceOn(host).ID
+			if c.setup != nil {
+				c.setup(w, id)
+			}
 			oldGate, _ = w.fake.Access(id)
 			w.converge(shop, c.new)
 			newGate, _ = w.fake.Access(id)
@@ -136,6 +159,9 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 					w := newWorld(t, accessOrg)
 					w.converge(shop, c.old)
 					id := w.resourceOn(host).ID
+					if c.setup != nil {
+						c.setup(w, id)
+					}
 					stop := &failingWrite{n: n, fail: failure.f}
 					w.fault(stop.fault)
 					w.reconcile(shop, c.new)
@@ -145,6 +171,16 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 						if inmemory.Admits(gate, v) && !inmemory.Admits(oldGate, v) && !inmemory.Admits(newGate, v) {
 							assert.Fail(t, "a visitor neither access admits is admitted",
 								"stopped at write %d: %+v is admitted; Pangolin holds %+v", n, v, w.policyOn(host))
+							break
+						}
+					}
+					// The next reconcile, Pangolin answering again, completes the change.
+					w.fault(nil)
+					w.converge(shop, c.new)
+					done, _ := w.fake.Access(id)
+					for _, v := range visitors {
+						if inmemory.Admits(done, v) != inmemory.Admits(newGate, v) {
+							assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
 							break
 						}
 					}
