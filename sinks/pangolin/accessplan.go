@@ -129,14 +129,15 @@ type accessPlanInput struct {
 //  4. Rules, granting: from the middle list to the new one, each state deciding no
 //     request better than the new list: old DROPs that the new list lacks deleted, the
 //     ones it keeps moved to their new priority, then the new PASSes created, then the
-//     new ACCEPTs (a PASS created before an ACCEPT it shadows would restrict nothing the
-//     new list does not).
+//     new ACCEPTs (an ACCEPT created before a PASS in front of it would admit without
+//     login a request the new list sends to the login methods).
 //  5. Open: blockAccess off when the new access does not block.
 //
-// Not covered: a state changed in Pangolin by someone else during the plan, rules whose
-// priorities tie in the old state (Pangolin does not define their order; such rules are
-// never part of the common prefix), and sessions: a visitor logged in under the old
-// access keeps the session until its method changes.
+// Old rules of equal priority, whose order Pangolin does not define, hold whatever order
+// Pangolin gives them: the common prefix ends before a tie, and the rest of the argument
+// does not depend on their order. Not covered: a state changed in Pangolin by someone
+// else during the plan, and sessions: a visitor logged in under the old access keeps the
+// session until its method changes.
 func planAccess(in accessPlanInput) []accessOp {
 	p := &planner{in: in}
 	return p.plan()
