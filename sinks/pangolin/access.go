@@ -8,7 +8,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,9 +31,8 @@ import (
 //   - a new host's resource is created, and its access applied, before its first target:
 //     Pangolin routes a host only once it has a target, so it is unreachable until its
 //     access is complete, and stays so when part of it is refused;
-//   - the writes that can open a published host (sso off, blockAccess off, a login
-//     method removed) come after every other, so a refusal or an outage part-way
-//     stops before them.
+//   - a published host's writes are planned (planAccess) so that a refusal or an outage
+//     after any of them lets no one in whom neither the old nor the new access admits.
 
 // orgTTL is how long a list of the org's roles or users answers for a name it lacks: a
 // name missing from an older list is asked again, once.
@@ -235,12 +233,14 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 
 // accessRun is one syncAccess: what it wrote, for the record and the log.
 type accessRun struct {
-	a      *applying
-	d      engine.Resource
-	w      wanted
-	e      *entry
-	wrote  int
-	secret struct{ password, pincode, headerAuth *string } // digests written
+	a       *applying
+	d       engine.Resource
+	w       wanted
+	e       *entry
+	want    accessWant
+	digests secretDigests // of the secrets want sets
+	wrote   int
+	secret  struct{ password, pincode, headerAuth *string } // digests written
 }
 
 // syncAccess brings e's access to want, writing only the differences with what the
@@ -266,7 +266,7 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		})
 		return false, nil
 	}
-	run := &accessRun{a: a, d: d, w: w, e: e}
+	run := &accessRun{a: a, d: d, w: w, e: e, want: want, digests: s.secretDigests(want.policy)}
 	s.mu.Lock()
 	rec, known := s.records[w.niceID]
 	s.mu.Unlock()
@@ -278,7 +278,12 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		rec.Governed = true
 		s.putRecord(w.niceID, rec)
 	}
-	ok, err = run.writes(ctx, want, &rec)
+	plan := planAccess(accessPlanInput{
+		sso: e.res.SSO, blockAccess: e.res.BlockAccess, have: *e.access,
+		want: want, wantSSO: d.SSO, wantBlockAccess: d.BlockAccess,
+		rec: rec, digests: run.digests,
+	})
+	ok, err = run.execute(ctx, plan, &rec)
 	if run.wrote > 0 {
 		a.accessWrites += run.wrote
 		// The ids of the secrets just written, and the state as it now is.
@@ -357,6 +362,24 @@ func (run *accessRun) fail(ctx context.Context, what string, err error) (bool, e
 	return false, nil
 }
 
+// secretDigests are the digests of the secrets p sets.
+func (s *Sink) secretDigests(p *route.AccessPolicy) secretDigests {
+	var out secretDigests
+	if p == nil {
+		return out
+	}
+	if p.Password != nil {
+		out.password = p.Password.Digest(s.digestKey)
+	}
+	if p.PinCode != nil {
+		out.pincode = p.PinCode.Digest(s.digestKey)
+	}
+	if p.HeaderAuth != nil {
+		out.headerAuth = p.HeaderAuth.Digest(s.digestKey)
+	}
+	return out
+}
+
 // update sends u and keeps the answer.
 func (run *accessRun) update(ctx context.Context, what string, u pangolinapi.ResourceUpdate) (bool, error) {
 	e := run.e
@@ -366,7 +389,7 @@ func (run *accessRun) update(ctx context.Context, what string, u pangolinapi.Res
 		return run.fail(ctx, what, err)
 	}
 	run.wrote++
-	e.res = keepSSO(updated, e.res, nil)
+	e.res = keepSSO(updated, e.res, u.SSO)
 	return true, nil
 }
 
@@ -380,268 +403,79 @@ func (run *accessRun) call(ctx context.Context, op, what string, err error) (boo
 	return true, nil
 }
 
-// writes brings Pangolin to want, in the order that never opens the host before the
-// end: secrets and login methods the policy adds, whitelist, roles, users, identity
-// provider, rules, then what the policy removes. It stops at the first failure.
-func (run *accessRun) writes(ctx context.Context, want accessWant, rec *AccessRecord) (bool, error) {
+// execute sends the plan's writes in order, and stops at the first that fails: the
+// plan's order makes every prefix safe (planAccess).
+func (run *accessRun) execute(ctx context.Context, plan []accessOp, rec *AccessRecord) (bool, error) {
 	s, e := run.a.sink, run.e
 	id := e.res.ResourceID
-	cur := *e.access
 	var p route.AccessPolicy
-	if want.policy != nil {
-		p = *want.policy
+	if run.want.policy != nil {
+		p = *run.want.policy
 	}
 	logger := log.FromContext(ctx).WithName("pangolin").WithValues("host", hostOf(run.d), "niceId", run.w.niceID)
-	removed := func(what string, items []string) {
-		if len(items) > 0 {
-			logger.Info("removing "+what+" that the AccessPolicy does not grant (added outside PIC, or by a policy since detached)", what, items)
+	for _, op := range plan {
+		if len(op.removes) > 0 {
+			logger.Info("removing what the AccessPolicy does not grant (added outside PIC, or by a policy since detached)", "kind", op.removing, "removed", op.removes)
 		}
-	}
-
-	// Secrets: written when the value changed (digest) or someone changed it in Pangolin
-	// (id); every write logs the secret's visitors out.
-	if p.Password != nil {
-		digest := p.Password.Digest(s.digestKey)
-		if rec.Password == nil || rec.Password.Digest != digest || rec.Password.ID != cur.PasswordID || cur.PasswordID == 0 {
-			err := s.api.SetResourcePassword(ctx, id, pangolinapi.Secret(p.Password.Reveal()))
-			if ok, err := run.call(ctx, pangolinapi.OpSetResourcePassword, "set the password "+p.Password.String(), err); !ok {
-				return false, err
+		var ok bool
+		var err error
+		switch op.kind {
+		case opUpdateResource:
+			ok, err = run.update(ctx, op.what, op.update)
+		case opSetRoles:
+			ok, err = run.call(ctx, pangolinapi.OpSetResourceRoles, op.what, s.api.SetResourceRoles(ctx, id, op.roles))
+		case opSetUsers:
+			ok, err = run.call(ctx, pangolinapi.OpSetResourceUsers, op.what, s.api.SetResourceUsers(ctx, id, op.users))
+		case opSetWhitelist:
+			ok, err = run.call(ctx, pangolinapi.OpSetResourceWhitelist, op.what, s.api.SetResourceWhitelist(ctx, id, op.emails))
+		case opSetPassword:
+			err = s.api.SetResourcePassword(ctx, id, pangolinapi.Secret(p.Password.Reveal()))
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourcePassword, op.what+" "+p.Password.String(), err); ok {
+				run.secret.password = &run.digests.password
 			}
-			run.secret.password = &digest
-		}
-	}
-	if p.PinCode != nil {
-		digest := p.PinCode.Digest(s.digestKey)
-		if rec.Pincode == nil || rec.Pincode.Digest != digest || rec.Pincode.ID != cur.PincodeID || cur.PincodeID == 0 {
-			err := s.api.SetResourcePincode(ctx, id, pangolinapi.Secret(p.PinCode.Reveal()))
-			if ok, err := run.call(ctx, pangolinapi.OpSetResourcePincode, "set the PIN code "+p.PinCode.String(), err); !ok {
-				return false, err
+		case opSetPincode:
+			err = s.api.SetResourcePincode(ctx, id, pangolinapi.Secret(p.PinCode.Reveal()))
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourcePincode, op.what+" "+p.PinCode.String(), err); ok {
+				run.secret.pincode = &run.digests.pincode
 			}
-			run.secret.pincode = &digest
-		}
-	}
-	if h := p.HeaderAuth; h != nil {
-		digest := h.Digest(s.digestKey)
-		curID := 0
-		if cur.HeaderAuth != nil {
-			curID = cur.HeaderAuth.ID
-		}
-		if rec.HeaderAuth == nil || rec.HeaderAuth.Digest != digest || rec.HeaderAuth.ID != curID || curID == 0 {
-			err := s.api.SetResourceHeaderAuth(ctx, id, pangolinapi.HeaderAuth{
+		case opSetHeaderAuth:
+			h := p.HeaderAuth
+			err = s.api.SetResourceHeaderAuth(ctx, id, pangolinapi.HeaderAuth{
 				User: pangolinapi.Secret(h.User.Reveal()), Password: pangolinapi.Secret(h.Password.Reveal()), ExtendedCompatibility: h.ExtendedCompatibility,
 			})
-			if ok, err := run.call(ctx, pangolinapi.OpSetResourceHeaderAuth, "set the header authentication ("+h.String()+")", err); !ok {
-				return false, err
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourceHeaderAuth, op.what+" ("+h.String()+")", err); ok {
+				run.secret.headerAuth = &run.digests.headerAuth
 			}
-			run.secret.headerAuth = &digest
-		}
-	}
-
-	// The email whitelist: enabled before it can be set.
-	if len(want.whitelist) > 0 {
-		if !cur.EmailWhitelistEnabled {
-			if ok, err := run.update(ctx, "enable the email whitelist", pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(true)}); !ok {
-				return false, err
+		case opRemovePassword:
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourcePassword, op.what, s.api.RemoveResourcePassword(ctx, id)); ok {
+				rec.Password = nil
 			}
-		}
-		if !sameStrings(cur.EmailWhitelist, want.whitelist) || !cur.EmailWhitelistEnabled {
-			removed("emails", without(cur.EmailWhitelist, want.whitelist))
-			err := s.api.SetResourceWhitelist(ctx, id, want.whitelist)
-			if ok, err := run.call(ctx, pangolinapi.OpSetResourceWhitelist, "set the email whitelist", err); !ok {
-				return false, err
+		case opRemovePincode:
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourcePincode, op.what, s.api.RemoveResourcePincode(ctx, id)); ok {
+				rec.Pincode = nil
 			}
-		}
-	}
-
-	// Roles and users: each list replaced in one request.
-	curRoles := make([]string, 0, len(cur.Roles))
-	for _, r := range cur.Roles {
-		curRoles = append(curRoles, strconv.Itoa(r.RoleID))
-	}
-	wantRoles := make([]string, 0, len(want.roles))
-	ids := make([]int, 0, len(want.roles))
-	for _, r := range want.roles {
-		wantRoles, ids = append(wantRoles, strconv.Itoa(r.RoleID)), append(ids, r.RoleID)
-	}
-	if !sameStrings(curRoles, wantRoles) {
-		var gone []string
-		for _, r := range cur.Roles {
-			if !slices.Contains(ids, r.RoleID) {
-				gone = append(gone, r.Name)
+		case opRemoveHeaderAuth:
+			if ok, err = run.call(ctx, pangolinapi.OpSetResourceHeaderAuth, op.what, s.api.RemoveResourceHeaderAuth(ctx, id)); ok {
+				rec.HeaderAuth = nil
 			}
-		}
-		removed("roles", gone)
-		err := s.api.SetResourceRoles(ctx, id, ids)
-		if ok, err := run.call(ctx, pangolinapi.OpSetResourceRoles, "set the roles", err); !ok {
-			return false, err
-		}
-	}
-	curUsers := make([]string, 0, len(cur.Users))
-	for _, u := range cur.Users {
-		curUsers = append(curUsers, u.UserID)
-	}
-	wantUsers := make([]string, 0, len(want.users))
-	for _, u := range want.users {
-		wantUsers = append(wantUsers, u.UserID)
-	}
-	if !sameStrings(curUsers, wantUsers) {
-		var gone []string
-		for _, u := range cur.Users {
-			if !slices.Contains(wantUsers, u.UserID) {
-				gone = append(gone, cmp.Or(u.Email, u.Username, u.UserID))
+		case opCreateRule:
+			_, err = s.api.CreateResourceRule(ctx, id, op.rule)
+			ok, err = run.call(ctx, pangolinapi.OpCreateResourceRule, op.what, err)
+		case opUpdateRule:
+			_, err = s.api.UpdateResourceRule(ctx, id, op.ruleID, op.rule)
+			ok, err = run.call(ctx, pangolinapi.OpUpdateResourceRule, op.what, err)
+		case opDeleteRule:
+			err = s.api.DeleteResourceRule(ctx, id, op.ruleID)
+			if pangolinapi.IsNotFound(err) {
+				ok, err = true, nil // gone already
+				break
 			}
+			ok, err = run.call(ctx, pangolinapi.OpDeleteResourceRule, op.what, err)
+		default:
+			panic("pangolin: an access write of unknown kind " + string(op.kind))
 		}
-		removed("users", gone)
-		err := s.api.SetResourceUsers(ctx, id, wantUsers)
-		if ok, err := run.call(ctx, pangolinapi.OpSetResourceUsers, "set the users", err); !ok {
+		if !ok {
 			return false, err
-		}
-	}
-	if cur.IdpID != want.idp {
-		if ok, err := run.update(ctx, "set the auto-login identity provider", pangolinapi.ResourceUpdate{SkipToIdpID: ptrTo(want.idp)}); !ok {
-			return false, err
-		}
-	}
-
-	// Rules.
-	if len(want.rules) == 0 && cur.ApplyRules {
-		if ok, err := run.update(ctx, "turn rules off", pangolinapi.ResourceUpdate{ApplyRules: ptrTo(false)}); !ok {
-			return false, err
-		}
-	}
-	if ok, err := run.rules(ctx, cur.Rules, want.rules, removed); !ok {
-		return false, err
-	}
-	if len(want.rules) > 0 && !cur.ApplyRules {
-		if ok, err := run.update(ctx, "turn rules on", pangolinapi.ResourceUpdate{ApplyRules: ptrTo(true)}); !ok {
-			return false, err
-		}
-	}
-
-	// What the policy removes: a whitelist emptied before it is disabled (disabling keeps
-	// the list, and enabling it again would bring it back), then the secrets.
-	if len(want.whitelist) == 0 && cur.EmailWhitelistEnabled {
-		if len(cur.EmailWhitelist) > 0 {
-			removed("emails", cur.EmailWhitelist)
-			err := s.api.SetResourceWhitelist(ctx, id, nil)
-			if ok, err := run.call(ctx, pangolinapi.OpSetResourceWhitelist, "empty the email whitelist", err); !ok {
-				return false, err
-			}
-		}
-		if ok, err := run.update(ctx, "disable the email whitelist", pangolinapi.ResourceUpdate{EmailWhitelistEnabled: ptrTo(false)}); !ok {
-			return false, err
-		}
-	}
-	if p.Password == nil && cur.PasswordID != 0 {
-		logger.Info("removing the password, which the AccessPolicy does not set")
-		err := s.api.RemoveResourcePassword(ctx, id)
-		if ok, err := run.call(ctx, pangolinapi.OpSetResourcePassword, "remove the password", err); !ok {
-			return false, err
-		}
-		rec.Password = nil
-	}
-	if p.PinCode == nil && cur.PincodeID != 0 {
-		logger.Info("removing the PIN code, which the AccessPolicy does not set")
-		err := s.api.RemoveResourcePincode(ctx, id)
-		if ok, err := run.call(ctx, pangolinapi.OpSetResourcePincode, "remove the PIN code", err); !ok {
-			return false, err
-		}
-		rec.Pincode = nil
-	}
-	if p.HeaderAuth == nil && cur.HeaderAuth != nil {
-		logger.Info("removing the header authentication, which the AccessPolicy does not set")
-		err := s.api.RemoveResourceHeaderAuth(ctx, id)
-		if ok, err := run.call(ctx, pangolinapi.OpSetResourceHeaderAuth, "remove the header authentication", err); !ok {
-			return false, err
-		}
-		rec.HeaderAuth = nil
-	}
-	return true, nil
-}
-
-// rules brings the resource's rules to want: priority = position. A rule that matches
-// stays; the others are rewritten in place or created, and those left over deleted,
-// the ACCEPT ones (holes past every login) first.
-func (run *accessRun) rules(ctx context.Context, have []pangolinapi.Rule, want []route.AccessRule, removed func(string, []string)) (bool, error) {
-	s, id := run.a.sink, run.e.res.ResourceID
-	have = slices.Clone(have)
-	slices.SortStableFunc(have, func(a, b pangolinapi.Rule) int {
-		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.RuleID, b.RuleID))
-	})
-	spec := func(r route.AccessRule) pangolinapi.RuleSpec {
-		return pangolinapi.RuleSpec{Action: string(r.Action), Match: string(r.Match), Value: r.Value, Priority: r.Priority, Enabled: true}
-	}
-	same := func(h pangolinapi.Rule, r route.AccessRule) bool {
-		return h.Enabled && h.Action == string(r.Action) && h.Match == string(r.Match) && h.Value == r.Value && h.Priority == r.Priority
-	}
-	used := make([]bool, len(have))
-	var todo []route.AccessRule
-	for _, r := range want {
-		if i := slices.IndexFunc(have, func(h pangolinapi.Rule) bool { return same(h, r) }); i >= 0 && !used[i] {
-			used[i] = true
-			continue
-		}
-		todo = append(todo, r)
-	}
-	var leftover []int
-	for i := range have {
-		if !used[i] {
-			leftover = append(leftover, i)
-		}
-	}
-	// ACCEPT rules first: rewriting or deleting them closes holes past every login.
-	accept := func(i int) bool { return have[i].Action == pangolinapi.RuleAccept }
-	slices.SortStableFunc(leftover, func(x, y int) int {
-		switch {
-		case accept(x) == accept(y):
-			return 0
-		case accept(x):
-			return -1
-		}
-		return 1
-	})
-	reuse := leftover[:min(len(todo), len(leftover))]
-	drop := leftover[len(reuse):]
-	describe := func(h pangolinapi.Rule) string {
-		return fmt.Sprintf("%d %s %s %s", h.Priority, h.Action, h.Match, h.Value)
-	}
-	var gone []string
-	for _, i := range drop {
-		gone = append(gone, describe(have[i]))
-	}
-	removed("rules", gone)
-	del := func(i int) (bool, error) {
-		err := s.api.DeleteResourceRule(ctx, id, have[i].RuleID)
-		if pangolinapi.IsNotFound(err) {
-			return true, nil // gone already
-		}
-		return run.call(ctx, pangolinapi.OpDeleteResourceRule, "delete rule "+describe(have[i]), err)
-	}
-	for _, i := range drop {
-		if accept(i) {
-			if ok, err := del(i); !ok {
-				return false, err
-			}
-		}
-	}
-	for k, r := range todo {
-		if k < len(reuse) {
-			_, err := s.api.UpdateResourceRule(ctx, id, have[reuse[k]].RuleID, spec(r))
-			if ok, err := run.call(ctx, pangolinapi.OpUpdateResourceRule, "update rule "+r.String(), err); !ok {
-				return false, err
-			}
-			continue
-		}
-		_, err := s.api.CreateResourceRule(ctx, id, spec(r))
-		if ok, err := run.call(ctx, pangolinapi.OpCreateResourceRule, "create rule "+r.String(), err); !ok {
-			return false, err
-		}
-	}
-	for _, i := range drop {
-		if !accept(i) {
-			if ok, err := del(i); !ok {
-				return false, err
-			}
 		}
 	}
 	return true, nil

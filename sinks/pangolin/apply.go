@@ -444,9 +444,9 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 
 // bring writes the differences between e and d: resource fields, then access, then
 // targets. With an AccessPolicy, or once one is detached, every name is resolved before
-// the first write, and the writes that open the host (sso off, blockAccess off) come
-// after the rest of the access: a failure on the way leaves the host as closed as it
-// was, and its targets untouched.
+// the first write, and sso and blockAccess are written with the rest of the access, in
+// the order of planAccess: a failure on the way lets no one in whom neither the old nor
+// the new access admits, and leaves the targets untouched.
 func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *entry, wrote bool) error {
 	s := a.sink
 	// Pangolin applies no access control to a raw resource and refuses every access
@@ -474,14 +474,9 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if !e.res.Enabled {
 		u.Enabled = ptrTo(true) // PIC never disables: a disabled resource serves nothing
 	}
-	var opening pangolinapi.ResourceUpdate
 	if managed {
-		if u.SSO != nil && !*u.SSO {
-			opening.SSO, u.SSO = u.SSO, nil
-		}
-		if u.BlockAccess != nil && !*u.BlockAccess {
-			opening.BlockAccess, u.BlockAccess = u.BlockAccess, nil
-		}
+		// sso and blockAccess are part of the access: the plan writes them in their place.
+		u.SSO, u.BlockAccess = nil, nil
 	}
 	if u != (pangolinapi.ResourceUpdate{}) {
 		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
@@ -503,15 +498,6 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 				a.res.Updated = append(a.res.Updated, d)
 			}
 			return err
-		}
-		if opening != (pangolinapi.ResourceUpdate{}) {
-			updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, opening)
-			countWrite(pangolinapi.OpUpdateResource, err)
-			if err != nil {
-				return a.lost(ctx, d, w, "update the resource", err)
-			}
-			e.res, wrote = keepSSO(updated, e.res, opening.SSO), true
-			s.record(w.niceID, e)
 		}
 	}
 	before := len(a.res.Updated)
