@@ -50,17 +50,26 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 			return c.SetResourceHeaderAuth(ctx, r.ResourceID, pangolinapi.HeaderAuth{User: echoUser, Password: echoUserPass})
 		}},
 	}
+	answers := []struct {
+		shape  string
+		status int
+		echo   func(int, echotest.Encoding) inmemory.Fault
+	}{
+		{"Pangolin's JSON message", http.StatusBadRequest, echotest.Echo},
+		{"Pangolin's JSON message", http.StatusBadGateway, echotest.Echo},
+		{"Express's HTML page", http.StatusNotFound, echotest.EchoPage},
+	}
 	for _, enc := range echotest.Encodings() {
-		for _, status := range []int{http.StatusBadRequest, http.StatusBadGateway} {
+		for _, a := range answers {
 			for _, w := range writes {
-				t.Run(fmt.Sprintf("%s echoed in %s with %d", w.name, enc.Name, status), func(t *testing.T) {
-					s.SetFault(echotest.Echo(status, enc))
+				t.Run(fmt.Sprintf("%s echoed in %s in %s with %d", w.name, enc.Name, a.shape, a.status), func(t *testing.T) {
+					s.SetFault(a.echo(a.status, enc))
 					defer s.SetFault(nil)
 					err := w.call()
 					require.Error(t, err)
 					var ae *pangolinapi.APIError
 					require.ErrorAs(t, err, &ae)
-					assert.Equal(t, status, ae.Status)
+					assert.Equal(t, a.status, ae.Status)
 					assert.Contains(t, ae.Message, "refused "+enc.Name, "Pangolin's message is kept")
 					assert.Contains(t, ae.Message, "[redacted]", "the echo reached the client, so the check below means something")
 					for _, printed := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -116,10 +117,10 @@ func jsHex(s string) string {
 	return b.String()
 }
 
-// Quoted is the text between Open and Close in an echo.
+// An echo shows each quoted text between these.
 const (
-	Open  = "«"
-	Close = "»"
+	quoteOpen  = "«"
+	quoteClose = "»"
 )
 
 // Echo answers every request with status and Pangolin's JSON error envelope whose
@@ -127,43 +128,52 @@ const (
 // when the body has both, the whole body, and the token of its Authorization header.
 func Echo(status int, enc Encoding) inmemory.Fault {
 	return func(w http.ResponseWriter, r *http.Request) bool {
-		var quoted []string
-		b, _ := io.ReadAll(r.Body)
-		var fields map[string]any
-		if json.Unmarshal(b, &fields) == nil {
-			for _, k := range slices.Sorted(func(yield func(string) bool) {
-				for k := range fields {
-					if !yield(k) {
-						return
-					}
-				}
-			}) {
-				if v, ok := fields[k].(string); ok && v != "" {
-					quoted = append(quoted, v)
-				}
-			}
-			if u, ok := fields["user"].(string); ok {
-				if p, ok := fields["password"].(string); ok {
-					quoted = append(quoted, u+":"+p)
-				}
-			}
-		}
-		if len(b) > 0 {
-			quoted = append(quoted, string(b))
-		}
-		if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			quoted = append(quoted, token)
-		}
-		var msg strings.Builder
-		msg.WriteString("refused " + enc.Name + ":")
-		for _, q := range quoted {
-			msg.WriteString(" " + Open + enc.Encode(q) + Close)
-		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": nil, "success": false, "error": true, "message": msg.String(), "status": status})
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": nil, "success": false, "error": true, "message": quote(r, enc), "status": status})
 		return true
 	}
+}
+
+// EchoPage is Echo in the shape of Express's HTML error page, the message in <pre>.
+func EchoPage(status int, enc Encoding) inmemory.Fault {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintf(w, "<!DOCTYPE html><html><body><pre>%s</pre></body></html>", html.EscapeString(quote(r, enc)))
+		return true
+	}
+}
+
+// quote is the message of an echo of r through enc.
+func quote(r *http.Request, enc Encoding) string {
+	var quoted []string
+	b, _ := io.ReadAll(r.Body)
+	var fields map[string]any
+	if json.Unmarshal(b, &fields) == nil {
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			if v, ok := fields[k].(string); ok && v != "" {
+				quoted = append(quoted, v)
+			}
+		}
+		if u, ok := fields["user"].(string); ok {
+			if p, ok := fields["password"].(string); ok {
+				quoted = append(quoted, u+":"+p)
+			}
+		}
+	}
+	if len(b) > 0 {
+		quoted = append(quoted, string(b))
+	}
+	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		quoted = append(quoted, token)
+	}
+	var msg strings.Builder
+	msg.WriteString("refused " + enc.Name + ":")
+	for _, q := range quoted {
+		msg.WriteString(" " + quoteOpen + enc.Encode(q) + quoteClose)
+	}
+	return msg.String()
 }
 
 // Secret is a value to look for, and the shortest run of it that counts as a leak.
