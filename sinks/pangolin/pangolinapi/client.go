@@ -137,6 +137,7 @@ type credential struct {
 	key    *redactor // removes the key's secret in any encoding (redact.go)
 }
 
+// newCredential holds token, "<id>.<secret>", and what removes it from any text.
 func newCredential(token, secret string) *credential {
 	key := newRedactor(nil)
 	key.add(secret, minRunKey(secret))
