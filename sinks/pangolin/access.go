@@ -127,15 +127,60 @@ func findRole(roles []pangolinapi.Role, name string) (pangolinapi.Role, bool) {
 	return roles[i], true
 }
 
-// findUsers are the users whose email (any case) or username is ref.
-func findUsers(users []pangolinapi.User, ref string) []pangolinapi.User {
-	var out []pangolinapi.User
+// userMatch is what a policy's user entry finds among the org's accounts.
+type userMatch int
+
+const (
+	userFound     userMatch = iota // exactly one account
+	userMissing                    // none
+	userAmbiguous                  // several accounts
+	userLookalike                  // an email that is the username of an account it does not name
+)
+
+// findUser is the one account a policy's user entry names. An entry with "@" is an email
+// and matches emails only, in any case (Pangolin stores emails lower-cased); an entry
+// without is a username and matches usernames only, exactly, as Pangolin's own lookup by
+// username does. Whoever creates an account chooses its username (an identity provider's
+// claim), so a username can be made to look like the email of someone who has not joined
+// yet: an email that is the username of any account other than the one it names is
+// refused (userLookalike), never granted, and so is an entry two accounts answer to.
+func findUser(users []pangolinapi.User, ref string) (pangolinapi.User, userMatch) {
+	email := strings.Contains(ref, "@")
+	var named []pangolinapi.User
+	lookalike := false
 	for _, u := range users {
-		if u.Email != "" && strings.EqualFold(u.Email, ref) || u.Username == ref {
-			out = append(out, u)
+		switch {
+		case email && u.Email != "" && strings.EqualFold(u.Email, ref):
+			named = append(named, u)
+		case email && strings.EqualFold(u.Username, ref):
+			lookalike = true
+		case !email && u.Username == ref:
+			named = append(named, u)
 		}
 	}
-	return out
+	switch {
+	case lookalike:
+		return pangolinapi.User{}, userLookalike
+	case len(named) == 0:
+		return pangolinapi.User{}, userMissing
+	case len(named) > 1:
+		return pangolinapi.User{}, userAmbiguous
+	}
+	return named[0], userFound
+}
+
+// userProblem says why a policy's user entry ref, which found match, is not granted.
+func userProblem(ref string, match userMatch, org string) string {
+	switch {
+	case match == userLookalike:
+		return fmt.Sprintf("user %q is the username of an account of the Pangolin organization %s that does not have this email: an entry with \"@\" names an email, and a username that looks like one is refused, never granted", ref, org)
+	case match == userAmbiguous:
+		return fmt.Sprintf("user %q names several accounts of the Pangolin organization %s: none is granted; name the account by an email or a username no other account has", ref, org)
+	case strings.Contains(ref, "@"):
+		return fmt.Sprintf("user %q is not the email of a user of the Pangolin organization %s (PIC never creates users)", ref, org)
+	default:
+		return fmt.Sprintf("user %q is not the username of a user of the Pangolin organization %s: an entry without \"@\" matches usernames only, exactly (PIC never creates users)", ref, org)
+	}
 }
 
 // published reports whether Pangolin routes e's host: it has an enabled target with a
@@ -192,20 +237,19 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 			return want, false, a.failed(ctx, d, "list the organization's users", err)
 		}
 		for _, ref := range p.Users {
-			found := findUsers(users, ref)
-			if len(found) == 0 {
+			u, match := findUser(users, ref)
+			if match != userFound {
+				// The org may have changed since its list was read: the user joined, or
+				// the account in the way went.
 				if users, err = s.users(ctx, true); err != nil {
 					return want, false, a.failed(ctx, d, "list the organization's users", err)
 				}
-				found = findUsers(users, ref)
+				u, match = findUser(users, ref)
 			}
 			switch {
-			case len(found) == 0:
-				problems = append(problems, fmt.Sprintf("user %q is neither the email nor the username of a user of the Pangolin organization %s (PIC never creates users)", ref, s.api.Org()))
-			case len(found) > 1:
-				problems = append(problems, fmt.Sprintf("user %q names %d users of the Pangolin organization %s: give the email", ref, len(found), s.api.Org()))
-			case !slices.ContainsFunc(want.users, func(have pangolinapi.PolicyUser) bool { return have.UserID == found[0].UserID }):
-				u := found[0]
+			case match != userFound:
+				problems = append(problems, userProblem(ref, match, s.api.Org()))
+			case !slices.ContainsFunc(want.users, func(have pangolinapi.PolicyUser) bool { return have.UserID == u.UserID }):
 				want.users = append(want.users, pangolinapi.PolicyUser{UserID: u.UserID, Email: u.Email, Username: u.Username})
 			}
 		}

@@ -335,7 +335,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 	}{
 		{"an unknown role", route.AccessPolicy{Roles: []string{"k8s-devs", "k8s-dvs"}}, `role "k8s-dvs" does not exist`},
 		{"an unknown user", route.AccessPolicy{Users: []string{"mallory@corp.example"}}, `user "mallory@corp.example"`},
-		{"a username two users have", route.AccessPolicy{Users: []string{"carol"}}, `names 2 users`},
+		{"a username two users have", route.AccessPolicy{Users: []string{"carol"}}, `names several accounts`},
 		{"an identity provider by name", route.AccessPolicy{AutoLoginIdP: route.IdPRef{Name: "corp"}}, `numeric id`},
 	}
 	for _, c := range unknown {

@@ -193,8 +193,8 @@ func (p *simulated) Apply(ctx context.Context, owner route.Origin, plan engine.P
 }
 
 // seedOrg adds to the simulated org the roles and users plan names that it lacks, found
-// as the sink finds them (findRole, findUsers): a user named by email and by username
-// is one user.
+// as the sink finds them (findRole, findUser): a user named by email gets the email's
+// local part as username, so that naming it by both is one user.
 func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 	var roleNames, userRefs []string
 	for _, list := range [][]engine.Resource{plan.Create, plan.Update, plan.Access} {
@@ -225,7 +225,7 @@ func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 		}
 	}
 	for _, ref := range userRefs {
-		if len(findUsers(users, ref)) == 0 {
+		if _, match := findUser(users, ref); match == userMissing {
 			u := inmemory.User{Username: ref}
 			if strings.Contains(ref, "@") {
 				u.Email, u.Username = ref, strings.Split(ref, "@")[0]

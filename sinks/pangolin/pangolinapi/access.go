@@ -169,8 +169,12 @@ func (c *Client) SetResourceHeaderAuth(ctx context.Context, resourceID int, h He
 		Password              string `json:"password"`
 		ExtendedCompatibility bool   `json:"extendedCompatibility"`
 	}{string(h.User), string(h.Password), h.ExtendedCompatibility}
-	return c.doSecret(ctx, OpSetResourceHeaderAuth, http.MethodPost, resourcePath(resourceID, "/header-auth"), body, h.User, h.Password)
+	return c.doSecret(ctx, OpSetResourceHeaderAuth, http.MethodPost, resourcePath(resourceID, "/header-auth"), body, h.User, h.Password, basicCredentials(h))
 }
+
+// basicCredentials is h as a basic-auth header carries it, "user:password" (base64 in the
+// header): an echo of that form is as much a secret as either half.
+func basicCredentials(h HeaderAuth) Secret { return h.User + ":" + h.Password }
 
 // RemoveResourceHeaderAuth removes a resource's header authentication.
 func (c *Client) RemoveResourceHeaderAuth(ctx context.Context, resourceID int) error {

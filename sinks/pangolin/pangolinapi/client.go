@@ -133,20 +133,21 @@ func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 // credential holds the key. The Client keeps it behind a pointer so that printing the
 // Client's fields by reflection (fmt on a struct that embeds a Client) shows an address.
 type credential struct {
-	header string // "Bearer <id>.<secret>"
-	token  string
-	secret string
+	header string    // "Bearer <id>.<secret>"
+	key    *redactor // removes the key's secret in any encoding (redact.go)
+}
+
+// newCredential holds token, "<id>.<secret>", and what removes it from any text.
+func newCredential(token, secret string) *credential {
+	key := newRedactor(nil)
+	key.add(secret, minRunKey(secret))
+	// The token too, by runs that hold half the secret: the id goes with the secret.
+	key.add(token, len([]rune(token))-len([]rune(secret))+minRunKey(secret))
+	return &credential{header: "Bearer " + token, key: key}
 }
 
 // redact removes the key from text that came from the server or the transport.
-func (c *credential) redact(s string) string {
-	for _, k := range []string{c.token, c.secret} {
-		if k != "" {
-			s = strings.ReplaceAll(s, k, redacted)
-		}
-	}
-	return s
-}
+func (c *credential) redact(s string) string { return c.key.redact(s) }
 
 // Client calls Pangolin's Integration API. It is safe for concurrent use.
 type Client struct {
@@ -198,7 +199,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		baseURL:  strings.TrimRight(u.String(), "/"),
 		org:      cfg.Org,
-		cred:     &credential{header: "Bearer " + cfg.APIKey, token: cfg.APIKey, secret: secret},
+		cred:     newCredential(cfg.APIKey, secret),
 		http:     hc,
 		timeout:  cfg.Timeout,
 		pageSize: cfg.PageSize,
@@ -240,20 +241,15 @@ func (c *Client) do(ctx context.Context, op, method, path string, query url.Valu
 }
 
 // doSecret sends a write whose body carries secrets. Besides the key, the secrets are
-// removed from whatever the server or the transport says, so that a server (or a proxy)
-// echoing the request body cannot carry them into an error, and from there into a log,
-// an event or a status.
+// removed, in every encoding (redact.go), from whatever the server or the transport
+// says, so that a server (or a proxy) echoing the request body cannot carry them into
+// an error, and from there into a log, an event or a status.
 func (c *Client) doSecret(ctx context.Context, op, method, path string, body any, secrets ...Secret) error {
-	redact := func(s string) string {
-		s = c.cred.redact(s)
-		for _, x := range secrets {
-			if x != "" {
-				s = strings.ReplaceAll(s, string(x), redacted)
-			}
-		}
-		return s
+	r := newRedactor(c.cred.key)
+	for _, x := range secrets {
+		r.add(string(x), minRun)
 	}
-	return c.exchange(ctx, op, method, path, nil, body, nil, redact)
+	return c.exchange(ctx, op, method, path, nil, body, nil, r.redact)
 }
 
 func (c *Client) exchange(ctx context.Context, op, method, path string, query url.Values, body, out any, redact func(string) string) error {

@@ -3,8 +3,9 @@
 // access control (access.go: roles, users, password, PIN code, header auth, email
 // whitelist, rules). It holds no controller logic and no state besides its
 // configuration, and it must never print, log or return the API key, nor a secret it
-// sends (Secret, HeaderAuth): errors never echo a request body, and what the server says
-// back passes through redaction. Blueprints are left out on purpose: PIC drives the
+// sends (Secret, HeaderAuth): errors never echo a response body that is not Pangolin's
+// message, and Pangolin's message passes through redaction, which finds a secret in
+// every encoding a server or a proxy may quote it in (redact.go). Blueprints are left out on purpose: PIC drives the
 // imperative API.
 //
 // The contract tests (contract_test.go) run against the in-memory Pangolin server (sinks/pangolin/inmemory) by

@@ -8,7 +8,6 @@ import (
 	"html"
 	"net/http"
 	"regexp"
-	"strings"
 )
 
 // APIError is an HTTP answer outside 2xx. Pangolin has no machine-readable error codes:
@@ -32,8 +31,13 @@ func (e *APIError) Error() string {
 
 var preText = regexp.MustCompile(`(?s)<pre>(.*?)</pre>`)
 
+// maxMessage bounds the message an error shows: Pangolin's are one line, and a longer
+// text is something else (an echo, a page), which is not shown.
+const maxMessage = 64 << 10
+
 // newAPIError reads what it can from an error body. The server's text passes through
-// redact: nothing the server echoes may carry the key into logs.
+// redact: nothing the server echoes may carry the key or a secret of the request into
+// logs. A body that is not Pangolin's message is never shown at all.
 func newAPIError(op string, status int, body []byte, redact func(string) string) *APIError {
 	e := &APIError{Operation: op, Status: status}
 	var env struct {
@@ -46,16 +50,14 @@ func newAPIError(op string, status int, body []byte, redact func(string) string)
 		e.Message = html.UnescapeString(string(preText.FindSubmatch(body)[1]))
 		e.UnknownRoute = status == http.StatusNotFound
 	default:
-		// Redacted before it is cut: a secret cut in two would survive redaction.
-		e.Message = redact(strings.TrimSpace(string(body)))
-		if len(e.Message) > 200 {
-			e.Message = e.Message[:200] + "…"
-		}
-		if e.Message == "" {
-			e.Message = http.StatusText(status)
-		}
+		// Not Pangolin's answer: a proxy's page, or an echo of the request. Every request
+		// carries the key and a write may carry secrets, so only the status is shown.
+		e.Message = http.StatusText(status)
 		// A body that is not the envelope on a 404 is not the API talking about an object.
 		e.UnknownRoute = status == http.StatusNotFound && !json.Valid(body)
+	}
+	if len(e.Message) > maxMessage {
+		e.Message = http.StatusText(status)
 	}
 	e.Message = redact(e.Message)
 	return e
