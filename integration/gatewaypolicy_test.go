@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
@@ -72,5 +73,69 @@ func TestAnInvalidGatewayPolicyUnpublishesItsPorts(t *testing.T) {
 			require.NoError(t, w.c.Delete(w.ctx, policy))
 			eventuallyRawServed(t, fake, published)
 		}
+	})
+}
+
+// TestAGatewayOverridePolicyAppliesToItsRoutes: a Gateway's policy in mode Override
+// applies to an HTTPRoute published through the Gateway instead of the route's own
+// policy, which reports Accepted=False, reason Overridden; in mode Default the route's
+// own replaces it again.
+func TestAGatewayOverridePolicyAppliesToItsRoutes(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "employees"}}})
+		t.Cleanup(fake.Close)
+		ns := testenv.NewNamespace(t, env.Client)
+		t.Setenv("POD_NAMESPACE", ns)
+		startDirect(t, env, fake, ns, withHTTPRoutes)
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		gw := &gatewayWorld{world: w, class: "pangolin-" + ns}
+		w.create(&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: gw.class}, Spec: gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName}})
+		t.Cleanup(func() {
+			_ = w.c.Delete(context.Background(), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: gw.class}})
+		})
+		w.create(&gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: "public"},
+			Spec:       gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(gw.class), Listeners: []gatewayv1.Listener{httpListener("")}},
+		})
+		w.service("web", 8080)
+
+		platform := gatewayPolicy("platform", "public", accessv1alpha1.AccessPolicySpec{Mode: accessv1alpha1.ModeOverride, Roles: []string{"employees"}})
+		w.create(platform)
+		w.create(&accessv1alpha1.AccessPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-public"},
+			Spec: accessv1alpha1.AccessPolicySpec{
+				TargetRefs: []gatewayv1.LocalPolicyTargetReference{{Group: gatewayv1.GroupName, Kind: accessv1alpha1.KindHTTPRoute, Name: "shop"}},
+				SSO:        ptr.To(false),
+			},
+		})
+		w.create(gw.httpRoute("shop", ns, "shop.example.com"))
+		eventuallyServed(t, fake, map[string][]string{"shop.example.com": {"http://web." + ns + ".svc.cluster.local:8080"}})
+		ssoAndRoles := func(c *assert.CollectT) (bool, []int) {
+			for _, r := range fake.Resources() {
+				if r.FullDomain == "shop.example.com" {
+					p, ok := fake.Policy(r.ID)
+					assert.True(c, ok)
+					return p.SSO, p.RoleIDs
+				}
+			}
+			assert.Fail(c, "shop.example.com is not published")
+			return false, nil
+		}
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			sso, roles := ssoAndRoles(c)
+			assert.True(c, sso, "the Gateway's override, not the route's sso: false")
+			assert.Equal(c, []int{3}, roles)
+		}, wait, tick)
+		w.policyCondition("shop-public", "Accepted", metav1.ConditionFalse, pic.PolicyReasonOverridden)
+		w.policyCondition("platform", "Accepted", metav1.ConditionTrue, "Accepted")
+
+		require.NoError(t, testenv.Update(w.ctx, w.c, client.ObjectKeyFromObject(platform), func(p *accessv1alpha1.AccessPolicy) {
+			p.Spec.Mode = accessv1alpha1.ModeDefault
+		}, wait))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			sso, _ := ssoAndRoles(c)
+			assert.False(c, sso, "a default: the route's own policy replaces it")
+		}, wait, tick)
+		w.policyCondition("shop-public", "Accepted", metav1.ConditionTrue, "Accepted")
 	})
 }

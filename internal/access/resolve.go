@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -78,6 +79,9 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	attached := fmt.Sprintf("host %s is protected by AccessPolicy %s", r.Host, name)
 	if in.Attachment.Via.Kind != r.Origin.Kind || in.Attachment.Via.Name != r.Origin.Name || in.Attachment.Via.Namespace != r.Origin.Namespace {
 		attached += " on " + in.Attachment.Via.String()
+	}
+	if own := in.Attachment.Superseded; own != nil {
+		attached += fmt.Sprintf(", whose mode %s replaces AccessPolicy %s of the %s", accessv1alpha1.ModeOverride, own, r.Origin.Kind)
 	}
 	for _, o := range in.Attachment.Overridden {
 		attached += fmt.Sprintf("; it overrides AccessPolicy %s on a Gateway", o)

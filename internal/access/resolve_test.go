@@ -278,6 +278,17 @@ func TestResolveNamesTheGatewayAndWhatItOverrides(t *testing.T) {
 	assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/gw-wide on Gateway shop/edge; it overrides AccessPolicy shop/lan-wide on a Gateway", notices[0].Message)
 }
 
+func TestResolveNamesTheRoutePolicyAGatewayOverrideReplaces(t *testing.T) {
+	gw := policy("platform", 0, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, gatewayRef("edge"))
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web"}
+	_, _, notices := access.Resolve(access.Input{
+		Route:      route.Route{Origin: origin, Host: "web.example.com"},
+		Attachment: access.Attachment{Policy: &gw, Via: gateway("edge"), Superseded: &types.NamespacedName{Namespace: "shop", Name: "route-public"}},
+	})
+	require.NotEmpty(t, notices)
+	assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/platform on Gateway shop/edge, whose mode Override replaces AccessPolicy shop/route-public of the HTTPRoute", notices[0].Message)
+}
+
 // TestResolveFailsClosed: every policy that cannot be applied as written is one
 // rejection that holds what Pangolin has, never a weaker access.
 func TestResolveFailsClosed(t *testing.T) {
