@@ -96,7 +96,9 @@ type Attachment struct {
 
 // overrides reports whether p's settings override those of the routes under the
 // Gateways it targets (GEP-713).
-func overrides(p *accessv1alpha1.AccessPolicy) bool { return p.Spec.Mode == accessv1alpha1.ModeOverride }
+func overrides(p *accessv1alpha1.AccessPolicy) bool {
+	return p.Spec.Mode == accessv1alpha1.ModeOverride
+}
 
 // Override returns the policy, of the Gateways a route is published through, that
 // overrides the route's own, and the Gateway it is on: of the Gateways whose winning

@@ -306,10 +306,13 @@ func TestAncestors(t *testing.T) {
 			want:     want{"False", "Overridden", "True", "ResolvedRefs", "AccessPolicy infra/platform on a Gateway of HTTPRoute shop/web has mode Override"},
 		},
 		{
-			name:     "an override that is the policy itself does not override it",
-			policy:   policy("both", 5, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, routeRef("web")),
-			override: func(access.Target) *accessv1alpha1.AccessPolicy { p := policy("both", 5, nil, routeRef("web")); return &p },
-			want:     want{"True", "Accepted", "True", "ResolvedRefs", "applies to HTTPRoute shop/web"},
+			name:   "an override that is the policy itself does not override it",
+			policy: policy("both", 5, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, routeRef("web")),
+			override: func(access.Target) *accessv1alpha1.AccessPolicy {
+				p := policy("both", 5, nil, routeRef("web"))
+				return &p
+			},
+			want: want{"True", "Accepted", "True", "ResolvedRefs", "applies to HTTPRoute shop/web"},
 		},
 		{
 			name:     "an override concerns HTTPRoutes only: an Ingress's policy stays accepted",
