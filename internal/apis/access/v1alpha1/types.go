@@ -47,7 +47,8 @@ type AccessPolicySpec struct {
 	// TargetRefs are the objects this policy protects, in the policy's namespace: an
 	// Ingress (group networking.k8s.io), an HTTPRoute or a Gateway (group
 	// gateway.networking.k8s.io). A policy on a Gateway applies to every HTTPRoute PIC
-	// publishes through it that has no policy of its own.
+	// publishes through it that has no policy of its own, or to every one in mode
+	// Override.
 	//
 	// +required
 	// +listType=map
