@@ -170,7 +170,7 @@ func rawResource(r route.Route, f Features, reject func(route.Route, string, str
 	}
 	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) {
 		reject(r, pic.ReasonAccessControlUnsupported,
-			"public port %d/%s asks for access control (the %s or %s annotation, or an AccessPolicy), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
+			"public port %d/%s asks for access control (the %s or %s annotation), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
 			r.Port, r.Protocol, pic.AnnotationSSO, pic.AnnotationBlockAccess)
 		return Resource{}, false
 	}
