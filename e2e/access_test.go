@@ -21,6 +21,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	pangolinsink "github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
@@ -43,7 +44,7 @@ const (
 // as a ServiceAccount with exactly the RBAC of a direct-mode install with access
 // policies (config/direct-gateway-api with config/components/access-policies): a role
 // restriction, a password from a Secret and its edit (one rewrite), rules, a Gateway's
-// policy replaced by a route's, a missing Secret on a new host (not published) and on a
+// policy replaced by a route's, then overriding it (mode Override), a missing Secret on a new host (not published) and on a
 // published one (left as it is), a restart that writes nothing (secrets included, from
 // the record in PIC's namespace), and no secret value in PIC's debug log or in an event.
 func specAccessPolicies(t *testing.T, p Provider) {
@@ -152,6 +153,26 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		})
 		assert.Contains(t, a.eventuallyEvent(blog, corev1.EventTypeNormal, "AccessPolicyAttached").Note,
 			"overrides AccessPolicy "+a.ns+"/gateway-wide", "the route's event names the Gateway policy it overrides")
+	})
+
+	t.Run("a Gateway's policy in mode Override applies to a route with its own, which reports Overridden", func(t *testing.T) {
+		a := a.in(t)
+		setMode := func(mode accessv1alpha1.PolicyMode) {
+			require.NoError(t, testenv.Update(a.ctx, a.c, client.ObjectKey{Namespace: a.ns, Name: "gateway-wide"}, func(p *accessv1alpha1.AccessPolicy) {
+				p.Spec.Mode = mode
+			}, eventually))
+		}
+		setMode(accessv1alpha1.ModeOverride)
+		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got inmemory.Policy) {
+			assert.Equal(c, []int{roleOperators}, got.RoleIDs, "the Gateway's override, not the route's own policy")
+		})
+		a.eventuallyCondition("blog-only", "Accepted", metav1.ConditionFalse, "Overridden")
+
+		setMode(accessv1alpha1.ModeDefault)
+		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got inmemory.Policy) {
+			assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "a default again: the route's own policy replaces it")
+		})
+		a.eventuallyCondition("blog-only", "Accepted", metav1.ConditionTrue, "Accepted")
 	})
 
 	t.Run("a policy whose Secret is missing keeps a new host unpublished, until the Secret is created", func(t *testing.T) {

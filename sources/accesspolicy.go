@@ -369,9 +369,30 @@ func (p *Policies) statusController() []plugin.Controller {
 		{Object: &networkingv1.Ingress{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindIngress))},
 	}
 	if p.gatewayAPI {
+		// The status of a route's policy follows the overrides on the route's Gateways:
+		// their policies' changes (mode, targets, deletion), and the Gateways' own.
+		ofGateway := p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindGateway))
 		watches = append(watches,
 			plugin.Watch{Object: &gatewayv1.HTTPRoute{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindHTTPRoute))},
-			plugin.Watch{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: p.policiesBy(policyTargetIndex, targetKeyOf(accessv1alpha1.KindGateway))},
+			plugin.Watch{Object: &gatewayv1.Gateway{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				gw := access.Target{Kind: accessv1alpha1.KindGateway, Namespace: o.GetNamespace(), Name: o.GetName()}
+				own := p.indexed(ctx, policyTargetIndex, targetKey(gw))
+				return append(ofGateway(ctx, o), p.routePoliciesUnder(ctx, gw, own)...)
+			}},
+			plugin.Watch{Object: &accessv1alpha1.AccessPolicy{}, IgnoreStatus: true, Requests: func(ctx context.Context, o client.Object) []reconcile.Request {
+				policy, ok := o.(*accessv1alpha1.AccessPolicy)
+				if !ok {
+					return nil
+				}
+				var out []reconcile.Request
+				for _, ref := range policy.Spec.TargetRefs {
+					if string(ref.Kind) == accessv1alpha1.KindGateway {
+						gw := access.Target{Kind: accessv1alpha1.KindGateway, Namespace: policy.Namespace, Name: string(ref.Name)}
+						out = append(out, p.routePoliciesUnder(ctx, gw, []accessv1alpha1.AccessPolicy{*policy})...)
+					}
+				}
+				return out
+			}},
 		)
 	}
 	return []plugin.Controller{{
@@ -426,7 +447,15 @@ func (p *Policies) reconcileStatus(ctx context.Context, req reconcile.Request) (
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	ancestors := access.Ancestors(&policy, all.Items, func(t access.Target) bool { return p.exists(ctx, t) }, access.Validate(&policy, secrets))
+	overrides := map[access.Target]*accessv1alpha1.AccessPolicy{}
+	for _, ref := range policy.Spec.TargetRefs {
+		t := access.Target{Kind: string(ref.Kind), Namespace: policy.Namespace, Name: string(ref.Name)}
+		if overrides[t], err = p.overrideOf(ctx, t); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	ancestors := access.Ancestors(&policy, all.Items, func(t access.Target) bool { return p.exists(ctx, t) },
+		func(t access.Target) *accessv1alpha1.AccessPolicy { return overrides[t] }, access.Validate(&policy, secrets))
 	for i := range ancestors {
 		// Start from what was written for the same target, so that unchanged conditions
 		// keep their transition time; SetStatusCondition stamps the others.
@@ -449,6 +478,80 @@ func (p *Policies) reconcileStatus(ctx context.Context, req reconcile.Request) (
 		return reconcile.Result{}, fmt.Errorf("update status of AccessPolicy %s: %w", req.NamespacedName, err)
 	}
 	return reconcile.Result{}, nil
+}
+
+// overrideOf is the policy of a Gateway that overrides the own policy of t, an
+// HTTPRoute (access.Override), nil for none or another kind. The Gateways are those the
+// route's parentRefs name and that exist: Protect has the Gateways PIC publishes the
+// route through, which a listener that refuses the route leaves out, so that status can
+// report Overridden where a route's own policy still applies; never the reverse.
+func (p *Policies) overrideOf(ctx context.Context, t access.Target) (*accessv1alpha1.AccessPolicy, error) {
+	if t.Kind != accessv1alpha1.KindHTTPRoute || !p.gatewayAPI {
+		return nil, nil
+	}
+	var hr gatewayv1.HTTPRoute
+	if err := p.client.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Name}, &hr); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	var (
+		gateways []access.Target
+		policies []accessv1alpha1.AccessPolicy
+	)
+	for _, gw := range parentGateways(&hr) {
+		if slices.Contains(gateways, gw) || !p.exists(ctx, gw) {
+			continue
+		}
+		more, err := p.policiesOf(ctx, gw)
+		if err != nil {
+			return nil, err
+		}
+		gateways, policies = append(gateways, gw), append(policies, more...)
+	}
+	override, _ := access.Override(policies, gateways)
+	return override, nil
+}
+
+// parentGateways are the Gateways an HTTPRoute's parentRefs name.
+func parentGateways(hr *gatewayv1.HTTPRoute) []access.Target {
+	var out []access.Target
+	for _, ref := range hr.Spec.ParentRefs {
+		if (ref.Group != nil && *ref.Group != gatewayv1.GroupName) || (ref.Kind != nil && *ref.Kind != accessv1alpha1.KindGateway) {
+			continue
+		}
+		ns := hr.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		out = append(out, access.Target{Kind: accessv1alpha1.KindGateway, Namespace: ns, Name: string(ref.Name)})
+	}
+	return out
+}
+
+// routePoliciesUnder are the policies of the HTTPRoutes whose parentRefs name gw, when
+// one of policies, on gw, is an override: their status follows its mode. It lists the
+// HTTPRoutes of the cache, whose parent index belongs to the HTTPRoute source and may
+// not exist; it runs only for a Gateway with an override, which a platform team
+// changes seldom.
+func (p *Policies) routePoliciesUnder(ctx context.Context, gw access.Target, policies []accessv1alpha1.AccessPolicy) []reconcile.Request {
+	if !slices.ContainsFunc(policies, func(policy accessv1alpha1.AccessPolicy) bool { return policy.Spec.Mode == accessv1alpha1.ModeOverride }) {
+		return nil
+	}
+	var routes gatewayv1.HTTPRouteList
+	if err := p.client.List(ctx, &routes); err != nil {
+		log.FromContext(ctx).Error(err, "cannot find the HTTPRoutes under a Gateway", "gateway", gw)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range routes.Items {
+		if !slices.Contains(parentGateways(&routes.Items[i]), gw) {
+			continue
+		}
+		key := targetKey(access.Target{Kind: accessv1alpha1.KindHTTPRoute, Namespace: routes.Items[i].Namespace, Name: routes.Items[i].Name})
+		for _, policy := range p.indexed(ctx, policyTargetIndex, key) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&policy)})
+		}
+	}
+	return out
 }
 
 // exists reports whether a policy's target exists. The kinds PIC does not serve

@@ -89,6 +89,31 @@ type Attachment struct {
 	// Overridden are the policies on the object's Gateways that do not apply to it: it
 	// has its own, or an older one on another of its Gateways applies.
 	Overridden []types.NamespacedName
+	// Superseded is the object's own policy when a Gateway's override applies instead
+	// (mode Override), nil otherwise.
+	Superseded *types.NamespacedName
+}
+
+// overrides reports whether p's settings override those of the routes under the
+// Gateways it targets (GEP-713).
+func overrides(p *accessv1alpha1.AccessPolicy) bool {
+	return p.Spec.Mode == accessv1alpha1.ModeOverride
+}
+
+// Override returns the policy, of the Gateways a route is published through, that
+// overrides the route's own, and the Gateway it is on: of the Gateways whose winning
+// policy is in mode Override, the oldest such policy. nil when none is.
+func Override(policies []accessv1alpha1.AccessPolicy, gateways []Target) (*accessv1alpha1.AccessPolicy, Target) {
+	var (
+		out *accessv1alpha1.AccessPolicy
+		via Target
+	)
+	for _, gw := range gateways {
+		if p := winner(policies, gw); p != nil && overrides(p) && (out == nil || older(p, out)) {
+			out, via = p, gw
+		}
+	}
+	return out, via
 }
 
 // Attach returns the policy that protects object (an Ingress or an HTTPRoute), given
@@ -100,17 +125,25 @@ type Attachment struct {
 //	one on the object                           | it
 //	several on the object                       | the oldest (creation time, then name)
 //	one on the object, one on its Gateway       | the object's
+//	one on the object, an override (mode        | the Gateway's: the object's is Superseded
+//	  Override) on its Gateway                  |
 //	none on the object, one on a Gateway        | the Gateway's
 //	none on the object, on several Gateways     | the oldest of the Gateways' winners
+//	overrides among the Gateways' winners       | the oldest of the overrides, older
+//	                                            |   defaults on other Gateways included
 //	a policy being deleted                      | as if it were gone
 //	none                                        | none: Attachment.Policy is nil
+//
+// Only the winner of a Gateway (its oldest policy) can override: a younger policy in
+// mode Override on the same Gateway is Conflicted there, and applies nowhere.
 func Attach(policies []accessv1alpha1.AccessPolicy, object Target, gateways []Target) Attachment {
 	var (
 		out  Attachment
 		gwin []*accessv1alpha1.AccessPolicy
 		via  []Target
 	)
-	if own := winner(policies, object); own != nil {
+	own := winner(policies, object)
+	if own != nil {
 		out = Attachment{Policy: own, Via: object}
 	}
 	for _, gw := range gateways {
@@ -118,8 +151,14 @@ func Attach(policies []accessv1alpha1.AccessPolicy, object Target, gateways []Ta
 			gwin, via = append(gwin, p), append(via, gw)
 		}
 	}
+	if p, gw := Override(policies, gateways); p != nil {
+		out = Attachment{Policy: p, Via: gw}
+		if own != nil && own != p {
+			out.Superseded = &types.NamespacedName{Namespace: own.Namespace, Name: own.Name}
+		}
+	}
 	for i, p := range gwin {
-		if out.Policy == nil || (out.Via != object && older(p, out.Policy)) {
+		if out.Policy == nil || (out.Via != object && !overrides(out.Policy) && older(p, out.Policy)) {
 			out.Policy, out.Via = p, via[i]
 		}
 	}
@@ -149,16 +188,19 @@ func containsName(names []types.NamespacedName, n types.NamespacedName) bool {
 //	a kind PIC does not serve                     | False, Invalid           | as below
 //	absent, or not served by PIC (exists false)   | False, TargetNotFound    | as below
 //	an older policy targets it too                | False, Conflicted        | as below
+//	an HTTPRoute under a Gateway whose policy is  | False, Overridden        | as below
+//	  an override (override(target) not p)        |                          |
 //	p invalid (a Problem other than a Secret's)   | False, Invalid           | as below
 //	otherwise                                     | True, Accepted           | as below
 //	a referenced Secret or key missing            |                          | False, AccessPolicySecretNotFound
 //	every Secret and key found                    |                          | True, ResolvedRefs
 //
 // exists reports whether the target exists and PIC serves it (an Ingress of PIC's
-// class, an HTTPRoute or Gateway of PIC's GatewayClass); problems is Validate's verdict
-// on p. The conditions carry p's generation and no transition time:
-// meta.SetStatusCondition sets it when a condition changes.
-func Ancestors(p *accessv1alpha1.AccessPolicy, all []accessv1alpha1.AccessPolicy, exists func(Target) bool, problems []Problem) []gatewayv1.PolicyAncestorStatus {
+// class, an HTTPRoute or Gateway of PIC's GatewayClass); override is the policy that
+// overrides a target's own (Override, over the Gateways of an HTTPRoute), nil for none;
+// problems is Validate's verdict on p. The conditions carry p's generation and no
+// transition time: meta.SetStatusCondition sets it when a condition changes.
+func Ancestors(p *accessv1alpha1.AccessPolicy, all []accessv1alpha1.AccessPolicy, exists func(Target) bool, override func(Target) *accessv1alpha1.AccessPolicy, problems []Problem) []gatewayv1.PolicyAncestorStatus {
 	var invalid, unresolved []string
 	for _, pr := range problems {
 		if pr.Reason == pic.ReasonAccessPolicySecretNotFound {
@@ -179,6 +221,7 @@ func Ancestors(p *accessv1alpha1.AccessPolicy, all []accessv1alpha1.AccessPolicy
 	for _, ref := range p.Spec.TargetRefs {
 		t, served := targetOf(p.Namespace, ref)
 		accepted := metav1.Condition{Type: pic.ConditionAccepted, ObservedGeneration: p.Generation}
+		over := overriddenBy(override, p, t)
 		switch win := winner(all, t); {
 		case !served:
 			accepted.Status, accepted.Reason = metav1.ConditionFalse, string(gatewayv1.PolicyReasonInvalid)
@@ -190,6 +233,9 @@ func Ancestors(p *accessv1alpha1.AccessPolicy, all []accessv1alpha1.AccessPolicy
 		case win != nil && (win.Namespace != p.Namespace || win.Name != p.Name):
 			accepted.Status, accepted.Reason = metav1.ConditionFalse, string(gatewayv1.PolicyReasonConflicted)
 			accepted.Message = fmt.Sprintf("AccessPolicy %s/%s, older, also targets %s and applies there: the oldest policy on an object wins", win.Namespace, win.Name, t)
+		case over != nil:
+			accepted.Status, accepted.Reason = metav1.ConditionFalse, pic.PolicyReasonOverridden
+			accepted.Message = fmt.Sprintf("AccessPolicy %s/%s on a Gateway of %s has mode %s: it applies to the route instead of this policy", over.Namespace, over.Name, t, accessv1alpha1.ModeOverride)
 		case len(invalid) > 0:
 			accepted.Status, accepted.Reason = metav1.ConditionFalse, string(gatewayv1.PolicyReasonInvalid)
 			accepted.Message = strings.Join(invalid, "; ") + ": the hosts it protects are not published, or keep what Pangolin holds"
@@ -205,4 +251,17 @@ func Ancestors(p *accessv1alpha1.AccessPolicy, all []accessv1alpha1.AccessPolicy
 		})
 	}
 	return out
+}
+
+// overriddenBy is the policy that overrides p on target t, nil when none does or p is
+// that policy (it may target the route and its Gateway both).
+func overriddenBy(override func(Target) *accessv1alpha1.AccessPolicy, p *accessv1alpha1.AccessPolicy, t Target) *accessv1alpha1.AccessPolicy {
+	if override == nil || t.Kind != accessv1alpha1.KindHTTPRoute {
+		return nil
+	}
+	o := override(t)
+	if o == nil || (o.Namespace == p.Namespace && o.Name == p.Name) {
+		return nil
+	}
+	return o
 }

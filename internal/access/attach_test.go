@@ -121,12 +121,134 @@ func TestAttach(t *testing.T) {
 				overridden = append(overridden, o.String())
 			}
 			assert.Equal(t, tc.overridden, overridden)
+			assert.Nil(t, got.Superseded, "no Gateway policy here is an override")
 		})
 	}
 }
 
+// TestAttachWithOverrides is the merge decision when a Gateway's policy has mode
+// Override (GEP-713): it applies to the routes published through the Gateway whatever
+// their own policies say; without it, the route's own replaces the Gateway's.
+func TestAttachWithOverrides(t *testing.T) {
+	override := func(s *accessv1alpha1.AccessPolicySpec) {
+		s.Mode = accessv1alpha1.ModeOverride
+		s.Roles = []string{"employees"}
+	}
+	defaults := func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeDefault }
+	public := func(s *accessv1alpha1.AccessPolicySpec) { s.SSO = ptr(false) }
+
+	cases := []struct {
+		name       string
+		policies   []accessv1alpha1.AccessPolicy
+		gateways   []access.Target
+		want       string
+		via        access.Target
+		superseded string // the route's own policy, replaced; "" for none
+		overridden []string
+	}{
+		{
+			name:     "an override on the Gateway replaces the route's own policy, younger or older",
+			policies: []accessv1alpha1.AccessPolicy{policy("route-public", 0, public, routeRef("web")), policy("platform", 9, override, gatewayRef("edge"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "platform", via: gateway("edge"), superseded: "shop/route-public",
+		},
+		{
+			name:     "an override on the Gateway applies to a route without a policy, as a default would",
+			policies: []accessv1alpha1.AccessPolicy{policy("platform", 0, override, gatewayRef("edge"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "platform", via: gateway("edge"),
+		},
+		{
+			name:     "a policy in mode Default on the Gateway is replaced by the route's own, as without a mode",
+			policies: []accessv1alpha1.AccessPolicy{policy("platform", 0, defaults, gatewayRef("edge")), policy("route-public", 9, public, routeRef("web"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "route-public", via: httpRoute("web"), overridden: []string{"shop/platform"},
+		},
+		{
+			name:     "an override on a Gateway the route is not published through does not apply",
+			policies: []accessv1alpha1.AccessPolicy{policy("platform", 0, override, gatewayRef("other")), policy("route-public", 9, public, routeRef("web"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "route-public", via: httpRoute("web"),
+		},
+		{
+			name: "an override on one Gateway wins over an older default on another",
+			policies: []accessv1alpha1.AccessPolicy{
+				policy("lan-default", 0, nil, gatewayRef("lan")),
+				policy("edge-override", 5, override, gatewayRef("edge")),
+				policy("route-public", 9, public, routeRef("web")),
+			},
+			gateways: []access.Target{gateway("lan"), gateway("edge")},
+			want:     "edge-override", via: gateway("edge"), superseded: "shop/route-public", overridden: []string{"shop/lan-default"},
+		},
+		{
+			name: "of overrides on two Gateways the oldest applies",
+			policies: []accessv1alpha1.AccessPolicy{
+				policy("edge-override", 5, override, gatewayRef("edge")),
+				policy("lan-override", 2, override, gatewayRef("lan")),
+			},
+			gateways: []access.Target{gateway("edge"), gateway("lan")},
+			want:     "lan-override", via: gateway("lan"), overridden: []string{"shop/edge-override"},
+		},
+		{
+			name: "a younger override on a Gateway whose oldest policy is a default is Conflicted there, and overrides nothing",
+			policies: []accessv1alpha1.AccessPolicy{
+				policy("old-default", 0, nil, gatewayRef("edge")),
+				policy("young-override", 5, override, gatewayRef("edge")),
+				policy("route-public", 9, public, routeRef("web")),
+			},
+			gateways: []access.Target{gateway("edge")},
+			want:     "route-public", via: httpRoute("web"), overridden: []string{"shop/old-default"},
+		},
+		{
+			name:     "an override being deleted no longer applies, and the route's own does",
+			policies: []accessv1alpha1.AccessPolicy{deleting(policy("platform", 0, override, gatewayRef("edge"))), policy("route-public", 9, public, routeRef("web"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "route-public", via: httpRoute("web"),
+		},
+		{
+			name:     "one override that targets the route and its Gateway applies once, superseding nothing",
+			policies: []accessv1alpha1.AccessPolicy{policy("both", 0, override, routeRef("web"), gatewayRef("edge"))},
+			gateways: []access.Target{gateway("edge")},
+			want:     "both", via: gateway("edge"),
+		},
+		{
+			name:     "a route published through no Gateway keeps its own policy, whatever overrides exist",
+			policies: []accessv1alpha1.AccessPolicy{policy("platform", 0, override, gatewayRef("edge")), policy("route-public", 9, public, routeRef("web"))},
+			want:     "route-public", via: httpRoute("web"),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := access.Attach(tc.policies, httpRoute("web"), tc.gateways)
+			require.NotNil(t, got.Policy)
+			assert.Equal(t, tc.want, got.Policy.Name)
+			assert.Equal(t, tc.via, got.Via)
+			superseded := ""
+			if got.Superseded != nil {
+				superseded = got.Superseded.String()
+			}
+			assert.Equal(t, tc.superseded, superseded)
+			var overridden []string
+			for _, o := range got.Overridden {
+				overridden = append(overridden, o.String())
+			}
+			assert.Equal(t, tc.overridden, overridden)
+		})
+	}
+}
+
+func deleting(p accessv1alpha1.AccessPolicy) accessv1alpha1.AccessPolicy {
+	p.DeletionTimestamp = ptr(metav1.NewTime(epoch))
+	return p
+}
+
 func TestAncestors(t *testing.T) {
 	exists := func(t access.Target) bool { return t.Name != "gone" }
+	gwOverride := policy("platform", 0, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, gatewayRef("edge"))
+	gwOverride.Namespace = "infra"
+	overriddenBy := func(o accessv1alpha1.AccessPolicy) func(access.Target) *accessv1alpha1.AccessPolicy {
+		return func(access.Target) *accessv1alpha1.AccessPolicy { return &o }
+	}
 	secretMissing := []access.Problem{{Field: "spec.password.secretRef", Reason: pic.ReasonAccessPolicySecretNotFound, Message: "Secret shop/web-auth does not exist"}}
 	invalid := []access.Problem{{Field: "spec.rules[0].value", Reason: pic.ReasonAccessPolicyInvalid, Message: `"10.0.0.1" is not a CIDR`}}
 
@@ -139,6 +261,7 @@ func TestAncestors(t *testing.T) {
 		name     string
 		policy   accessv1alpha1.AccessPolicy
 		others   []accessv1alpha1.AccessPolicy
+		override func(access.Target) *accessv1alpha1.AccessPolicy
 		problems []access.Problem
 		want     want
 	}{
@@ -177,6 +300,34 @@ func TestAncestors(t *testing.T) {
 			want:     want{"True", "Accepted", "False", "AccessPolicySecretNotFound", "applies to Ingress shop/web"},
 		},
 		{
+			name:     "a route's policy under a Gateway whose policy overrides reports Overridden, naming it",
+			policy:   policy("route-public", 5, nil, routeRef("web")),
+			override: overriddenBy(gwOverride),
+			want:     want{"False", "Overridden", "True", "ResolvedRefs", "AccessPolicy infra/platform on a Gateway of HTTPRoute shop/web has mode Override"},
+		},
+		{
+			name:   "an override that is the policy itself does not override it",
+			policy: policy("both", 5, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, routeRef("web")),
+			override: func(access.Target) *accessv1alpha1.AccessPolicy {
+				p := policy("both", 5, nil, routeRef("web"))
+				return &p
+			},
+			want: want{"True", "Accepted", "True", "ResolvedRefs", "applies to HTTPRoute shop/web"},
+		},
+		{
+			name:     "an override concerns HTTPRoutes only: an Ingress's policy stays accepted",
+			policy:   policy("web-auth", 5, nil, ingressRef("web")),
+			override: overriddenBy(gwOverride),
+			want:     acceptedOK,
+		},
+		{
+			name:     "the younger of two route policies under an override reports Conflicted first",
+			policy:   policy("young", 5, nil, routeRef("web")),
+			others:   []accessv1alpha1.AccessPolicy{policy("old", 1, nil, routeRef("web"))},
+			override: overriddenBy(gwOverride),
+			want:     want{"False", "Conflicted", "True", "ResolvedRefs", "AccessPolicy shop/old, older"},
+		},
+		{
 			name: "a target of a kind PIC does not serve is Invalid",
 			policy: policy("web-auth", 5, nil, gatewayv1.LocalPolicyTargetReference{
 				Group: "", Kind: "Service", Name: "web"}),
@@ -186,7 +337,7 @@ func TestAncestors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			all := append([]accessv1alpha1.AccessPolicy{tc.policy}, tc.others...)
-			got := access.Ancestors(&all[0], all, exists, tc.problems)
+			got := access.Ancestors(&all[0], all, exists, tc.override, tc.problems)
 			require.Len(t, got, 1)
 			a := got[0]
 			assert.Equal(t, gatewayv1.GatewayController(pic.ControllerName), a.ControllerName)
@@ -211,7 +362,7 @@ func TestAncestors(t *testing.T) {
 
 func TestAncestorsHasOneEntryPerTarget(t *testing.T) {
 	p := policy("multi", 0, nil, ingressRef("web"), routeRef("gone"), gatewayRef("edge"))
-	got := access.Ancestors(&p, []accessv1alpha1.AccessPolicy{p}, func(t access.Target) bool { return t.Name != "gone" }, nil)
+	got := access.Ancestors(&p, []accessv1alpha1.AccessPolicy{p}, func(t access.Target) bool { return t.Name != "gone" }, nil, nil)
 	require.Len(t, got, 3)
 	reasons := []string{got[0].Conditions[0].Reason, got[1].Conditions[0].Reason, got[2].Conditions[0].Reason}
 	assert.Equal(t, []string{"Accepted", "TargetNotFound", "Accepted"}, reasons)

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -37,12 +40,24 @@ type Input struct {
 //	with roles, users or autoLoginIdp      | sso true (they act only through SSO)| the policy
 //	  and sso unset                        |                                     |
 //	invalid, or a Secret or key missing    | rejected, Hold                      | -
+//	any, on a TCP or UDP port              | the annotations                     | the policy's name
+//	  (valid or not)                       |                                     |   alone
+//
+// A TCP or UDP port gets no access control in Pangolin, so the engine refuses a port
+// that asks for any (AccessControlUnsupported), which unpublishes it. Whether the
+// policy is valid does not matter there: were an invalid one held like a host's, a
+// typo in the policy would keep a published port open.
 func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	p := in.Attachment.Policy
 	if p == nil {
 		return in.Route.Access, nil, nil
 	}
 	r := in.Route
+	if r.Raw() {
+		asked := r.Access
+		asked.Policy = &route.AccessPolicy{Name: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}
+		return asked, nil, nil
+	}
 	c := compile(p, in.Secrets)
 	if len(c.problems) > 0 {
 		reason, retry := pic.ReasonAccessPolicySecretNotFound, true
@@ -64,6 +79,9 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	attached := fmt.Sprintf("host %s is protected by AccessPolicy %s", r.Host, name)
 	if in.Attachment.Via.Kind != r.Origin.Kind || in.Attachment.Via.Name != r.Origin.Name || in.Attachment.Via.Namespace != r.Origin.Namespace {
 		attached += " on " + in.Attachment.Via.String()
+	}
+	if own := in.Attachment.Superseded; own != nil {
+		attached += fmt.Sprintf(", whose mode %s replaces AccessPolicy %s of the %s", accessv1alpha1.ModeOverride, own, r.Origin.Kind)
 	}
 	for _, o := range in.Attachment.Overridden {
 		attached += fmt.Sprintf("; it overrides AccessPolicy %s on a Gateway", o)

@@ -278,6 +278,17 @@ func TestResolveNamesTheGatewayAndWhatItOverrides(t *testing.T) {
 	assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/gw-wide on Gateway shop/edge; it overrides AccessPolicy shop/lan-wide on a Gateway", notices[0].Message)
 }
 
+func TestResolveNamesTheRoutePolicyAGatewayOverrideReplaces(t *testing.T) {
+	gw := policy("platform", 0, func(s *accessv1alpha1.AccessPolicySpec) { s.Mode = accessv1alpha1.ModeOverride }, gatewayRef("edge"))
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web"}
+	_, _, notices := access.Resolve(access.Input{
+		Route:      route.Route{Origin: origin, Host: "web.example.com"},
+		Attachment: access.Attachment{Policy: &gw, Via: gateway("edge"), Superseded: &types.NamespacedName{Namespace: "shop", Name: "route-public"}},
+	})
+	require.NotEmpty(t, notices)
+	assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/platform on Gateway shop/edge, whose mode Override replaces AccessPolicy shop/route-public of the HTTPRoute", notices[0].Message)
+}
+
 // TestResolveFailsClosed: every policy that cannot be applied as written is one
 // rejection that holds what Pangolin has, never a weaker access.
 func TestResolveFailsClosed(t *testing.T) {
@@ -438,6 +449,41 @@ func TestUnsupportedByPangolinResource(t *testing.T) {
 			assert.False(t, got.Hold, "what exists for the host is removed: kept, it would be less protected than asked")
 			assert.Contains(t, got.Message, "AccessPolicy shop/web-policy sets "+tc.fields+", which only the direct mode")
 			assert.NotContains(t, got.Message, "hunter22")
+		})
+	}
+}
+
+// TestResolveOnAPortNamesThePolicyWhateverItSays: Pangolin applies no access control to
+// a TCP or UDP port, so any policy on its Gateway, valid or not, reaches the engine as
+// a request for protection, which refuses the port. A rejection that held the port
+// would keep it published open on a typo in the policy.
+func TestResolveOnAPortNamesThePolicyWhateverItSays(t *testing.T) {
+	tcpRoute := route.Origin{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TCPRoute", Namespace: "shop", Name: "db"}
+	cases := []struct {
+		name string
+		spec func(*accessv1alpha1.AccessPolicySpec)
+	}{
+		{"a valid policy asks for protection", func(s *accessv1alpha1.AccessPolicySpec) { s.Roles = []string{"ops"} }},
+		{"a policy with a bad rule asks for protection, not for a hold", func(s *accessv1alpha1.AccessPolicySpec) {
+			s.Rules = []accessv1alpha1.Rule{{Action: accessv1alpha1.RuleDeny, Match: accessv1alpha1.MatchCIDR, Value: "10.0.0.1"}}
+		}},
+		{"a policy whose Secret is missing asks for protection, not for a hold", func(s *accessv1alpha1.AccessPolicySpec) {
+			s.Password = secretKey("nope", "password")
+		}},
+		{"a policy that turns everything off still asks for protection", func(s *accessv1alpha1.AccessPolicySpec) { s.SSO = ptr(false) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := policy("gw-wide", 0, tc.spec, gatewayRef("edge"))
+			port := route.RawRoute(tcpRoute, route.ProtocolTCP, 5432, route.TunnelRef{}, route.Backend{}, route.Access{})
+			got, rejections, _ := access.Resolve(access.Input{
+				Route:      port,
+				Attachment: access.Attachment{Policy: &p, Via: gateway("edge")},
+				Secrets:    secrets,
+			})
+			assert.Empty(t, rejections, "no hold: the engine refuses the port, which unpublishes it")
+			require.NotNil(t, got.Policy, "the engine must see the port asks for protection")
+			assert.Equal(t, types.NamespacedName{Namespace: "shop", Name: "gw-wide"}, got.Policy.Name)
 		})
 	}
 }

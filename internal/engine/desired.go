@@ -67,7 +67,8 @@ type Input struct {
 //	host owned by an older object                | rejected: HostConflict
 //	raw port owned by an older object            | rejected: PortConflict
 //	raw port, sink without raw resources         | rejected: RawResourceUnsupported
-//	raw port asking for access control           | rejected: AccessControlUnsupported (fails closed)
+//	raw port asking for access control, or under | rejected: AccessControlUnsupported (fails closed)
+//	  an AccessPolicy, valid or not              |
 //	apex host without a subdomain override       | rejected: ApexHost
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
@@ -161,9 +162,15 @@ func rawResource(r route.Route, f Features, reject func(route.Route, string, str
 		return Resource{}, false
 	}
 	asked := func(b *bool) bool { return b != nil && *b }
-	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) || r.Access.Policy != nil {
+	if r.Access.Policy != nil {
 		reject(r, pic.ReasonAccessControlUnsupported,
-			"public port %d/%s asks for access control (the %s or %s annotation, or an AccessPolicy), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
+			"public port %d/%s is under AccessPolicy %s (on its Gateway), but Pangolin applies no access control to TCP and UDP resources: the port is not published rather than published open, whether the policy is valid or not",
+			r.Port, r.Protocol, r.Access.Policy.Name)
+		return Resource{}, false
+	}
+	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) {
+		reject(r, pic.ReasonAccessControlUnsupported,
+			"public port %d/%s asks for access control (the %s or %s annotation), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
 			r.Port, r.Protocol, pic.AnnotationSSO, pic.AnnotationBlockAccess)
 		return Resource{}, false
 	}

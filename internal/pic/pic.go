@@ -191,3 +191,8 @@ const (
 // condition: every Secret and key it references exists. (ResolvedRefs=False has the
 // reason AccessPolicySecretNotFound; the Accepted reasons are GEP-713's.)
 const PolicyReasonResolvedRefs = "ResolvedRefs"
+
+// PolicyReasonOverridden is the reason of an AccessPolicy's Accepted=False condition
+// for an HTTPRoute whose Gateway has a policy in mode Override: the Gateway's applies
+// to the route instead. GEP-713 names no reason for it.
+const PolicyReasonOverridden = "Overridden"

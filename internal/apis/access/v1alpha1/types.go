@@ -19,9 +19,10 @@ const (
 // AccessPolicy says who may reach the hosts published for the objects it targets: SSO
 // roles and users, an email whitelist, a password, a PIN code, header authentication
 // and ordered allow/deny rules, in the terms Pangolin enforces them. A policy on an
-// HTTPRoute wins over one on its Gateway; of two policies on one object, the oldest
-// applies. Anything invalid or unresolvable fails closed: the host is not published,
-// or keeps what Pangolin already holds; it is never opened up.
+// HTTPRoute wins over one on its Gateway, unless the Gateway's is an override (Mode);
+// of two policies on one object, the oldest applies. Anything invalid or unresolvable
+// fails closed: the host is not published, or keeps what Pangolin already holds; it is
+// never opened up.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -29,6 +30,7 @@ const (
 // +kubebuilder:metadata:labels="gateway.networking.k8s.io/policy=Inherited"
 // +kubebuilder:printcolumn:name="SSO",type=boolean,JSONPath=`.spec.sso`
 // +kubebuilder:printcolumn:name="Block",type=boolean,JSONPath=`.spec.blockAccess`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AccessPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -45,7 +47,8 @@ type AccessPolicySpec struct {
 	// TargetRefs are the objects this policy protects, in the policy's namespace: an
 	// Ingress (group networking.k8s.io), an HTTPRoute or a Gateway (group
 	// gateway.networking.k8s.io). A policy on a Gateway applies to every HTTPRoute PIC
-	// publishes through it that has no policy of its own.
+	// publishes through it that has no policy of its own, or to every one in mode
+	// Override.
 	//
 	// +required
 	// +listType=map
@@ -56,6 +59,15 @@ type AccessPolicySpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(r, (r.group == 'networking.k8s.io' && r.kind == 'Ingress') || (r.group == 'gateway.networking.k8s.io' && (r.kind == 'HTTPRoute' || r.kind == 'Gateway')))",message="targetRefs may name an Ingress (group networking.k8s.io), an HTTPRoute or a Gateway (group gateway.networking.k8s.io)"
 	TargetRefs []gatewayv1.LocalPolicyTargetReference `json:"targetRefs"`
+
+	// Mode says what the policy's settings are to the routes under a Gateway it
+	// targets, in GEP-713's terms: Default (when unset), defaults that an HTTPRoute's
+	// own policy replaces; Override, overrides that apply to every route PIC publishes
+	// through the Gateway, whose own policies are then not accepted (Accepted=False,
+	// reason Overridden). Nothing is below an Ingress or an HTTPRoute: on those, both
+	// modes mean the same.
+	// +optional
+	Mode PolicyMode `json:"mode,omitempty"`
 
 	// SSO turns Pangolin's SSO login on or off for the hosts. Unset, it is on when
 	// roles, users or autoLoginIdp are given, and otherwise the
@@ -130,6 +142,18 @@ type AccessPolicySpec struct {
 	// +kubebuilder:validation:MaxItems=100
 	Rules []Rule `json:"rules,omitempty"`
 }
+
+// PolicyMode is whether a Gateway's policy gives defaults or overrides (GEP-713).
+// +kubebuilder:validation:Enum=Default;Override
+type PolicyMode string
+
+// Policy modes.
+const (
+	// ModeDefault: a route's own policy replaces the Gateway's.
+	ModeDefault PolicyMode = "Default"
+	// ModeOverride: the Gateway's policy applies to its routes whatever their own say.
+	ModeOverride PolicyMode = "Override"
+)
 
 // SecretKeySource reads one value from a Secret.
 type SecretKeySource struct {
@@ -232,8 +256,8 @@ type Rule struct {
 // AccessPolicyStatus is the GEP-713 policy status: one entry per target.
 type AccessPolicyStatus struct {
 	// Ancestors has one entry per target (the ancestorRef is the target itself), with
-	// the conditions Accepted (reasons Accepted, Conflicted, Invalid, TargetNotFound) and
-	// ResolvedRefs (the referenced Secrets and keys exist).
+	// the conditions Accepted (reasons Accepted, Conflicted, Overridden, Invalid,
+	// TargetNotFound) and ResolvedRefs (the referenced Secrets and keys exist).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
