@@ -22,6 +22,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -99,6 +100,9 @@ type Policies struct {
 	// it: PIC caches no Secret data, so its memory does not grow with the cluster's
 	// Secrets.
 	secrets client.Reader
+	// live reads AccessPolicies from the API server, past the cache, to confirm a host's
+	// first publish (confirmer); nil in `render`, whose one client is the whole truth.
+	live    client.Reader
 	enabled bool
 	// gatewayAPI: the cluster serves HTTPRoutes and Gateways, whose policies' status
 	// follows them.
@@ -122,7 +126,7 @@ func SharedPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, err
 }
 
 func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
-	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true, gatewayAPI: true}
+	p := &Policies{client: deps.Client, secrets: deps.APIReader, live: deps.APIReader, enabled: true, gatewayAPI: true}
 	if p.secrets == nil {
 		p.secrets = deps.Client
 	}
@@ -168,6 +172,8 @@ func (p *Policies) Enabled() bool { return p != nil && p.enabled }
 // and rejected with Hold, so that it fails closed: a host not yet published is not
 // published, one published keeps what the sink holds. gateways are the Gateways a host
 // of the object is published through, for a policy attached there; nil for an Ingress.
+// The cache may not have received yet a policy applied together with the object: res
+// gets a Confirm that the core calls before a host's first write (confirmer).
 func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object access.Target, gateways func(host string) []access.Target) error {
 	if !p.Enabled() || len(res.Routes) == 0 {
 		return nil
@@ -181,6 +187,7 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 	ofGateway := map[access.Target][]accessv1alpha1.AccessPolicy{}
 	secretsOf := map[types.UID]access.Secrets{}
 	routes := make([]route.Route, 0, len(res.Routes))
+	seen := map[string]cachedPolicies{}
 	for _, rt := range res.Routes {
 		var gws []access.Target
 		if gateways != nil {
@@ -197,6 +204,7 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 			}
 			all = append(slices.Clone(all), more...)
 		}
+		seen[rt.Host] = cachedPolicies{origin: rt.Origin, targets: append([]access.Target{object}, gws...), policies: all}
 		attachment := access.Attach(all, object, gws)
 		var secrets access.Secrets
 		if attachment.Policy != nil {
@@ -218,7 +226,129 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		routes = append(routes, rt)
 	}
 	res.Routes = routes
+	if p.live != nil && len(routes) > 0 {
+		res.Confirm = p.confirmer(seen)
+	}
 	return nil
+}
+
+// cachedPolicies are the policies the cache showed Protect for one host: those that
+// target the host's object or one of the Gateways it is published through.
+type cachedPolicies struct {
+	origin   route.Origin
+	targets  []access.Target
+	policies []accessv1alpha1.AccessPolicy
+}
+
+// confirmer is a host's check before its first write (plugin.Result.Confirm): the
+// AccessPolicies of the targets' namespaces are read from the API server, and a host is
+// refused for now while one that targets its object or Gateway is missing from what
+// the cache showed Protect. An AccessPolicy applied together with the object may
+// reach PIC after it, and the host must not be published with the defaults meanwhile:
+// with defaultSSO false, that would be a public window. The watch on AccessPolicies
+// brings the object back once the cache has the policy; the retry covers a watch that
+// lags further.
+func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Context, []string) ([]route.Rejection, error) {
+	return func(ctx context.Context, hosts []string) ([]route.Rejection, error) {
+		inNamespace := map[string][]accessv1alpha1.AccessPolicy{}
+		var out []route.Rejection
+		for _, host := range hosts {
+			cached, ok := seen[host]
+			if !ok {
+				continue
+			}
+			for _, t := range cached.targets {
+				live, read := inNamespace[t.Namespace]
+				if !read {
+					var list accessv1alpha1.AccessPolicyList
+					if err := p.live.List(ctx, &list, client.InNamespace(t.Namespace)); err != nil {
+						return nil, fmt.Errorf("list the AccessPolicies of namespace %s from the API server: %w", t.Namespace, err)
+					}
+					live, inNamespace[t.Namespace] = list.Items, list.Items
+				}
+				if missing := unseenPolicy(live, cached.policies, t); missing != nil {
+					out = append(out, route.Rejection{
+						Origin: cached.origin, Host: host, Reason: pic.ReasonAccessPolicyPending, Hold: true, Retry: true,
+						Message: fmt.Sprintf("AccessPolicy %s targets %s, and PIC has not received it yet: %s is not published until it has", missing.Name, t, host),
+					})
+					break
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// unseenPolicy is a policy of live that targets t (as the target index reads a policy)
+// and that cached does not hold, nil if none.
+func unseenPolicy(live, cached []accessv1alpha1.AccessPolicy, t access.Target) *accessv1alpha1.AccessPolicy {
+	key := targetKey(t)
+	for i := range live {
+		policy := &live[i]
+		if policy.DeletionTimestamp != nil || !slices.Contains(indexPolicyTargets(policy), key) {
+			continue
+		}
+		if !slices.ContainsFunc(cached, func(c accessv1alpha1.AccessPolicy) bool { return c.UID == policy.UID }) {
+			return policy
+		}
+	}
+	return nil
+}
+
+// Require keeps an object that names the AccessPolicy it requires
+// (pic.AnnotationRequireAccessPolicy) from publishing anything new until that policy
+// exists, targets the object and is the one that applies to it; what the object
+// published stays as it is (Hold), with an AccessPolicyRequired Warning. A required
+// policy that applies but is invalid is refused by Protect, host by host, which fails
+// closed the same way. name is "" for an object that requires none. The watch on
+// AccessPolicies brings the object back when the policy comes or changes.
+func (p *Policies) Require(ctx context.Context, res *plugin.Result, object access.Target, name string) error {
+	if name == "" || res.Origin == nil || !res.Managed {
+		return nil
+	}
+	unmet, err := p.unmet(ctx, object, name)
+	if err != nil || unmet == "" {
+		return err
+	}
+	res.Routes = nil
+	res.Confirm = nil
+	res.Rejections = append(res.Rejections, route.Rejection{
+		Origin: *res.Origin, Reason: pic.ReasonAccessPolicyRequired, Hold: true,
+		Message: fmt.Sprintf("%s requires AccessPolicy %s (annotation %s), which %s: nothing new is published for it, and what it published stays as it is",
+			object, name, pic.AnnotationRequireAccessPolicy, unmet),
+	})
+	return nil
+}
+
+// unmet says why the policy named name does not protect object, "" when it does.
+func (p *Policies) unmet(ctx context.Context, object access.Target, name string) (string, error) {
+	switch {
+	case object.Kind != accessv1alpha1.KindIngress && object.Kind != accessv1alpha1.KindHTTPRoute:
+		return "cannot apply: no AccessPolicy can target a " + object.Kind, nil
+	case !p.Enabled():
+		return "cannot apply: the AccessPolicy CRD (" + accessv1alpha1.AccessPolicyCRDName + ") is not installed", nil
+	}
+	policies, err := p.policiesOf(ctx, object)
+	if err != nil {
+		return "", err
+	}
+	applies := access.Attach(policies, object, nil).Policy
+	if applies != nil && applies.Name == name {
+		return "", nil
+	}
+	var required accessv1alpha1.AccessPolicy
+	err = p.client.Get(ctx, types.NamespacedName{Namespace: object.Namespace, Name: name}, &required)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "does not exist", nil
+	case err != nil:
+		return "", fmt.Errorf("get AccessPolicy %s/%s: %w", object.Namespace, name, err)
+	case required.DeletionTimestamp != nil:
+		return "is being deleted", nil
+	case applies != nil:
+		return fmt.Sprintf("does not apply to it: AccessPolicy %s, older, does", applies.Name), nil
+	}
+	return "does not target it (spec.targetRefs)", nil
 }
 
 // OwnPolicy names the policy attached to object itself (not to its Gateways), "" for

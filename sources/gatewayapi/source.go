@@ -242,6 +242,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
 		return plugin.Result{}, err
 	}
+	if err := s.config.Policies.Require(ctx, &res, target, ev.options.RequiredPolicy); err != nil {
+		return plugin.Result{}, err
+	}
 	return res, nil
 }
 

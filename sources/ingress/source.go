@@ -144,6 +144,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	if err := s.config.Policies.Protect(ctx, &res, target, nil); err != nil {
 		return plugin.Result{}, err
 	}
+	if err := s.config.Policies.Require(ctx, &res, target, opts.RequiredPolicy); err != nil {
+		return plugin.Result{}, err
+	}
 	return res, nil
 }
 
