@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,6 +105,9 @@ type Policies struct {
 	// first publish (confirmer); nil in `render`, whose one client is the whole truth.
 	live    client.Reader
 	enabled bool
+	// secretNamespaces are the only namespaces whose Secrets PIC may read
+	// (config.SecretNamespaces); empty: every watched namespace.
+	secretNamespaces []string
 	// gatewayAPI: the cluster serves HTTPRoutes and Gateways, whose policies' status
 	// follows them.
 	gatewayAPI bool
@@ -130,6 +134,9 @@ func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error)
 	if p.secrets == nil {
 		p.secrets = deps.Client
 	}
+	if deps.Config != nil {
+		p.secretNamespaces = deps.Config.SecretNamespaces
+	}
 	if deps.Mapper == nil {
 		return p, nil
 	}
@@ -154,11 +161,14 @@ func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error)
 	var probe metav1.PartialObjectMetadataList
 	probe.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	opts := []client.ListOption{client.Limit(1)}
-	if ns := deps.Config.WatchNamespaces; len(ns) > 0 {
-		opts = append(opts, client.InNamespace(ns[0]))
+	switch {
+	case len(p.secretNamespaces) > 0:
+		opts = append(opts, client.InNamespace(p.secretNamespaces[0]))
+	case len(deps.Config.WatchNamespaces) > 0:
+		opts = append(opts, client.InNamespace(deps.Config.WatchNamespaces[0]))
 	}
 	if err := p.secrets.List(ctx, &probe, opts...); apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("the AccessPolicy CRD (%s) is installed, so PIC must read the Secrets policies reference, but it may not list Secrets: grant it get, list and watch on secrets (the chart's accessPolicies.enabled=true, or config/components/access-policies; docs/access-control.md), or remove the CRD: %w",
+		return nil, fmt.Errorf("the AccessPolicy CRD (%s) is installed, so PIC must read the Secrets policies reference, but it may not list Secrets: grant it get, list and watch on secrets (the chart's accessPolicies.enabled=true, or config/components/access-policies; docs/access-control.md), or, granted only in some namespaces, list them in secretNamespaces; or remove the CRD: %w",
 			accessv1alpha1.AccessPolicyCRDName, err)
 	}
 	return p, nil
@@ -206,6 +216,10 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		}
 		seen[rt.Host] = cachedPolicies{origin: rt.Origin, targets: append([]access.Target{object}, gws...), policies: all}
 		attachment := access.Attach(all, object, gws)
+		if rj := p.secretsForbidden(attachment.Policy, rt); rj != nil {
+			res.Rejections = append(res.Rejections, *rj)
+			continue
+		}
 		var secrets access.Secrets
 		if attachment.Policy != nil {
 			var read bool
@@ -351,6 +365,25 @@ func (p *Policies) unmet(ctx context.Context, object access.Target, name string)
 	return "does not target it (spec.targetRefs)", nil
 }
 
+// secretsForbidden refuses rt, held, when policy references Secrets in a namespace
+// where PIC may not read them (secretNamespaces): PIC's RBAC grants none there, and a
+// read would only be refused. nil when the Secrets can be read, or there are none.
+func (p *Policies) secretsForbidden(policy *accessv1alpha1.AccessPolicy, rt route.Route) *route.Rejection {
+	if policy == nil || p.secretsReadable(policy.Namespace) || len(secretNames(policy)) == 0 {
+		return nil
+	}
+	return &route.Rejection{
+		Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonAccessPolicySecretForbidden, Hold: true,
+		Message: fmt.Sprintf("AccessPolicy %s/%s references Secrets (%s), and PIC may read Secrets only in namespaces %s (secretNamespaces): %s is not published, or keeps what it has; add %s to secretNamespaces and grant PIC its Secrets, or move the policy",
+			policy.Namespace, policy.Name, strings.Join(secretNames(policy), ", "), strings.Join(p.secretNamespaces, ", "), rt.Host, policy.Namespace),
+	}
+}
+
+// secretsReadable reports whether PIC may read the Secrets of namespace.
+func (p *Policies) secretsReadable(namespace string) bool {
+	return len(p.secretNamespaces) == 0 || slices.Contains(p.secretNamespaces, namespace)
+}
+
 // OwnPolicy names the policy attached to object itself (not to its Gateways), "" for
 // none: objects that share a host must agree on it, or merging them would change the
 // access control of one of them.
@@ -381,6 +414,11 @@ func (p *Policies) policiesOf(ctx context.Context, t access.Target) ([]accessv1a
 // out, for access.Resolve to refuse.
 func (p *Policies) readSecrets(ctx context.Context, policy *accessv1alpha1.AccessPolicy) (access.Secrets, error) {
 	out := access.Secrets{}
+	if !p.secretsReadable(policy.Namespace) {
+		// Refused by RBAC: its hosts say why (secretsForbidden); its status finds the
+		// Secrets missing rather than retrying a read that cannot succeed.
+		return out, nil
+	}
 	for _, name := range secretNames(policy) {
 		var s corev1.Secret
 		err := p.secrets.Get(ctx, types.NamespacedName{Namespace: policy.Namespace, Name: name}, &s)

@@ -127,6 +127,10 @@ const (
 	// attached AccessPolicy references does not exist; fails closed as
 	// AccessPolicyInvalid, and is retried.
 	ReasonAccessPolicySecretNotFound = "AccessPolicySecretNotFound"
+	// ReasonAccessPolicySecretForbidden (Warning): the attached AccessPolicy references
+	// Secrets in a namespace where PIC may not read Secrets (the configuration's
+	// secretNamespaces leaves it out); fails closed as AccessPolicyInvalid.
+	ReasonAccessPolicySecretForbidden = "AccessPolicySecretForbidden"
 	// ReasonAccessPolicyConflicted (Warning, on an AccessPolicy): an older policy targets
 	// the same object and applies there instead; the event names it.
 	ReasonAccessPolicyConflicted = "AccessPolicyConflicted"
