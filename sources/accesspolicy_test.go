@@ -124,3 +124,67 @@ func TestASecretOutsideSecretNamespacesIsRefusedClearly(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmWaitsForAPolicyTheCacheHasNotSeen: Protect's Confirm holds a host whose
+// object, or Gateway, a policy targets on the API server that the cache did not show
+// Protect; a policy the cache has, or one on another object, holds nothing.
+func TestConfirmWaitsForAPolicyTheCacheHasNotSeen(t *testing.T) {
+	onTarget := func(name, kind, group, target string) *accessv1alpha1.AccessPolicy {
+		return &accessv1alpha1.AccessPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name)},
+			Spec: accessv1alpha1.AccessPolicySpec{TargetRefs: []gatewayv1.LocalPolicyTargetReference{{
+				Group: gatewayv1.Group(group), Kind: gatewayv1.Kind(kind), Name: gatewayv1.ObjectName(target),
+			}}},
+		}
+	}
+	onRoute := onTarget("route", accessv1alpha1.KindHTTPRoute, gatewayv1.GroupName, "web")
+	gateway := onTarget("gateway", accessv1alpha1.KindGateway, gatewayv1.GroupName, "public")
+	elsewhere := onTarget("elsewhere", accessv1alpha1.KindHTTPRoute, gatewayv1.GroupName, "blog")
+	cases := []struct {
+		name         string
+		cached, live []*accessv1alpha1.AccessPolicy
+		wantWait     bool
+	}{
+		{name: "no policy anywhere: no wait", wantWait: false},
+		{name: "the route's policy not cached yet: wait", live: []*accessv1alpha1.AccessPolicy{onRoute}, wantWait: true},
+		{name: "the Gateway's policy not cached yet: wait", live: []*accessv1alpha1.AccessPolicy{gateway}, wantWait: true},
+		{name: "the cache has the policy: no wait", cached: []*accessv1alpha1.AccessPolicy{onRoute}, live: []*accessv1alpha1.AccessPolicy{onRoute}, wantWait: false},
+		{name: "a policy of another route: no wait", live: []*accessv1alpha1.AccessPolicy{elsewhere}, wantWait: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			objects := func(policies []*accessv1alpha1.AccessPolicy) []client.Object {
+				var out []client.Object
+				for _, p := range policies {
+					out = append(out, p.DeepCopy())
+				}
+				return out
+			}
+			builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects(c.cached)...)
+			for _, idx := range PolicyIndexes() {
+				builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+			}
+			cache := builder.Build()
+			live := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects(c.live)...).Build()
+			p := &Policies{client: cache, secrets: cache, live: live, enabled: true}
+
+			origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web", UID: "uid-web"}
+			res := plugin.Result{Origin: &origin, Managed: true, Routes: []route.Route{{Origin: origin, Host: "web.example.com"}}}
+			gateways := func(string) []access.Target {
+				return []access.Target{{Kind: "Gateway", Namespace: "shop", Name: "public"}}
+			}
+			require.NoError(t, p.Protect(context.Background(), &res, access.Target{Kind: "HTTPRoute", Namespace: "shop", Name: "web"}, gateways))
+			require.NotNil(t, res.Confirm, "a live reader: first publishes are confirmed")
+			waiting, err := res.Confirm(context.Background(), []string{"web.example.com"})
+			require.NoError(t, err)
+			if !c.wantWait {
+				assert.Empty(t, waiting)
+				return
+			}
+			require.Len(t, waiting, 1)
+			assert.Equal(t, pic.ReasonAccessPolicyPending, waiting[0].Reason)
+			assert.Equal(t, "web.example.com", waiting[0].Host)
+			assert.True(t, waiting[0].Hold && waiting[0].Retry, "held, and retried")
+		})
+	}
+}
