@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -269,7 +270,9 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 		for _, host := range hosts {
 			cached, ok := seen[host]
 			if !ok {
-				continue
+				// A host Protect did not see under that name: every target and policy it
+				// saw, rather than none.
+				cached = mergedPolicies(seen)
 			}
 			for _, t := range cached.targets {
 				live, read := inNamespace[t.Namespace]
@@ -291,6 +294,22 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 		}
 		return out, nil
 	}
+}
+
+// mergedPolicies are the targets and policies of every host of seen, each once.
+func mergedPolicies(seen map[string]cachedPolicies) cachedPolicies {
+	var out cachedPolicies
+	for _, host := range slices.Sorted(maps.Keys(seen)) {
+		c := seen[host]
+		out.origin = c.origin
+		for _, t := range c.targets {
+			if !slices.Contains(out.targets, t) {
+				out.targets = append(out.targets, t)
+			}
+		}
+		out.policies = append(out.policies, c.policies...)
+	}
+	return out
 }
 
 // unseenPolicy is a policy of live that targets t (as the target index reads a policy)

@@ -126,11 +126,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
 	}
-	routes, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, routes, existing)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	rejections = append(rejections, unconfirmed...)
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
 	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing))
@@ -145,12 +140,18 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// refused are the hosts, or the whole object, that are not published for it,
 	// whoever refused them: its status says so too (decideStatus). The source's
 	// refusals of the object as a whole are already in its parents' conditions.
-	refused := slices.Concat(dropped, unconfirmed)
+	refused := dropped
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
 	})
+	desired, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, desired, existing)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	rejections = append(rejections, engineRejections...)
+	rejections = append(rejections, unconfirmed...)
+	refused = append(refused, unconfirmed...)
 	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
 	refused = append(refused, notPublished(engineRejections, desired)...)
 	plan := engine.Calculate(origin, desired, existing, rejections, owners)
@@ -197,30 +198,32 @@ func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
 	return err
 }
 
-// confirmFirstPublish has the source confirm the routes whose host the sink holds
-// nothing for yet (plugin.Result.Confirm), and drops those it refuses: their first write
-// waits. A host already published is not asked about: what the sink holds for it stays
-// until the cache, which the watches keep current, says otherwise.
-func confirmFirstPublish(ctx context.Context, confirm func(context.Context, []string) ([]route.Rejection, error), routes []route.Route, existing []engine.Existing) ([]route.Route, []route.Rejection, error) {
+// confirmFirstPublish has the source confirm the desired resources whose host the sink
+// holds nothing for yet (plugin.Result.Confirm), and drops those it refuses: their first
+// write waits. Asked once the engine has decided, it reads the API server only for what
+// would be created now, not for a host refused anyway. A host already published is not
+// asked about: what the sink holds for it follows the cache, which the watches keep
+// current.
+func confirmFirstPublish(ctx context.Context, confirm func(context.Context, []string) ([]route.Rejection, error), desired []engine.Resource, existing []engine.Existing) ([]engine.Resource, []route.Rejection, error) {
 	if confirm == nil {
-		return routes, nil, nil
+		return desired, nil, nil
 	}
 	var first []string
-	for _, rt := range routes {
-		published := slices.ContainsFunc(existing, func(e engine.Existing) bool { return e.Host == rt.Host })
-		if !published && !slices.Contains(first, rt.Host) {
-			first = append(first, rt.Host)
+	for _, d := range desired {
+		published := slices.ContainsFunc(existing, func(e engine.Existing) bool { return e.Host == d.Host })
+		if !published && !slices.Contains(first, d.Host) {
+			first = append(first, d.Host)
 		}
 	}
 	if len(first) == 0 {
-		return routes, nil, nil
+		return desired, nil, nil
 	}
 	waiting, err := confirm(ctx, first)
 	if err != nil || len(waiting) == 0 {
-		return routes, nil, err
+		return desired, nil, err
 	}
-	kept := slices.DeleteFunc(slices.Clone(routes), func(rt route.Route) bool {
-		return slices.ContainsFunc(waiting, func(rj route.Rejection) bool { return rj.Host == rt.Host })
+	kept := slices.DeleteFunc(slices.Clone(desired), func(d engine.Resource) bool {
+		return slices.ContainsFunc(waiting, func(rj route.Rejection) bool { return rj.Host == d.Host })
 	})
 	return kept, waiting, nil
 }

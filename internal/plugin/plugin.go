@@ -170,7 +170,8 @@ type Result struct {
 	// before their first write: the cache may not have received yet what decides how a
 	// host is protected (an AccessPolicy applied together with the object). It returns a
 	// rejection (Hold, Retry) for each host that must wait. The core calls it only for
-	// the hosts the sink holds nothing for yet, since it costs a live read.
+	// the hosts it is about to publish and the sink holds nothing for yet, since it
+	// costs a live read.
 	Confirm func(ctx context.Context, hosts []string) ([]route.Rejection, error)
 }
 
