@@ -92,8 +92,8 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 		}))
 		w.create(ingressFor("vault", "pangolin", rule(w.host("vault"), "/", "web", 8080)))
 		// The Ingress may reach PIC's cache before the policy does (two informers, no
-		// order between them): then it is published a moment, and removed once the policy
-		// is seen.
+		// order between them): PIC confirms the host's first publish with the API server,
+		// and waits for the policy.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var events eventsv1.EventList
 			require.NoError(c, w.c.List(w.ctx, &events, client.InNamespace(w.ns)))
