@@ -334,7 +334,9 @@ func unseenPolicy(live, cached []accessv1alpha1.AccessPolicy, t access.Target) *
 // published stays as it is (Hold), with an AccessPolicyRequired Warning. A required
 // policy that applies but is invalid is refused by Protect, host by host, which fails
 // closed the same way. name is "" for an object that requires none. The watch on
-// AccessPolicies brings the object back when the policy comes or changes.
+// AccessPolicies brings the object back when the policy comes or changes. Sources call
+// it before Protect: an object whose requirement is unmet has nothing to protect, and
+// no other policy's Secrets are read for it.
 func (p *Policies) Require(ctx context.Context, res *plugin.Result, object access.Target, name string) error {
 	if name == "" || res.Origin == nil || !res.Managed {
 		return nil
