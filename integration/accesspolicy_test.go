@@ -92,8 +92,8 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 		}))
 		w.create(ingressFor("vault", "pangolin", rule(w.host("vault"), "/", "web", 8080)))
 		// The Ingress may reach PIC's cache before the policy does (two informers, no
-		// order between them): then it is published a moment, and removed once the policy
-		// is seen.
+		// order between them): PIC confirms the host's first publish with the API server,
+		// and waits for the policy.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var events eventsv1.EventList
 			require.NoError(c, w.c.List(w.ctx, &events, client.InNamespace(w.ns)))
@@ -241,4 +241,38 @@ func resourceFor(t *testing.T, fake *inmemory.Server, host string) inmemory.Reso
 	}
 	require.Failf(t, "no resource", "for %s", host)
 	return inmemory.Resource{}
+}
+
+// TestRequiredAccessPolicy: an Ingress that requires a policy
+// (require-access-policy) publishes nothing while the policy does not exist, with a
+// Warning; once the policy exists and targets it, the host is published with it; and
+// deleting the policy holds the host as published rather than opening it.
+func TestRequiredAccessPolicy(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := start(t, env)
+		w.tunnel("default")
+		w.service("web", 8080)
+
+		guarded := ingressFor("guarded", "pangolin", rule(w.host("guarded"), "/", "web", 8080))
+		guarded.Annotations = map[string]string{pic.AnnotationRequireAccessPolicy: "guard"}
+		w.create(guarded)
+		note := w.eventuallyEventIn(w.ns, pic.ReasonAccessPolicyRequired)
+		assert.Contains(t, note, "guard")
+		assert.Empty(t, w.resources(), "the required policy does not exist: nothing is published")
+
+		// A policy that sets nothing either operator variant cannot carry: the host is
+		// published with it in both.
+		guard := policyFor("guard", "guarded", accessv1alpha1.AccessPolicySpec{})
+		w.create(guard)
+		w.eventuallyHosts(w.host("guarded"))
+		note = w.eventuallyEventIn(w.ns, pic.ReasonAccessPolicyAttached)
+		assert.Contains(t, note, w.ns+"/guard")
+
+		before := reconciles(t, "ingress")
+		require.NoError(t, w.c.Delete(w.ctx, guard))
+		w.eventuallyReconciledSince(before, "ingress")
+		time.Sleep(500 * time.Millisecond)
+		_, published := w.resources()[w.host("guarded")]
+		assert.True(t, published, "the required policy is gone: what was published is held, not removed")
+	})
 }

@@ -3,7 +3,9 @@ package sources
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/access"
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -99,7 +102,13 @@ type Policies struct {
 	// it: PIC caches no Secret data, so its memory does not grow with the cluster's
 	// Secrets.
 	secrets client.Reader
+	// live reads AccessPolicies from the API server, past the cache, to confirm a host's
+	// first publish (confirmer); nil in `render`, whose one client is the whole truth.
+	live    client.Reader
 	enabled bool
+	// secretNamespaces are the only namespaces whose Secrets PIC may read
+	// (config.SecretNamespaces); empty: every watched namespace.
+	secretNamespaces []string
 	// gatewayAPI: the cluster serves HTTPRoutes and Gateways, whose policies' status
 	// follows them.
 	gatewayAPI bool
@@ -122,9 +131,12 @@ func SharedPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, err
 }
 
 func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
-	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true, gatewayAPI: true}
+	p := &Policies{client: deps.Client, secrets: deps.APIReader, live: deps.APIReader, enabled: true, gatewayAPI: true}
 	if p.secrets == nil {
 		p.secrets = deps.Client
+	}
+	if deps.Config != nil {
+		p.secretNamespaces = deps.Config.SecretNamespaces
 	}
 	if deps.Mapper == nil {
 		return p, nil
@@ -150,11 +162,14 @@ func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error)
 	var probe metav1.PartialObjectMetadataList
 	probe.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	opts := []client.ListOption{client.Limit(1)}
-	if ns := deps.Config.WatchNamespaces; len(ns) > 0 {
-		opts = append(opts, client.InNamespace(ns[0]))
+	switch {
+	case len(p.secretNamespaces) > 0:
+		opts = append(opts, client.InNamespace(p.secretNamespaces[0]))
+	case len(deps.Config.WatchNamespaces) > 0:
+		opts = append(opts, client.InNamespace(deps.Config.WatchNamespaces[0]))
 	}
 	if err := p.secrets.List(ctx, &probe, opts...); apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("the AccessPolicy CRD (%s) is installed, so PIC must read the Secrets policies reference, but it may not list Secrets: grant it get, list and watch on secrets (the chart's accessPolicies.enabled=true, or config/components/access-policies; docs/access-control.md), or remove the CRD: %w",
+		return nil, fmt.Errorf("the AccessPolicy CRD (%s) is installed, so PIC must read the Secrets policies reference, but it may not list Secrets: grant it get, list and watch on secrets (the chart's accessPolicies.enabled=true, or config/components/access-policies; docs/access-control.md), or, granted only in some namespaces, list them in secretNamespaces; or remove the CRD: %w",
 			accessv1alpha1.AccessPolicyCRDName, err)
 	}
 	return p, nil
@@ -168,6 +183,8 @@ func (p *Policies) Enabled() bool { return p != nil && p.enabled }
 // and rejected with Hold, so that it fails closed: a host not yet published is not
 // published, one published keeps what the sink holds. gateways are the Gateways a host
 // of the object is published through, for a policy attached there; nil for an Ingress.
+// The cache may not have received yet a policy applied together with the object: res
+// gets a Confirm that the core calls before a host's first write (confirmer).
 func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object access.Target, gateways func(host string) []access.Target) error {
 	if !p.Enabled() || len(res.Routes) == 0 {
 		return nil
@@ -181,6 +198,7 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 	ofGateway := map[access.Target][]accessv1alpha1.AccessPolicy{}
 	secretsOf := map[types.UID]access.Secrets{}
 	routes := make([]route.Route, 0, len(res.Routes))
+	seen := map[string]cachedPolicies{}
 	for _, rt := range res.Routes {
 		var gws []access.Target
 		if gateways != nil {
@@ -197,7 +215,12 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 			}
 			all = append(slices.Clone(all), more...)
 		}
+		seen[rt.Host] = cachedPolicies{origin: rt.Origin, targets: append([]access.Target{object}, gws...), policies: all}
 		attachment := access.Attach(all, object, gws)
+		if rj := p.secretsForbidden(attachment.Policy, rt); rj != nil {
+			res.Rejections = append(res.Rejections, *rj)
+			continue
+		}
 		var secrets access.Secrets
 		if attachment.Policy != nil {
 			var read bool
@@ -218,7 +241,168 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		routes = append(routes, rt)
 	}
 	res.Routes = routes
+	if p.live != nil && len(routes) > 0 {
+		res.Confirm = p.confirmer(seen)
+	}
 	return nil
+}
+
+// cachedPolicies are the policies the cache showed Protect for one host: those that
+// target the host's object or one of the Gateways it is published through.
+type cachedPolicies struct {
+	origin   route.Origin
+	targets  []access.Target
+	policies []accessv1alpha1.AccessPolicy
+}
+
+// confirmer is a host's check before its first write (plugin.Result.Confirm): the
+// AccessPolicies of the targets' namespaces are read from the API server, and a host is
+// refused for now while one that targets its object or Gateway is missing from what
+// the cache showed Protect. An AccessPolicy applied together with the object may
+// reach PIC after it, and the host must not be published with the defaults meanwhile:
+// with defaultSSO false, that would be a public window. The watch on AccessPolicies
+// brings the object back once the cache has the policy; the retry covers a watch that
+// lags further.
+func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Context, []string) ([]route.Rejection, error) {
+	return func(ctx context.Context, hosts []string) ([]route.Rejection, error) {
+		inNamespace := map[string][]accessv1alpha1.AccessPolicy{}
+		var out []route.Rejection
+		for _, host := range hosts {
+			cached, ok := seen[host]
+			if !ok {
+				// A host Protect did not see under that name: every target and policy it
+				// saw, rather than none.
+				cached = mergedPolicies(seen)
+			}
+			for _, t := range cached.targets {
+				live, read := inNamespace[t.Namespace]
+				if !read {
+					var list accessv1alpha1.AccessPolicyList
+					if err := p.live.List(ctx, &list, client.InNamespace(t.Namespace)); err != nil {
+						return nil, fmt.Errorf("list the AccessPolicies of namespace %s from the API server: %w", t.Namespace, err)
+					}
+					live, inNamespace[t.Namespace] = list.Items, list.Items
+				}
+				if missing := unseenPolicy(live, cached.policies, t); missing != nil {
+					out = append(out, route.Rejection{
+						Origin: cached.origin, Host: host, Reason: pic.ReasonAccessPolicyPending, Hold: true, Retry: true,
+						Message: fmt.Sprintf("AccessPolicy %s targets %s, and PIC has not received it yet: %s is not published until it has", missing.Name, t, host),
+					})
+					break
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// mergedPolicies are the targets and policies of every host of seen, each once.
+func mergedPolicies(seen map[string]cachedPolicies) cachedPolicies {
+	var out cachedPolicies
+	for _, host := range slices.Sorted(maps.Keys(seen)) {
+		c := seen[host]
+		out.origin = c.origin
+		for _, t := range c.targets {
+			if !slices.Contains(out.targets, t) {
+				out.targets = append(out.targets, t)
+			}
+		}
+		out.policies = append(out.policies, c.policies...)
+	}
+	return out
+}
+
+// unseenPolicy is a policy of live that targets t (as the target index reads a policy)
+// and that cached does not hold, nil if none.
+func unseenPolicy(live, cached []accessv1alpha1.AccessPolicy, t access.Target) *accessv1alpha1.AccessPolicy {
+	key := targetKey(t)
+	for i := range live {
+		policy := &live[i]
+		if policy.DeletionTimestamp != nil || !slices.Contains(indexPolicyTargets(policy), key) {
+			continue
+		}
+		if !slices.ContainsFunc(cached, func(c accessv1alpha1.AccessPolicy) bool { return c.UID == policy.UID }) {
+			return policy
+		}
+	}
+	return nil
+}
+
+// Require keeps an object that names the AccessPolicy it requires
+// (pic.AnnotationRequireAccessPolicy) from publishing anything new until that policy
+// exists, targets the object and is the one that applies to it; what the object
+// published stays as it is (Hold), with an AccessPolicyRequired Warning. A required
+// policy that applies but is invalid is refused by Protect, host by host, which fails
+// closed the same way. name is "" for an object that requires none. The watch on
+// AccessPolicies brings the object back when the policy comes or changes. Sources call
+// it before Protect: an object whose requirement is unmet has nothing to protect, and
+// no other policy's Secrets are read for it.
+func (p *Policies) Require(ctx context.Context, res *plugin.Result, object access.Target, name string) error {
+	if name == "" || res.Origin == nil || !res.Managed {
+		return nil
+	}
+	unmet, err := p.unmet(ctx, object, name)
+	if err != nil || unmet == "" {
+		return err
+	}
+	res.Routes = nil
+	res.Confirm = nil
+	res.Rejections = append(res.Rejections, route.Rejection{
+		Origin: *res.Origin, Reason: pic.ReasonAccessPolicyRequired, Hold: true,
+		Message: fmt.Sprintf("%s requires AccessPolicy %s (annotation %s), which %s: nothing new is published for it, and what it published stays as it is",
+			object, name, pic.AnnotationRequireAccessPolicy, unmet),
+	})
+	return nil
+}
+
+// unmet says why the policy named name does not protect object, "" when it does.
+func (p *Policies) unmet(ctx context.Context, object access.Target, name string) (string, error) {
+	switch {
+	case object.Kind != accessv1alpha1.KindIngress && object.Kind != accessv1alpha1.KindHTTPRoute:
+		return "cannot apply: no AccessPolicy can target a " + object.Kind, nil
+	case !p.Enabled():
+		return "cannot apply: the AccessPolicy CRD (" + accessv1alpha1.AccessPolicyCRDName + ") is not installed", nil
+	}
+	policies, err := p.policiesOf(ctx, object)
+	if err != nil {
+		return "", err
+	}
+	applies := access.Attach(policies, object, nil).Policy
+	if applies != nil && applies.Name == name {
+		return "", nil
+	}
+	var required accessv1alpha1.AccessPolicy
+	err = p.client.Get(ctx, types.NamespacedName{Namespace: object.Namespace, Name: name}, &required)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "does not exist", nil
+	case err != nil:
+		return "", fmt.Errorf("get AccessPolicy %s/%s: %w", object.Namespace, name, err)
+	case required.DeletionTimestamp != nil:
+		return "is being deleted", nil
+	case applies != nil:
+		return fmt.Sprintf("does not apply to it: AccessPolicy %s, older, does", applies.Name), nil
+	}
+	return "does not target it (spec.targetRefs)", nil
+}
+
+// secretsForbidden refuses rt, held, when policy references Secrets in a namespace
+// where PIC may not read them (secretNamespaces): PIC's RBAC grants none there, and a
+// read would only be refused. nil when the Secrets can be read, or there are none.
+func (p *Policies) secretsForbidden(policy *accessv1alpha1.AccessPolicy, rt route.Route) *route.Rejection {
+	if policy == nil || p.secretsReadable(policy.Namespace) || len(secretNames(policy)) == 0 {
+		return nil
+	}
+	return &route.Rejection{
+		Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonAccessPolicySecretForbidden, Hold: true,
+		Message: fmt.Sprintf("AccessPolicy %s/%s references Secrets (%s), and PIC may read Secrets only in namespaces %s (secretNamespaces): %s is not published, or keeps what it has; add %s to secretNamespaces and grant PIC its Secrets, or move the policy",
+			policy.Namespace, policy.Name, strings.Join(secretNames(policy), ", "), strings.Join(p.secretNamespaces, ", "), rt.Host, policy.Namespace),
+	}
+}
+
+// secretsReadable reports whether PIC may read the Secrets of namespace.
+func (p *Policies) secretsReadable(namespace string) bool {
+	return len(p.secretNamespaces) == 0 || slices.Contains(p.secretNamespaces, namespace)
 }
 
 // OwnPolicy names the policy attached to object itself (not to its Gateways), "" for
@@ -251,6 +435,11 @@ func (p *Policies) policiesOf(ctx context.Context, t access.Target) ([]accessv1a
 // out, for access.Resolve to refuse.
 func (p *Policies) readSecrets(ctx context.Context, policy *accessv1alpha1.AccessPolicy) (access.Secrets, error) {
 	out := access.Secrets{}
+	if !p.secretsReadable(policy.Namespace) {
+		// Refused by RBAC: its hosts say why (secretsForbidden); its status finds the
+		// Secrets missing rather than retrying a read that cannot succeed.
+		return out, nil
+	}
 	for _, name := range secretNames(policy) {
 		var s corev1.Secret
 		err := p.secrets.Get(ctx, types.NamespacedName{Namespace: policy.Namespace, Name: name}, &s)

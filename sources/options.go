@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
@@ -21,6 +23,9 @@ type Options struct {
 	// HealthCheckPath, when set, is the explicit path to check, and HealthCheck is true.
 	HealthCheck     *bool
 	HealthCheckPath string
+	// RequiredPolicy names the AccessPolicy the object must be published with
+	// (Policies.Require); "" when it names none.
+	RequiredPolicy string
 }
 
 // ParseOptions reads PIC's annotations. Every invalid value is reported; none is guessed.
@@ -76,6 +81,14 @@ func ParseOptions(annotations map[string]string, defaultScheme string) (Options,
 			problems = append(problems, fmt.Sprintf("%s=%q: want one or more DNS labels such as app or api.staging", pic.AnnotationSubdomain, v))
 		} else {
 			o.Subdomain = s
+		}
+	}
+	if v, ok := annotations[pic.AnnotationRequireAccessPolicy]; ok {
+		name := strings.TrimSpace(v)
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			problems = append(problems, fmt.Sprintf("%s=%q: want the name of an AccessPolicy in the object's namespace (%s)", pic.AnnotationRequireAccessPolicy, v, strings.Join(errs, "; ")))
+		} else {
+			o.RequiredPolicy = name
 		}
 	}
 	o.BackendScheme = defaultScheme

@@ -44,6 +44,7 @@ type Config struct {
 	Pangolin     Pangolin `mapstructure:"pangolin"`
 
 	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
+	SecretNamespaces        []string       `mapstructure:"secretNamespaces"`
 	ResyncPeriod            time.Duration  `mapstructure:"resyncPeriod"`
 	MaxConcurrentReconciles int            `mapstructure:"maxConcurrentReconciles"`
 	Kubeconfig              string         `mapstructure:"kubeconfig"`
@@ -195,6 +196,9 @@ var keys = []*key{
 		usage: "reads of Pangolin in flight at once when the pangolin sink reads what it owns", want: wantPositiveInt},
 	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
+	{name: "secretNamespaces", env: []string{"PIC_SECRET_NAMESPACES"}, flag: "secret-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
+		usage: "namespaces where AccessPolicies may reference Secrets, comma-separated, when PIC may read Secrets only there (empty: every watched namespace)",
+		want:  "want a comma-separated list of names of " + wantNamespace + ", or nothing for every watched namespace"},
 	{name: "resyncPeriod", env: []string{"PIC_RESYNC_PERIOD"}, flag: "resync-period", def: 5 * time.Minute, ok: func(v any) bool { return v.(time.Duration) > 0 },
 		usage: "how often every object is reconciled again even without changes (Go duration)", want: "want a positive Go duration such as 30s, 5m or 1h"},
 	{name: "maxConcurrentReconciles", env: []string{"PIC_MAX_CONCURRENT_RECONCILES"}, flag: "max-concurrent-reconciles", def: 4, ok: atLeastOne,

@@ -94,6 +94,7 @@ func load(args []string, plugins Plugins, out io.Writer, offline bool) (*Config,
 		l.readPangolinAccess(c)
 	}
 	l.checkValues(c)
+	l.checkSecretNamespaces(c)
 	l.checkTunnels(c.Tunnels)
 
 	if err := l.problems.err(); err != nil {
@@ -617,6 +618,21 @@ func (l *loader) checkValues(c *Config) {
 		}
 		if msg := k.checkValue(byKey[k.name], l.plugins); msg != "" {
 			l.bad(k.name, byKey[k.name], msg)
+		}
+	}
+}
+
+// checkSecretNamespaces refuses a namespace of secretNamespaces that watchNamespaces
+// leaves out: PIC reads no policy there, so a grant on its Secrets would be unused, and
+// the list most likely misspells a watched one.
+func (l *loader) checkSecretNamespaces(c *Config) {
+	if len(c.WatchNamespaces) == 0 || l.problems.has("secretNamespaces") || l.problems.has("watchNamespaces") {
+		return
+	}
+	for _, ns := range c.SecretNamespaces {
+		if !slices.Contains(c.WatchNamespaces, ns) {
+			l.problems.add("secretNamespaces", "secretNamespaces (%s) names %s, which watchNamespaces (%s) leaves out: PIC reads no AccessPolicy there; list only watched namespaces",
+				l.where("secretNamespaces"), ns, l.where("watchNamespaces"))
 		}
 	}
 }

@@ -145,7 +145,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
 	})
+	desired, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, desired, existing)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	rejections = append(rejections, engineRejections...)
+	rejections = append(rejections, unconfirmed...)
+	refused = append(refused, unconfirmed...)
 	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
 	refused = append(refused, notPublished(engineRejections, desired)...)
 	plan := engine.Calculate(origin, desired, existing, rejections, owners)
@@ -190,6 +196,36 @@ func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
 	applied, err := r.sink.Apply(ctx, gone, engine.Calculate(gone, nil, existing, nil, nil))
 	r.reportApplied(ctx, gone, applied)
 	return err
+}
+
+// confirmFirstPublish has the source confirm the desired resources whose host the sink
+// holds nothing for yet (plugin.Result.Confirm), and drops those it refuses: their first
+// write waits. Asked once the engine has decided, it reads the API server only for what
+// would be created now, not for a host refused anyway. A host already published is not
+// asked about: what the sink holds for it follows the cache, which the watches keep
+// current.
+func confirmFirstPublish(ctx context.Context, confirm func(context.Context, []string) ([]route.Rejection, error), desired []engine.Resource, existing []engine.Existing) ([]engine.Resource, []route.Rejection, error) {
+	if confirm == nil {
+		return desired, nil, nil
+	}
+	var first []string
+	for _, d := range desired {
+		published := slices.ContainsFunc(existing, func(e engine.Existing) bool { return e.Host == d.Host })
+		if !published && !slices.Contains(first, d.Host) {
+			first = append(first, d.Host)
+		}
+	}
+	if len(first) == 0 {
+		return desired, nil, nil
+	}
+	waiting, err := confirm(ctx, first)
+	if err != nil || len(waiting) == 0 {
+		return desired, nil, err
+	}
+	kept := slices.DeleteFunc(slices.Clone(desired), func(d engine.Resource) bool {
+		return slices.ContainsFunc(waiting, func(rj route.Rejection) bool { return rj.Host == d.Host })
+	})
+	return kept, waiting, nil
 }
 
 // checkTunnels drops the routes whose tunnel does not exist, holding what exists for

@@ -262,8 +262,9 @@ func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.Sink
 }
 
 // cacheOptions keep in memory only what PIC reads: the watched namespaces, no
-// managedFields, no kubectl last-applied copy on the objects PIC never writes, and what
-// the sink asks for its own objects.
+// managedFields, no kubectl last-applied copy on the objects PIC never writes, what
+// the sink asks for its own objects, and Secrets only where PIC may read them
+// (secretNamespaces).
 func cacheOptions(cfg *config.Config, resync *time.Duration, sink plugin.SinkFactory) cache.Options {
 	opts := cache.Options{
 		SyncPeriod:       resync,
@@ -271,6 +272,18 @@ func cacheOptions(cfg *config.Config, resync *time.Duration, sink plugin.SinkFac
 	}
 	if sink.Cache != nil {
 		opts.ByObject = sink.Cache(cfg)
+	}
+	if len(cfg.SecretNamespaces) > 0 {
+		// PIC's RBAC grants Secrets only there: a watch of every namespace's Secrets (the
+		// metadata the AccessPolicies' sources follow) would be refused.
+		if opts.ByObject == nil {
+			opts.ByObject = map[client.Object]cache.ByObject{}
+		}
+		namespaces := map[string]cache.Config{}
+		for _, ns := range cfg.SecretNamespaces {
+			namespaces[ns] = cache.Config{}
+		}
+		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: namespaces}
 	}
 	if len(cfg.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

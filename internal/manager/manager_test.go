@@ -1,16 +1,22 @@
 package manager
 
 import (
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
 func meta() metav1.ObjectMeta {
@@ -46,4 +52,23 @@ func TestTrimCached(t *testing.T) {
 		assert.Empty(t, m.GetManagedFields(), "%T", obj)
 		assert.Contains(t, m.GetAnnotations(), lastApplied, "%T: written by PIC, kept whole", obj)
 	}
+}
+
+// TestSecretsAreWatchedWhereTheyMayBeRead: with secretNamespaces, the cache watches
+// Secrets in those namespaces only (PIC's RBAC grants no more); without, as every kind.
+func TestSecretsAreWatchedWhereTheyMayBeRead(t *testing.T) {
+	resync := time.Hour
+	cfg := config.Default()
+	assert.Empty(t, cacheOptions(cfg, &resync, plugin.SinkFactory{}).ByObject, "cluster-wide by default")
+
+	cfg.SecretNamespaces = []string{"team-a", "team-b"}
+	opts := cacheOptions(cfg, &resync, plugin.SinkFactory{})
+	var secrets *cache.ByObject
+	for obj, byObject := range opts.ByObject {
+		if _, ok := obj.(*corev1.Secret); ok {
+			secrets = &byObject
+		}
+	}
+	require.NotNil(t, secrets, "a setting for Secrets")
+	assert.Equal(t, []string{"team-a", "team-b"}, slices.Sorted(maps.Keys(secrets.Namespaces)))
 }

@@ -360,6 +360,7 @@ var keyValues = map[string]any{
 	"healthChecks":                true,
 	"sources":                     []any{"ingress", "httproute"},
 	"watchNamespaces":             []any{"shop", "blog"},
+	"secretNamespaces":            []any{"shop"},
 	"resyncPeriod":                "90s",
 	"maxConcurrentReconciles":     8,
 	"kubeconfig":                  "/etc/pic/kubeconfig",

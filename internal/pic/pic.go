@@ -35,6 +35,11 @@ const (
 	// AnnotationPublicPorts, on a Service PIC publishes as TCP/UDP ports, gives a port
 	// another public port than its own: "<port name or number>=<public port>", comma-separated.
 	AnnotationPublicPorts = AnnotationPrefix + "public-ports"
+	// AnnotationRequireAccessPolicy, on an Ingress or an HTTPRoute, names the
+	// AccessPolicy (in the object's namespace) the object must be published with: until
+	// it exists, targets the object and applies to it, nothing new is published for the
+	// object and what it published stays as it is.
+	AnnotationRequireAccessPolicy = AnnotationPrefix + "require-access-policy"
 
 	// LegacyClassAnnotation is the pre-IngressClass way of choosing a controller.
 	LegacyClassAnnotation = "kubernetes.io/ingress.class"
@@ -122,6 +127,10 @@ const (
 	// attached AccessPolicy references does not exist; fails closed as
 	// AccessPolicyInvalid, and is retried.
 	ReasonAccessPolicySecretNotFound = "AccessPolicySecretNotFound"
+	// ReasonAccessPolicySecretForbidden (Warning): the attached AccessPolicy references
+	// Secrets in a namespace where PIC may not read Secrets (the configuration's
+	// secretNamespaces leaves it out); fails closed as AccessPolicyInvalid.
+	ReasonAccessPolicySecretForbidden = "AccessPolicySecretForbidden"
 	// ReasonAccessPolicyConflicted (Warning, on an AccessPolicy): an older policy targets
 	// the same object and applies there instead; the event names it.
 	ReasonAccessPolicyConflicted = "AccessPolicyConflicted"
@@ -136,6 +145,16 @@ const (
 	// closed: a host not yet published is not published, one already published keeps
 	// what Pangolin holds and nothing that would open it is written.
 	ReasonAccessPolicyNotApplied = "AccessPolicyNotApplied"
+	// ReasonAccessPolicyRequired (Warning): the object names the AccessPolicy it requires
+	// (the require-access-policy annotation), and that policy does not exist, does not
+	// target the object, or is not the one that applies to it (an older one does).
+	// Nothing new is published for the object, and what it published stays as it is.
+	ReasonAccessPolicyRequired = "AccessPolicyRequired"
+	// ReasonAccessPolicyPending (Warning): a host about to be published for the first
+	// time is targeted, on the API server, by an AccessPolicy (on the object or on its
+	// Gateway) that PIC's cache has not received yet: the host waits for it, and is
+	// retried, rather than being published without it.
+	ReasonAccessPolicyPending = "AccessPolicyPending"
 	// ReasonAccessPolicyAnnotationConflict (Normal): the sso or block-access annotation
 	// and the attached AccessPolicy disagree; the stricter applies, and the event says
 	// which.

@@ -166,6 +166,13 @@ type Result struct {
 	// HTTPRoute's Gateways), before the engine and the sink have spoken. The core folds
 	// their refusals in (Status).
 	Parents []ParentStatus
+	// Confirm, when set, checks hosts of Routes against the API server, past the cache,
+	// before their first write: the cache may not have received yet what decides how a
+	// host is protected (an AccessPolicy applied together with the object). It returns a
+	// rejection (Hold, Retry) for each host that must wait. The core calls it only for
+	// the hosts it is about to publish and the sink holds nothing for yet, since it
+	// costs a live read.
+	Confirm func(ctx context.Context, hosts []string) ([]route.Rejection, error)
 }
 
 // Status is what PIC writes on an object whose status it owns.

@@ -167,6 +167,11 @@ func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugi
 		gw := ev.ports[portKey]
 		return []access.Target{{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}}
 	}
+	// No policy can target a TCPRoute or UDPRoute: one that requires a policy is never
+	// published, and is told why.
+	if err := s.config.Policies.Require(ctx, &res, target, ev.options.RequiredPolicy); err != nil {
+		return plugin.Result{}, err
+	}
 	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
 		return plugin.Result{}, err
 	}

@@ -239,6 +239,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		gw := ev.hosts[host]
 		return []access.Target{{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}}
 	}
+	if err := s.config.Policies.Require(ctx, &res, target, ev.options.RequiredPolicy); err != nil {
+		return plugin.Result{}, err
+	}
 	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
 		return plugin.Result{}, err
 	}

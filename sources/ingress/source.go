@@ -141,6 +141,9 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		res.Routes = append(res.Routes, r)
 	}
 	target := access.Target{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+	if err := s.config.Policies.Require(ctx, &res, target, opts.RequiredPolicy); err != nil {
+		return plugin.Result{}, err
+	}
 	if err := s.config.Policies.Protect(ctx, &res, target, nil); err != nil {
 		return plugin.Result{}, err
 	}

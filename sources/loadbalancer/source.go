@@ -89,6 +89,10 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	}
 	// The scheme is meaningless for a TCP or UDP port; the options are the Ingress's.
 	opts, problems := sources.ParseOptions(svc.Annotations, "http")
+	if opts.RequiredPolicy != "" {
+		// No AccessPolicy can target a Service: the requirement can never be met.
+		problems = append(problems, fmt.Sprintf("%s: no AccessPolicy can target a Service, so it would never be published", pic.AnnotationRequireAccessPolicy))
+	}
 	if opts.Enabled != nil && !*opts.Enabled {
 		return res, nil
 	}
