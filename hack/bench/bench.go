@@ -436,14 +436,13 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 	p.Stop()
 
 	logf("change latency: %d Ingress updates through the plain change client (PIC stopped)", n)
-	plain, err := startChangeClient(ctx, w.env.Config)
+	plain, err := b.startChangeClientProcess(ctx, w)
 	if err != nil {
 		return 0, err
 	}
 	plainChanges, plainDirect, err := b.timeChanges(ctx, w, watch, pr, plain.failure)
-	plain.stop()
-	if err == nil {
-		err = plain.failure()
+	if serr := plain.stop(); err == nil {
+		err = serr
 	}
 	if err != nil {
 		return 0, err

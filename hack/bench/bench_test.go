@@ -18,11 +18,14 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
-// TestMain lets the test binary be the floor's process, as the bench's binary is: the
-// smoke starts the floor by running its own binary again.
+// TestMain lets the test binary be the floor's and the change client's processes, as
+// the bench's binary is: the smoke starts them by running its own binary again.
 func TestMain(m *testing.M) {
 	if isFloorProcess() {
 		os.Exit(floorMain())
+	}
+	if isChangeClientProcess() {
+		os.Exit(changeClientMain())
 	}
 	os.Exit(m.Run())
 }

@@ -11,12 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -47,6 +49,7 @@ func isFloorProcess() bool { return os.Getenv(floorSpecEnv) != "" }
 // floorMain is the floor's process: it does the work, says so in the done file, and
 // waits for SIGTERM, so that the harness reads its CPU from /proc while it still exists.
 func floorMain() int {
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := floorProcess(ctx, os.Getenv(floorSpecEnv)); err != nil {

@@ -108,6 +108,9 @@ func main() {
 	if isFloorProcess() {
 		os.Exit(floorMain())
 	}
+	if isChangeClientProcess() {
+		os.Exit(changeClientMain())
+	}
 	// The harness's own watch logs nothing worth reading (a reflector ending when a
 	// control plane stops).
 	ctrllog.SetLogger(logr.Discard())
