@@ -40,16 +40,18 @@ func isChangeClientProcess() bool { return os.Getenv(changeClientSpecEnv) != "" 
 // SIGTERM, and reports its first failed write in the Failed file.
 func changeClientMain() int {
 	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := changeClientProcess(ctx, os.Getenv(changeClientSpecEnv)); err != nil {
+	// The signal does not cancel the client's context: its stop lets a write in flight
+	// finish first (changeClient.stop), which a cancelled context would fail.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	if err := changeClientProcess(context.Background(), os.Getenv(changeClientSpecEnv), term); err != nil {
 		fmt.Fprintln(os.Stderr, "change client:", err)
 		return 1
 	}
 	return 0
 }
 
-func changeClientProcess(ctx context.Context, specPath string) error {
+func changeClientProcess(ctx context.Context, specPath string, term <-chan os.Signal) error {
 	data, err := os.ReadFile(specPath)
 	if err != nil {
 		return err
@@ -72,7 +74,7 @@ func changeClientProcess(ctx context.Context, specPath string) error {
 	}
 	for {
 		select {
-		case <-ctx.Done():
+		case <-term:
 			cc.stop()
 			return writeFailure(spec.Failed, cc.failure())
 		case <-time.After(50 * time.Millisecond):
