@@ -9,16 +9,16 @@
 //     specification's work with PIC's concurrency, creating the same objects and
 //     recording a Created event for each, in a process of its own timed from its
 //     start, as PIC's; the CPU-seconds of each client's process per 1,000 resources.
-//     The control plane runs on CPUs apart from the client's (BENCH_AFFINITY). PIC runs unthrottled (--kube-api-qps=-1)
-//     right after each floor run, BENCH_REPEAT times, then once at its defaults (the
-//     same settings while the default sets no client limit); the earlier floor, the
-//     creates alone, runs once, a figure;
+//     The control plane runs on CPUs apart from the client's (BENCH_AFFINITY). PIC
+//     runs unthrottled (--kube-api-qps=-1) right after each floor run, BENCH_REPEAT
+//     times, then once at its defaults (the same settings while the default sets no
+//     client limit); the earlier floor, the creates alone, runs once, a figure;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
 //     PangolinResource update seen through a watch, first through PIC, then, PIC
 //     stopped, through a plain client that watches Ingresses and writes the same
-//     update;
+//     update, a process of its own placed as PIC is;
 //   - memory: PIC's peak RSS (VmHWM) at N = 5000, restarted BENCH_REPEAT times, and
 //     at the scale run's N, and in direct mode at BENCH_DIRECT_MEMORY;
 //   - startup: process start to /readyz on the converged cluster, and its writes;
