@@ -9,7 +9,6 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -46,18 +45,25 @@ func (b *bench) all(ctx context.Context, sizes []int) error {
 	if err != nil {
 		return err
 	}
-	largest := sizes[len(sizes)-1]
+	latencyN, scaleN := roles(sizes)
 	for _, n := range sizes {
 		shapes := []shape{{Name: "single", Ingresses: n, HostsPerIngress: 1}}
-		if n >= hostsPerMultiIngress {
+		if n >= hostsPerMultiIngress && n <= multiShapeMaxN {
 			shapes = append(shapes, shape{Name: "multi", Ingresses: n / hostsPerMultiIngress, HostsPerIngress: hostsPerMultiIngress})
 		}
 		for _, s := range shapes {
 			if len(b.opts.Shapes) > 0 && !slices.Contains(b.opts.Shapes, s.Name) {
 				continue
 			}
-			full := n == largest && s.Name == "single"
-			if err := b.one(ctx, variant, s, full); err != nil {
+			role := roleConvergence
+			switch {
+			case s.Name != "single":
+			case n == latencyN:
+				role = roleFull
+			case n == scaleN:
+				role = roleScale
+			}
+			if err := b.one(ctx, variant, s, role); err != nil {
 				return fmt.Errorf("N=%d %s: %w", n, s.Name, err)
 			}
 		}
@@ -75,16 +81,46 @@ func (b *bench) all(ctx context.Context, sizes []int) error {
 	return nil
 }
 
-// one measures one shape on a fresh control plane: convergence always; with full, also
-// change latency, memory, startup after a restart and the steady state.
-func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full bool) (err error) {
+// multiShapeMaxN is the largest N the multi-host shape runs at: the goals ask both
+// shapes up to N = 5000, and the scale run (N = 20,000) is single-host Ingresses.
+const multiShapeMaxN = 5000
+
+// What a single-host run measures beyond convergence.
+type role int
+
+const (
+	roleConvergence role = iota
+	// roleFull adds change latency, then PIC restarted: startup, the steady state and
+	// memory (the restarted peak, BENCH_REPEAT restarts).
+	roleFull
+	// roleScale adds PIC restarted BENCH_REPEAT times: the peak RSS and the writes.
+	roleScale
+)
+
+// roles are the N of the full run (change latency, steady state, memory): the goals'
+// N = 5000 when measured, else the largest; and of the scale run: the largest, when it
+// is larger (0: none).
+func roles(sizes []int) (latencyN, scaleN int) {
+	largest := slices.Max(sizes)
+	if !slices.Contains(sizes, goalN) {
+		return largest, 0
+	}
+	if largest > goalN {
+		return goalN, largest
+	}
+	return goalN, 0
+}
+
+// one measures one shape on a fresh control plane: convergence always; then what role
+// adds.
+func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, role role) (err error) {
 	logf := b.opts.Logf
 	dir, err := newDir(b.opts.WorkDir, fmt.Sprintf("%s-%d", s.Name, s.resources()))
 	if err != nil {
 		return err
 	}
 	logf("N=%d %s (%d Ingresses x %d hosts): starting a control plane", s.resources(), s.Name, s.Ingresses, s.HostsPerIngress)
-	w, err := startWorld(dir, variant)
+	w, err := startWorld(dir, variant, b.opts.Affinity)
 	if err != nil {
 		return err
 	}
@@ -106,36 +142,65 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	}
 	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
 	// The floor, then PIC unthrottled, the same fixture, each run's resources deleted
-	// before the next; repeated, for the medians: on shared cores one run can be off by
-	// half. The first pair gives the counters, CPU and memory.
+	// before the next; repeated, for the medians: one run can be off by half. With both
+	// placements, each repeat runs a pair in each, one after the other, so that both
+	// see the same drift of the machine. The primary placement's first pair gives the
+	// counters, CPU and memory.
+	primary := b.opts.Affinity.primary()
+	byMode := map[string]*pairs{}
 	var un picRun
 	for r := range max(1, b.opts.Repeat) {
-		floor, cpu, err := b.baseline(ctx, w, watch, floorCreatesAndEvents)
-		if err != nil {
-			return err
-		}
-		conv.BaselineRuns = append(conv.BaselineRuns, floor)
-		if r == 0 {
-			conv.BaselineCPU = cpu
-		}
-		run, err := b.converge(ctx, w, watch, dir, fmt.Sprintf("unthrottled-%d", r+1), unthrottled)
-		if run.p != nil {
-			run.p.Stop()
-		}
-		if err == nil {
-			err = b.deleteAll(ctx, w, watch, s.resources())
-		}
-		if err != nil {
-			return err
-		}
-		conv.PICRuns = append(conv.PICRuns, run.seconds)
-		if r == 0 {
-			un = run
+		for _, mode := range b.opts.Affinity.Modes {
+			if err := w.place(mode); err != nil {
+				return err
+			}
+			pr := byMode[mode]
+			if pr == nil {
+				pr = &pairs{Affinity: mode}
+				byMode[mode] = pr
+			}
+			label := fmt.Sprintf("%d", r+1)
+			if mode != primary {
+				label = mode + "-" + label
+			}
+			floor, cpu, err := b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents)
+			if err != nil {
+				return err
+			}
+			pr.BaselineRuns = append(pr.BaselineRuns, floor)
+			pr.FloorCPURuns = append(pr.FloorCPURuns, cpu[cpuFloor])
+			run, err := b.converge(ctx, w, watch, dir, "unthrottled-"+label, unthrottled)
+			if run.p != nil {
+				run.p.Stop()
+			}
+			if err == nil {
+				err = b.deleteAll(ctx, w, watch, s.resources())
+			}
+			if err != nil {
+				return err
+			}
+			pr.PICRuns = append(pr.PICRuns, run.seconds)
+			pr.PICCPURuns = append(pr.PICCPURuns, run.cpu[cpuPIC])
+			if r == 0 && mode == primary {
+				conv.BaselineCPU, un = cpu, run
+			}
 		}
 	}
-	conv.BaselineSeconds, un.seconds = median(conv.BaselineRuns), median(conv.PICRuns)
+	if err := w.place(primary); err != nil {
+		return err
+	}
+	for _, pr := range byMode {
+		pr.summarize(s.resources())
+	}
+	conv.pairs = *byMode[primary]
+	for mode, pr := range byMode {
+		if mode != primary {
+			conv.Shared = pr
+		}
+	}
+	un.seconds = conv.PICSeconds
 	// The earlier floor, the creates alone, once: a figure beside the goal's.
-	if conv.CreatesOnlySeconds, _, err = b.baseline(ctx, w, watch, floorCreatesOnly); err != nil {
+	if conv.CreatesOnlySeconds, _, err = b.baseline(ctx, w, watch, dir, "creates-only", floorCreatesOnly); err != nil {
 		return err
 	}
 	// Then PIC at its defaults, once.
@@ -146,15 +211,51 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, full 
 	}
 	conv.set(un, def)
 	b.res.Convergence = append(b.res.Convergence, conv)
-	if err != nil || !full {
-		return err
-	}
-
-	peak, err := b.changeLatency(ctx, w, watch, p)
 	if err != nil {
 		return err
 	}
-	return b.restart(ctx, w, dir, peak)
+	switch role {
+	case roleFull:
+		peak, err := b.changeLatency(ctx, w, watch, p)
+		if err != nil {
+			return err
+		}
+		return b.restart(ctx, w, dir, peak)
+	case roleScale:
+		p.Stop()
+		peaks, writes, err := b.restarts(ctx, w, dir, max(1, b.opts.Repeat))
+		if err != nil {
+			return err
+		}
+		b.res.Scale = &scale{N: s.resources(), RestartPeakRSSRuns: peaks, WritesAfterRestart: writes}
+	}
+	return nil
+}
+
+// restarts starts PIC k times on the converged cluster, each until its first full pass
+// is done, and returns each run's peak RSS and the writes of them all (none expected).
+func (b *bench) restarts(ctx context.Context, w *world, dir string, k int) (peaks []int64, writes int, err error) {
+	n := w.shape.Ingresses
+	for r := range k {
+		p, err := b.startPIC(w, filepath.Join(dir, fmt.Sprintf("pic-restart-%d.log", r+1)), "--resync-period", convergenceResync)
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, err := p.WaitReady(ctx, b.timeout(n)); err != nil {
+			p.Stop()
+			return nil, 0, err
+		}
+		settled, err := p.settle(ctx, float64(n), time.Second, b.timeout(n))
+		peak, _ := p.Memory()
+		p.Stop()
+		if err != nil {
+			return nil, 0, err
+		}
+		peaks = append(peaks, peak)
+		writes += int(settled.writes)
+		b.opts.Logf("restart %d of %d, N=%d: peak RSS %.1f MiB, %d writes", r+1, k, n, mib(peak), int(settled.writes))
+	}
+	return peaks, writes, nil
 }
 
 // timeout for waiting on n writes: n at 50 a second, or at PIC's client rate limit if
@@ -170,70 +271,41 @@ func (b *bench) timeout(n int) time.Duration {
 
 // baseline is the floor: a plain client without client-side rate limiting does, with
 // PIC's concurrency, the work the specification asks of PIC for the fixture (work:
-// each resource's create and its `Created` event, or the create alone). It is timed,
-// as PIC is, from its first create to the last resource seen through the watch; its
-// events are queued by the workers and written by one writer beside them, as PIC's
-// recorder does, and those still queued then are written before the objects are
-// deleted again. It returns the floor's seconds and the CPU the control plane spent meanwhile.
-func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, work floorWork) (float64, cpuTimes, error) {
-	objs := w.baselineObjects()
+// each resource's create and its `Created` event, or the create alone), in a process
+// of its own on the client's CPUs (runFloor). It is timed, as PIC is, from its process
+// start to the last resource seen through the watch; its events still queued then are
+// written before the objects are deleted again. It returns the floor's seconds and the
+// CPU its process and the control plane spent meanwhile, the floor's as "floor".
+func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, dir, label string, work floorWork) (float64, cpuTimes, error) {
+	n := w.shape.resources()
 	watch.expect(w.expectations())
-	cfg := rest.CopyConfig(w.env.Config)
-	cfg.QPS, cfg.Burst = -1, -1
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	all := watch.allMatched(n)
+	cpu := sampleCPU(nil)
+	f, err := b.startFloor(w, dir, label, work)
 	if err != nil {
 		return 0, nil, err
 	}
-	events, err := newEventWriter(cfg)
-	if err != nil {
-		return 0, nil, err
-	}
-	all := watch.allMatched(len(objs))
-	// The events go as PIC's do: the workers queue them, and one writer sends them
-	// beside the workers' creates (internal/controller/recorder.go), so the floor has
-	// PIC's concurrency, not one more request in flight or one fewer.
-	queued := make(chan int, len(objs))
-	written := make(chan error, 1)
-	go func() {
-		var first error
-		for i := range queued {
-			if err := events.created(ctx, objs[i].owner, objs[i].resource, objs[i].host); err != nil && first == nil {
-				first = err
-			}
-		}
-		written <- first
-	}()
-	cpu := sampleCPU(0)
-	start := time.Now()
-	err = parallel(ctx, b.picDefaults.MaxConcurrentReconciles, len(objs), func(ctx context.Context, i int) error {
-		if err := c.Create(ctx, objs[i].resource); err != nil {
-			return err
-		}
-		if work == floorCreatesAndEvents {
-			queued <- i
-		}
-		return nil
+	defer f.Stop()
+	done, err := await(ctx, all, b.timeout(n), "the baseline's objects", func() string {
+		return b.progress(watch, n)() + "; " + errString(f.Alive())
 	})
-	close(queued)
 	if err != nil {
-		return 0, nil, fmt.Errorf("baseline (%s): %w", work, err)
+		return 0, nil, fmt.Errorf("%w: %s", err, f.Log())
 	}
-	done, err := await(ctx, all, b.timeout(len(objs)), "the baseline's objects", b.progress(watch, len(objs)))
-	if err != nil {
+	// The floor's process is still there: it waits to be told to stop.
+	floor, used := seconds(done.Sub(f.Started())), sampleCPU(map[int]string{f.Pid(): cpuFloor}).since(cpu)
+	// Its events still queued are written before the next run, so that none spills
+	// into it.
+	if err := f.finished(ctx, b.timeout(n)); err != nil {
 		return 0, nil, err
 	}
-	// Timed, like PIC, to the last resource seen; the events still queued are written
-	// before the next run, so that none spills into it.
-	if err := <-written; err != nil {
-		return 0, nil, fmt.Errorf("baseline (%s): record an event: %w", work, err)
-	}
-	floor, used := seconds(done.Sub(start)), sampleCPU(0).since(cpu)
+	f.Stop()
 	if work == floorCreatesAndEvents {
 		b.lastBaseline = floor
 	}
-	b.opts.Logf("baseline (%s): %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
-		work, len(objs), floor, b.picDefaults.MaxConcurrentReconciles, used)
-	return floor, used, b.deleteAll(ctx, w, watch, len(objs))
+	b.opts.Logf("baseline (%s, %s): %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
+		work, w.mode, n, floor, b.picDefaults.MaxConcurrentReconciles, used)
+	return floor, used, b.deleteAll(ctx, w, watch, n)
 }
 
 // deleteAll deletes every PangolinResource of the namespace and waits until the watch
@@ -275,7 +347,7 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 	want := w.shape.resources()
 	watch.expect(w.expectations())
 	all := watch.allMatched(want)
-	cpu := sampleCPU(0)
+	cpu := sampleCPU(nil)
 	p, err := b.startPIC(w, filepath.Join(dir, "pic-converge-"+label+".log"), append([]string{"--resync-period", convergenceResync}, flags...)...)
 	if err != nil {
 		return run, err
@@ -301,7 +373,7 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 		return run, err
 	}
 	run.seconds = seconds(done.Sub(p.Started()))
-	run.cpu = sampleCPU(p.Pid()).since(cpu)
+	run.cpu = sampleCPU(map[int]string{p.Pid(): cpuPIC}).since(cpu)
 	if d := <-ready; d >= 0 {
 		run.ready = seconds(d)
 	}
@@ -364,14 +436,13 @@ func (b *bench) changeLatency(ctx context.Context, w *world, watch *watcher, p *
 	p.Stop()
 
 	logf("change latency: %d Ingress updates through the plain change client (PIC stopped)", n)
-	plain, err := startChangeClient(ctx, w.env.Config)
+	plain, err := b.startChangeClientProcess(ctx, w)
 	if err != nil {
 		return 0, err
 	}
 	plainChanges, plainDirect, err := b.timeChanges(ctx, w, watch, pr, plain.failure)
-	plain.stop()
-	if err == nil {
-		err = plain.failure()
+	if serr := plain.stop(); err == nil {
+		err = serr
 	}
 	if err != nil {
 		return 0, err
@@ -477,6 +548,7 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 		return err
 	}
 	b.prof.heap(ctx, fmt.Sprintf("%s-%d-restart", w.shape.Name, w.shape.resources()), p.pprof)
+	firstPassPeak, _ := p.Memory()
 	rss := testenv.ProcStatus(p.Pid(), "RssAnon", "RssFile")
 	anon, file := rss["RssAnon"], rss["RssFile"]
 	st := &startup{
@@ -504,14 +576,24 @@ func (b *bench) restart(ctx context.Context, w *world, dir string, convergencePe
 	b.res.SteadyState = ss
 	logf("steady state: resync of %d reconciles: %d writes, %d API requests (%.3f per reconcile)", ss.ResyncReconciles, ss.ResyncWrites, ss.ResyncRequests, ss.RequestsPerReconcile)
 
-	restartPeak, _ := p.Memory()
+	resyncPeak, _ := p.Memory()
+	p.Stop()
+	// The restarted peak is the median of BENCH_REPEAT restarts, each to the end of its
+	// first pass: between runs of one build it wanders by several MiB.
+	peaks, writes, err := b.restarts(ctx, w, dir, max(1, b.opts.Repeat)-1)
+	if err != nil {
+		return err
+	}
+	peaks = append([]int64{firstPassPeak}, peaks...)
+	ss.WritesAfterRestart += writes
+	restartPeak := medianBytes(peaks)
 	b.res.Memory = &memory{
-		N: n, PeakRSSBytes: max(convergencePeak, restartPeak),
-		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak,
+		N: n, PeakRSSBytes: max(convergencePeak, resyncPeak, restartPeak),
+		ConvergencePeakRSSBytes: convergencePeak, RestartPeakRSSBytes: restartPeak, RestartPeakRSSRuns: peaks,
 	}
 	b.res.Memory.BytesPerIngress = b.res.Memory.PeakRSSBytes / int64(n)
 	b.res.Memory.RSSAnonBytes, b.res.Memory.RSSFileBytes = anon, file
-	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB); after the restart's first pass: %.1f MiB anonymous, %.1f MiB file-backed",
-		mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak), mib(anon), mib(file))
+	logf("memory: peak RSS %.1f MiB (converging %.1f MiB, restarted %.1f MiB, the median of %d restarts; %.1f MiB through a resync); after the restart's first pass: %.1f MiB anonymous, %.1f MiB file-backed",
+		mib(b.res.Memory.PeakRSSBytes), mib(convergencePeak), mib(restartPeak), len(peaks), mib(resyncPeak), mib(anon), mib(file))
 	return nil
 }

@@ -16,20 +16,42 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat: 100 on every
-// Linux the bench runs on.
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. The kernel
+// fixes it at 100 for user space on every architecture the bench runs on (x86, arm64),
+// whatever its own tick rate; Go reads no sysconf(_SC_CLK_TCK) without cgo. A tick is
+// 10 ms: a run's CPU is read to that grain.
 const clockTicks = 100
 
 // cpuTimes is CPU seconds (user + system) by process name, for the processes the
-// bench started: kube-apiserver, etcd and PIC. On two shared cores they compete for
-// the same CPU, so where it goes says where a run's time goes.
+// bench started: kube-apiserver, etcd, and the client under test (pic or floor). On
+// shared cores they compete for the same CPU, so where it goes says where a run's time
+// goes.
 type cpuTimes map[string]float64
 
+// The names of the clients under test in cpuTimes.
+const (
+	cpuPIC   = "pic"
+	cpuFloor = "floor"
+)
+
 // sampleCPU reads the CPU time of the bench's child processes (envtest's etcd and
-// kube-apiserver), summed by command name, and of PIC's process (pic, 0 for none),
-// named "pic". Empty off Linux.
-func sampleCPU(pic int) cpuTimes {
+// kube-apiserver, PIC, the floor), summed by command name, except that the pids of
+// clients are named as it says ("pic", "floor"). Empty off Linux.
+func sampleCPU(clients map[int]string) cpuTimes {
 	out := cpuTimes{}
+	for pid, st := range children() {
+		name, ok := clients[pid]
+		if !ok {
+			name = st.comm
+		}
+		out[name] += st.cpuSeconds
+	}
+	return out
+}
+
+// children are the bench's child processes by pid. Empty off Linux.
+func children() map[int]procStat {
+	out := map[int]procStat{}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return out
@@ -44,13 +66,19 @@ func sampleCPU(pic int) cpuTimes {
 		if err != nil {
 			continue
 		}
-		st, ok := parseStat(string(data))
-		switch {
-		case !ok || pid == self:
-		case pid == pic:
-			out["pic"] += st.cpuSeconds
-		case st.ppid == self:
-			out[st.comm] += st.cpuSeconds
+		if st, ok := parseStat(string(data)); ok && st.ppid == self {
+			out[pid] = st
+		}
+	}
+	return out
+}
+
+// controlPlanePids are the pids of the bench's etcd and kube-apiserver processes.
+func controlPlanePids() []int {
+	var out []int
+	for pid, st := range children() {
+		if st.comm == "etcd" || st.comm == "kube-apiserver" {
+			out = append(out, pid)
 		}
 	}
 	return out
@@ -96,7 +124,7 @@ func parseStat(line string) (procStat, bool) {
 // String is "kube-apiserver 3.10 s, etcd 0.90 s, pic 1.20 s".
 func (c cpuTimes) String() string {
 	var parts []string
-	for _, k := range []string{"kube-apiserver", "etcd", "pic"} {
+	for _, k := range []string{"kube-apiserver", "etcd", cpuPIC, cpuFloor} {
 		if v, ok := c[k]; ok {
 			parts = append(parts, fmt.Sprintf("%s %.2f s", k, v))
 		}

@@ -106,7 +106,7 @@ func (b *bench) startDirectProfiled(w *world, dir, log string, srv pangolinServe
 		env = append(env, "PIC_PANGOLIN_DRIFT_PERIOD="+drift)
 	}
 	args := append([]string{"--sink=pangolin", "--pangolin-url=" + e.URL, "--pangolin-org=" + e.Org, "--resync-period", resync}, e.PICFlags...)
-	return startPICWith(b.opts.Binary, w.kubeconfig, filepath.Join(dir, log), prof != nil, env, args...)
+	return startPICWith(b.opts.Binary, w, filepath.Join(dir, log), prof != nil, env, args...)
 }
 
 // awaitPublished polls srv until n hosts have a target, and returns when. A poll asks
@@ -226,7 +226,7 @@ func (b *bench) directMode(ctx context.Context, variant testenv.Variant, n int) 
 		logf("direct mode, N=%d: starting a control plane; a real Pangolin at %s, at its own pace (BENCH_PANGOLIN_SERVICE_TIME and BENCH_PANGOLIN_CONCURRENCY do not apply), hosts %s to %s",
 			n, host, s.host(0, 0), s.host(n-1, 0))
 	}
-	w, err := startWorld(dir, variant)
+	w, err := startWorld(dir, variant, b.opts.Affinity)
 	if err != nil {
 		return err
 	}
@@ -579,7 +579,7 @@ func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n 
 		return err
 	}
 	logf("direct mode memory, N=%d: starting a control plane; Pangolin answering at once", n)
-	w, err := startWorld(dir, variant)
+	w, err := startWorld(dir, variant, b.opts.Affinity)
 	if err != nil {
 		return err
 	}

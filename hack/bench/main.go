@@ -7,18 +7,20 @@
 //     PangolinResource exists with the right spec, seen through a watch, against a
 //     baseline, the floor: a plain client without client-side rate limiting doing the
 //     specification's work with PIC's concurrency, creating the same objects and
-//     recording a Created event for each. PIC runs unthrottled (--kube-api-qps=-1)
-//     right after each floor run, BENCH_REPEAT times, then once at its defaults (the
-//     same settings while the default sets no client limit); the earlier floor, the
-//     creates alone, runs once, a figure;
+//     recording a Created event for each, in a process of its own timed from its
+//     start, as PIC's; the CPU-seconds of each client's process per 1,000 resources.
+//     The control plane runs on CPUs apart from the client's (BENCH_AFFINITY). PIC
+//     runs unthrottled (--kube-api-qps=-1) right after each floor run, BENCH_REPEAT
+//     times, then once at its defaults (the same settings while the default sets no
+//     client limit); the earlier floor, the creates alone, runs once, a figure;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
 //     PangolinResource update seen through a watch, first through PIC, then, PIC
 //     stopped, through a plain client that watches Ingresses and writes the same
-//     update;
-//   - memory: PIC's peak RSS (VmHWM) at the largest N, and in direct mode at
-//     BENCH_DIRECT_MEMORY;
+//     update, a process of its own placed as PIC is;
+//   - memory: PIC's peak RSS (VmHWM) at N = 5000, restarted BENCH_REPEAT times, and
+//     at the scale run's N, and in direct mode at BENCH_DIRECT_MEMORY;
 //   - startup: process start to /readyz on the converged cluster, and its writes;
 //   - direct mode (sink pangolin, the in-repo Pangolin server at a real server's pace,
 //     or a real Pangolin: PIC_CONTRACT_PANGOLIN_* below): publishing N hosts against a
@@ -28,9 +30,21 @@
 //
 // Settings (environment):
 //
-//	BENCH_SIZES         comma-separated N (default 100,1000,5000)
+//	BENCH_SIZES         comma-separated N (default 100,1000,5000,20000). Change
+//	                    latency, the steady state and memory run at 5000 (else the
+//	                    largest); a larger N is the scale run: convergence and
+//	                    BENCH_REPEAT restarts
 //	BENCH_SHAPES        single (one host per Ingress) and/or multi (10 hosts per
-//	                    Ingress, N/10 Ingresses); default both
+//	                    Ingress, N/10 Ingresses, N up to 5000); default both
+//	BENCH_AFFINITY      split: etcd, kube-apiserver and the harness on one set of
+//	                    CPUs, the client under test (the floor or PIC) on the other,
+//	                    for every run; shared: every process on every CPU; both
+//	                    (default): the convergence pairs in each placement, the
+//	                    rest split. Fewer than two CPUs: shared, with a message
+//	BENCH_CPUS_CONTROLPLANE, BENCH_CPUS_CLIENT
+//	                    the two sets, as CPU lists ("0", "2-3"), both or neither;
+//	                    default: the client the last CPU the bench may use, the
+//	                    control plane the others (on two cores, CPU 0 and CPU 1)
 //	BENCH_UPDATES       change-latency updates (default 200)
 //	BENCH_RESYNC        resync period of the steady-state runs (default 30s)
 //	BENCH_REPEAT        runs of the floor and of PIC unthrottled per shape, for
@@ -38,7 +52,7 @@
 //	                    (default 5)
 //	BENCH_DIRECT        Ingresses of the direct-mode run (default 1000; 0 skips it)
 //	BENCH_DIRECT_MEMORY Ingresses of the direct-mode memory run, its peak RSS against
-//	                    the in-repo Pangolin answering at once (default 5000; 0 skips it)
+//	                    the in-repo Pangolin answering at once (default 20000; 0 skips it)
 //	BENCH_PANGOLIN_SERVICE_TIME  the in-repo Pangolin's time per request in the
 //	                    direct-mode run (default 30ms, a real server's argon2 key check;
 //	                    not with a real Pangolin, below)
@@ -91,6 +105,12 @@ import (
 )
 
 func main() {
+	if isFloorProcess() {
+		os.Exit(floorMain())
+	}
+	if isChangeClientProcess() {
+		os.Exit(changeClientMain())
+	}
 	// The harness's own watch logs nothing worth reading (a reflector ending when a
 	// control plane stops).
 	ctrllog.SetLogger(logr.Discard())
@@ -154,6 +174,11 @@ type options struct {
 	// PprofDir, when set, receives CPU profiles of PIC and kube-apiserver during PIC's
 	// unthrottled convergence, and PIC's heap after a restart.
 	PprofDir string
+	// Affinity places the control plane and the client under test on CPUs; zero: both
+	// placements, the CPUs chosen (newAffinity). AffinityNote says why the split
+	// placement cannot run, when it cannot.
+	Affinity     affinity
+	AffinityNote string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -164,10 +189,10 @@ func optionsFromEnv() (options, error) {
 		return options{}, err
 	}
 	opts := options{
-		Sizes:         []int{100, 1000, 5000},
+		Sizes:         []int{100, 1000, goalN, scaleN},
 		Updates:       200,
 		DirectN:       1000,
-		DirectMemoryN: 5000,
+		DirectMemoryN: scaleN,
 		DirectScale:   60,
 		// A real Pangolin's pace: argon2 on every key check, a small thread pool.
 		PangolinServiceTime: inmemory.PaceServiceTime,
@@ -256,6 +281,13 @@ func optionsFromEnv() (options, error) {
 	if opts.RealPangolin, err = realPangolinFromEnv(); err != nil {
 		return options{}, err
 	}
+	usable, err := usableCPUs()
+	if err != nil {
+		return options{}, err
+	}
+	if opts.Affinity, opts.AffinityNote, err = newAffinity(os.Getenv("BENCH_AFFINITY"), os.Getenv("BENCH_CPUS_CONTROLPLANE"), os.Getenv("BENCH_CPUS_CLIENT"), usable); err != nil {
+		return options{}, err
+	}
 	if v := os.Getenv("BENCH_RESYNC"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -285,6 +317,22 @@ func run(ctx context.Context, opts options) (*results, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
+	if len(opts.Affinity.Modes) == 0 {
+		usable, err := usableCPUs()
+		if err != nil {
+			return nil, err
+		}
+		if opts.Affinity, opts.AffinityNote, err = newAffinity("", "", "", usable); err != nil {
+			return nil, err
+		}
+	}
+	if opts.AffinityNote != "" {
+		opts.Logf("%s", opts.AffinityNote)
+	}
+	if slices.Contains(opts.Affinity.Modes, affinitySplit) {
+		opts.Logf("placement: the control plane and the harness on CPUs %s, the client under test on CPUs %s; convergence pairs %s",
+			formatCPUList(opts.Affinity.ControlPlane), formatCPUList(opts.Affinity.Client), strings.Join(opts.Affinity.Modes, " and "))
+	}
 	sizes := slices.Sorted(slices.Values(opts.Sizes))
 	sizes = slices.Compact(sizes)
 	keep := opts.WorkDir != ""
@@ -294,6 +342,11 @@ func run(ctx context.Context, opts options) (*results, error) {
 			return nil, err
 		}
 		opts.WorkDir = dir
+	}
+	// The worlds place the harness with the control plane; it gets every CPU back at the
+	// end (the smoke runs in a test binary that goes on).
+	if all := opts.Affinity.All; len(all) > 0 {
+		defer func() { _ = pin(os.Getpid(), all) }()
 	}
 	b := &bench{opts: opts, res: newResults(opts, sizes)}
 	start := time.Now()

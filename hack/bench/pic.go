@@ -20,13 +20,13 @@ type picProcess struct {
 // a pprof address when profiling). The environment is the harness's minus PIC_* and
 // KUBECONFIG, so that nothing configured on the machine changes what is measured.
 func (b *bench) startPIC(w *world, logPath string, extra ...string) (*picProcess, error) {
-	return startPICWith(b.opts.Binary, w.kubeconfig, logPath, b.prof != nil, nil, extra...)
+	return startPICWith(b.opts.Binary, w, logPath, b.prof != nil, nil, extra...)
 }
 
 // startPICWith is startPIC with extra environment variables (env, added after the
-// PIC_* variables are removed).
-func startPICWith(binary, kubeconfig, logPath string, profile bool, env []string, extra ...string) (*picProcess, error) {
-	args := append([]string{"--kubeconfig", kubeconfig}, extra...)
+// PIC_* variables are removed). PIC runs on the client's CPUs of w's placement.
+func startPICWith(binary string, w *world, logPath string, profile bool, env []string, extra ...string) (*picProcess, error) {
+	args := append([]string{"--kubeconfig", w.kubeconfig}, extra...)
 	var pprof string
 	if profile {
 		addr, err := testenv.FreeAddr()
@@ -42,6 +42,10 @@ func startPICWith(binary, kubeconfig, logPath string, profile bool, env []string
 	}
 	proc.Env = append(testenv.EnvWithout("PIC_", "KUBECONFIG="), env...)
 	if err := proc.Start(); err != nil {
+		return nil, err
+	}
+	if err := w.pinClient(proc.Pid()); err != nil {
+		proc.Kill()
 		return nil, err
 	}
 	return &picProcess{Process: proc, pprof: pprof}, nil

@@ -22,6 +22,7 @@ type results struct {
 	SteadyState     *steadyState   `json:"steadyState"`
 	ChangeLatency   *changeLatency `json:"changeLatency"`
 	Memory          *memory        `json:"memory"`
+	Scale           *scale         `json:"scale,omitempty"`
 	DirectMemory    *directMemory  `json:"directMemory,omitempty"`
 	Startup         *startup       `json:"startup"`
 	Direct          *direct        `json:"direct,omitempty"`
@@ -49,13 +50,28 @@ type settings struct {
 	// median of.
 	Repeat int `json:"repeat"`
 	// PIC's defaults; the floor copies their concurrency.
-	MaxConcurrentReconciles int     `json:"maxConcurrentReconciles"`
-	KubeAPIQPS              float32 `json:"kubeAPIQPS"`
-	KubeAPIBurst            int     `json:"kubeAPIBurst"`
-	ConvergenceResync       string  `json:"convergenceResyncPeriod"`
-	SteadyStateResync       string  `json:"steadyStateResyncPeriod"`
-	OperatorCRDs            string  `json:"operatorCRDs"`
-	ControlPlane            string  `json:"controlPlane"`
+	MaxConcurrentReconciles int       `json:"maxConcurrentReconciles"`
+	KubeAPIQPS              float32   `json:"kubeAPIQPS"`
+	KubeAPIBurst            int       `json:"kubeAPIBurst"`
+	ConvergenceResync       string    `json:"convergenceResyncPeriod"`
+	SteadyStateResync       string    `json:"steadyStateResyncPeriod"`
+	OperatorCRDs            string    `json:"operatorCRDs"`
+	ControlPlane            string    `json:"controlPlane"`
+	Placement               placement `json:"placement"`
+}
+
+// placement is where the processes ran: the convergence pairs in each of Modes, every
+// other run in the first.
+type placement struct {
+	Modes []string `json:"modes"`
+	// ControlPlaneCPUs ran etcd, kube-apiserver and the harness, ClientCPUs the floor
+	// or PIC, in the split placement; "" when it did not run.
+	ControlPlaneCPUs string `json:"controlPlaneCPUs"`
+	ClientCPUs       string `json:"clientCPUs"`
+	// UsableCPUs are every CPU of the shared placement.
+	UsableCPUs string `json:"usableCPUs"`
+	// Note says why the split placement did not run, when it did not.
+	Note string `json:"note,omitempty"`
 }
 
 // convergence is one shape at one N.
@@ -64,24 +80,16 @@ type convergence struct {
 	Ingresses       int    `json:"ingresses"`
 	HostsPerIngress int    `json:"hostsPerIngress"`
 	Resources       int    `json:"resources"`
-	// BaselineSeconds is the floor: a plain client, no client-side rate limit, PIC's
-	// concurrency, doing the specification's work: each resource's create and its
-	// `Created` event. The median of BaselineRuns.
-	BaselineSeconds float64   `json:"baselineSeconds"`
-	BaselineRuns    []float64 `json:"baselineRuns"`
+	// pairs are the alternating floor and PIC unthrottled runs in the primary
+	// placement (split, the goal's, unless only shared ran); Shared the same in the
+	// shared placement when both ran.
+	pairs
+	Shared *pairs `json:"sharedCores,omitempty"`
 	// CreatesOnlySeconds is the earlier floor, the same client creating the resources
 	// without their events, run once after the pairs; CreatesOnlyRatio is PICSeconds
 	// over it. A figure, not a goal.
 	CreatesOnlySeconds float64 `json:"createsOnlyFloorSeconds"`
 	CreatesOnlyRatio   float64 `json:"createsOnlyRatio"`
-	// PICSeconds is PIC unthrottled (--kube-api-qps=-1): process start to the last
-	// expected resource seen, the median of PICRuns, each run right after a floor's run.
-	// Ratio is the median of the pairs' ratios (PICRuns[i] / BaselineRuns[i]): each pair
-	// ran under the same load, which on shared cores drifts between pairs by more than
-	// the gap being measured.
-	PICSeconds float64   `json:"picSeconds"`
-	PICRuns    []float64 `json:"picRuns"`
-	Ratio      float64   `json:"ratio"`
 	// PICDefaultsSeconds is the same at PIC's default settings; DefaultsRatio its ratio.
 	PICDefaultsSeconds float64 `json:"picDefaultsSeconds"`
 	DefaultsRatio      float64 `json:"defaultsRatio"`
@@ -100,6 +108,49 @@ type convergence struct {
 	PICCPU      cpuTimes `json:"picCPUSeconds"`
 }
 
+// pairs are the floor's and PIC unthrottled's runs in one placement, one after the
+// other, repeated.
+type pairs struct {
+	// Affinity is the placement: split (the control plane and the client under test
+	// on CPUs apart) or shared.
+	Affinity string `json:"affinity"`
+	// BaselineSeconds is the floor: a plain client, no client-side rate limit, PIC's
+	// concurrency, doing the specification's work: each resource's create and its
+	// `Created` event, in a process of its own, timed from its start. The median of
+	// BaselineRuns.
+	BaselineSeconds float64   `json:"baselineSeconds"`
+	BaselineRuns    []float64 `json:"baselineRuns"`
+	// PICSeconds is PIC unthrottled (--kube-api-qps=-1): process start to the last
+	// expected resource seen, the median of PICRuns, each run right after a floor's run.
+	// Ratio is the median of the pairs' ratios (PICRuns[i] / BaselineRuns[i]): each pair
+	// ran under the same load, which drifts between pairs by more than the gap being
+	// measured.
+	PICSeconds float64   `json:"picSeconds"`
+	PICRuns    []float64 `json:"picRuns"`
+	Ratio      float64   `json:"ratio"`
+	// FloorCPURuns and PICCPURuns are the CPU-seconds (user + system, /proc/<pid>/stat)
+	// of the client's own process, from its start to the last resource seen; the Per1000
+	// figures are their medians per 1,000 resources, CPURatio PIC's over the floor's.
+	FloorCPURuns    []float64 `json:"floorCPUSecondsRuns"`
+	PICCPURuns      []float64 `json:"picCPUSecondsRuns"`
+	FloorCPUPer1000 float64   `json:"floorCPUSecondsPer1000"`
+	PICCPUPer1000   float64   `json:"picCPUSecondsPer1000"`
+	CPURatio        float64   `json:"cpuRatio"`
+}
+
+// summarize fills in the medians and ratios of n resources' runs.
+func (p *pairs) summarize(n int) {
+	p.BaselineSeconds, p.PICSeconds = median(p.BaselineRuns), median(p.PICRuns)
+	if p.BaselineSeconds > 0 {
+		p.Ratio = round(pairedRatio(p.PICRuns, p.BaselineRuns), 2)
+	}
+	p.FloorCPUPer1000 = round(median(p.FloorCPURuns)*1000/float64(n), 3)
+	p.PICCPUPer1000 = round(median(p.PICCPURuns)*1000/float64(n), 3)
+	if p.FloorCPUPer1000 > 0 {
+		p.CPURatio = round(p.PICCPUPer1000/p.FloorCPUPer1000, 2)
+	}
+}
+
 // set fills in PIC's two runs.
 func (c *convergence) set(un, def picRun) {
 	c.PICSeconds, c.PICReadySeconds = un.seconds, un.ready
@@ -107,7 +158,6 @@ func (c *convergence) set(un, def picRun) {
 	c.PICCPU, c.PICEventsDropped = un.cpu, un.eventsDropped
 	c.PICDefaultsSeconds = def.seconds
 	if c.BaselineSeconds > 0 {
-		c.Ratio = round(pairedRatio(c.PICRuns, c.BaselineRuns), 2)
 		c.DefaultsRatio = round(c.PICDefaultsSeconds/c.BaselineSeconds, 2)
 	}
 	if c.CreatesOnlySeconds > 0 {
@@ -151,8 +201,11 @@ type memory struct {
 	N                       int   `json:"n"`
 	PeakRSSBytes            int64 `json:"peakRSSBytes"`
 	ConvergencePeakRSSBytes int64 `json:"convergencePeakRSSBytes"`
-	RestartPeakRSSBytes     int64 `json:"restartPeakRSSBytes"`
-	BytesPerIngress         int64 `json:"bytesPerIngress"`
+	// RestartPeakRSSBytes is the median of RestartPeakRSSRuns: PIC restarted on the
+	// converged cluster, each run's peak to the end of its first pass.
+	RestartPeakRSSBytes int64   `json:"restartPeakRSSBytes"`
+	RestartPeakRSSRuns  []int64 `json:"restartPeakRSSBytesRuns"`
+	BytesPerIngress     int64   `json:"bytesPerIngress"`
 	// RSSAnonBytes and RSSFileBytes split the restarted process's resident set at the
 	// end of its first pass: heap, stacks and runtime; the binary's mapped pages.
 	RSSAnonBytes int64 `json:"rssAnonBytes,omitempty"`
@@ -160,6 +213,27 @@ type memory struct {
 	// MarginalBytesPerIngress is the slope of the converging process's peak RSS between
 	// the smallest and the largest N (single-host shape).
 	MarginalBytesPerIngress int64 `json:"marginalBytesPerIngress,omitempty"`
+}
+
+// scale is the largest N against the goals' N (the reference, 5000), single-host
+// Ingresses: how time, memory and CPU grow.
+type scale struct {
+	N    int `json:"n"`
+	RefN int `json:"referenceN"`
+	// PICSeconds is PIC unthrottled's convergence (split placement when it ran);
+	// per resource, in milliseconds, against the reference's, and their ratio.
+	PICSeconds          float64 `json:"picSeconds"`
+	MsPerResource       float64 `json:"msPerResource"`
+	RefMsPerResource    float64 `json:"referenceMsPerResource"`
+	TimeRatio           float64 `json:"timePerResourceRatio"`
+	PICRequests         int     `json:"picRequests"`
+	PICCPUPer1000       float64 `json:"picCPUSecondsPer1000"`
+	FloorCPUPer1000     float64 `json:"floorCPUSecondsPer1000"`
+	RestartPeakRSSRuns  []int64 `json:"restartPeakRSSBytesRuns"`
+	RestartPeakRSSBytes int64   `json:"restartPeakRSSBytes"` // the median
+	RefRestartPeakRSS   int64   `json:"referenceRestartPeakRSSBytes"`
+	RSSRatio            float64 `json:"rssRatio"`
+	WritesAfterRestart  int     `json:"writesAfterRestart"`
 }
 
 // directMemory is PIC's peak RSS in direct mode (sink pangolin) with N single-host
@@ -202,6 +276,11 @@ func newResults(opts options, sizes []int) *results {
 			MaxConcurrentReconciles: d.MaxConcurrentReconciles, KubeAPIQPS: d.KubeAPIQPS, KubeAPIBurst: d.KubeAPIBurst,
 			ConvergenceResync: convergenceResync, SteadyStateResync: opts.ResyncPeriod.String(),
 			OperatorCRDs: "fork", ControlPlane: "envtest etcd + kube-apiserver (hack/controlplane), same machine",
+			Placement: placement{
+				Modes: opts.Affinity.Modes, ControlPlaneCPUs: formatCPUList(opts.Affinity.ControlPlane),
+				ClientCPUs: formatCPUList(opts.Affinity.Client), UsableCPUs: formatCPUList(opts.Affinity.All),
+				Note: opts.AffinityNote,
+			},
 		},
 	}
 }
@@ -227,13 +306,46 @@ func (r *results) finish(d time.Duration) {
 			r.Memory.MarginalBytesPerIngress = (large.PICPeakRSSBytes - small.PICPeakRSSBytes) / int64(large.Ingresses-small.Ingresses)
 		}
 	}
+	r.Scale.fill(r.Convergence, r.Memory)
 	r.Goals = r.goals()
+}
+
+// fill computes the scale run's figures from its convergence and restarts, against the
+// single-host shape at the reference N (goalN) and its memory.
+func (s *scale) fill(conv []convergence, ref *memory) {
+	if s == nil {
+		return
+	}
+	s.RefN = goalN
+	s.RestartPeakRSSBytes = medianBytes(s.RestartPeakRSSRuns)
+	for _, c := range conv {
+		if c.Shape != "single" {
+			continue
+		}
+		switch c.Resources {
+		case s.N:
+			s.PICSeconds, s.PICRequests = c.PICSeconds, c.PICRequests
+			s.PICCPUPer1000, s.FloorCPUPer1000 = c.PICCPUPer1000, c.FloorCPUPer1000
+			s.MsPerResource = round(c.PICSeconds*1000/float64(c.Resources), 3)
+		case goalN:
+			s.RefMsPerResource = round(c.PICSeconds*1000/float64(c.Resources), 3)
+		}
+	}
+	if s.RefMsPerResource > 0 {
+		s.TimeRatio = round(s.MsPerResource/s.RefMsPerResource, 2)
+	}
+	if ref != nil && ref.N == goalN && ref.RestartPeakRSSBytes > 0 {
+		s.RefRestartPeakRSS = ref.RestartPeakRSSBytes
+		s.RSSRatio = round(float64(s.RestartPeakRSSBytes)/float64(ref.RestartPeakRSSBytes), 2)
+	}
 }
 
 // The goals' names, as results.json and docs/performance.md list them.
 const (
-	goalConvergence = "convergence vs the floor doing the specification's work (N=%d)"
+	goalConvergence = "convergence, the control plane on its own cores, vs the floor doing the specification's work (N=%d)"
+	goalCPU         = "CPU per 1,000 resources (N=5000)"
 	goalRSS         = "RSS at N=5000"
+	goalScale       = "scale: N=%d"
 	goalLatency     = "p99 change latency"
 	goalWrites      = "steady-state writes"
 	// Direct mode (sink pangolin): PIC's own goals.
@@ -252,6 +364,19 @@ const (
 	// convergenceGoal is the most PIC unthrottled may take, as a multiple of the floor.
 	convergenceGoal = 1.10
 	rssGoal         = 100 << 20
+	// rssRuns is how many restarts the RSS goal's median is of.
+	rssRuns = 5
+	// cpuGoal is the most PIC's CPU per resource may be, as a multiple of the floor
+	// client's.
+	cpuGoal = 2.0
+	// goalN is the N of the convergence, CPU, memory and latency goals, and the
+	// reference of the scale goal.
+	goalN = 5000
+	// scaleN is the scale goal's N; scaleTimeGoal and scaleRSSGoal bound its time per
+	// resource and its restarted peak RSS as multiples of those at goalN.
+	scaleN        = 20000
+	scaleTimeGoal = 1.2
+	scaleRSSGoal  = 3.5
 	// latencyGoal is the most PIC's p99 change latency may be, as a multiple of the
 	// plain change client's p99.
 	latencyGoal    = 1.5
@@ -259,50 +384,17 @@ const (
 )
 
 func (r *results) goals() []goal {
-	yes := func(b bool) *bool { return &b }
 	var out []goal
 
-	for _, n := range []int{1000, 5000} {
-		g := goal{Goal: fmt.Sprintf(goalConvergence, n) + fmt.Sprintf(": PIC unthrottled within %.2fx a plain client creating the same PangolinResources and their Created events, 4 workers, both shapes", convergenceGoal), Measured: fmt.Sprintf("N=%d not measured", n)}
-		var parts []string
-		met, shapes := true, 0
-		for _, c := range r.Convergence {
-			if c.Resources != n {
-				continue
-			}
-			shapes++
-			parts = append(parts, fmt.Sprintf("%s %.2fx (%.2fs vs %.2fs; at defaults %.2fx; vs the creates-only floor %.2fx)", c.Shape, c.Ratio, c.PICSeconds, c.BaselineSeconds, c.DefaultsRatio, c.CreatesOnlyRatio))
-			met = met && c.Ratio <= convergenceGoal
-		}
-		if shapes > 0 {
-			g.Measured = strings.Join(parts, "; ")
-			g.Met = yes(met && shapes == 2)
-			if shapes < 2 {
-				g.Measured += " (one shape only)"
-			}
-		}
-		out = append(out, g)
+	for _, n := range []int{1000, goalN} {
+		out = append(out, r.convergenceGoal(n))
 	}
+	out = append(out, r.cpuGoal(), r.rssGoal(), r.scaleGoal())
 
-	g := goal{Goal: goalRSS + ": peak RSS at most 100 MiB, Go's defaults (no GOMEMLIMIT)", Measured: "not measured"}
-	if m := r.Memory; m != nil {
-		g.Measured = fmt.Sprintf("%.1f MiB at N=%d (converging %.1f, restarted %.1f)", mib(m.PeakRSSBytes), m.N, mib(m.ConvergencePeakRSSBytes), mib(m.RestartPeakRSSBytes))
-		if m.N == 5000 {
-			g.Met = yes(m.PeakRSSBytes <= rssGoal)
-		} else {
-			g.Measured += " (N=5000 not measured)"
-		}
-	}
-	// Direct mode's peak is a figure beside the goal's.
-	if d := r.DirectMemory; d != nil {
-		g.Measured += fmt.Sprintf("; direct mode %.1f MiB at N=%d (publishing %.1f, restarted %.1f)", mib(d.PeakRSSBytes), d.N, mib(d.PublishPeakRSSBytes), mib(d.RestartPeakRSSBytes))
-	}
-	out = append(out, g)
-
-	g = goal{Goal: goalLatency + fmt.Sprintf(": at most %.1fx the p99 of a plain client reacting to the same Ingress watch with the same PangolinResource update, same run, N=5000, %d+ changes", latencyGoal, latencyUpdates), Measured: "not measured"}
+	g := goal{Goal: goalLatency + fmt.Sprintf(": at most %.1fx the p99 of a plain client reacting to the same Ingress watch with the same PangolinResource update, same run, N=5000, %d+ changes", latencyGoal, latencyUpdates), Measured: "not measured"}
 	if l := r.ChangeLatency; l != nil {
 		g.Measured = fmt.Sprintf("%.2fx (p99 %.1f ms vs the plain client's %.1f ms; p50 %.1f vs %.1f ms; N=%d, %d changes each)", l.RatioP99ToPlainP99, l.P99Ms, l.PlainP99Ms, l.P50Ms, l.PlainP50Ms, l.N, l.Updates)
-		if l.N == 5000 && l.Updates >= latencyUpdates {
+		if l.N == goalN && l.Updates >= latencyUpdates {
 			g.Met = yes(l.RatioP99ToPlainP99 <= latencyGoal)
 		} else {
 			g.Measured += " (not N=5000 with 200+ updates)"
@@ -359,11 +451,109 @@ func (r *results) goals() []goal {
 	return out
 }
 
+// convergenceGoal is PIC unthrottled against the floor at n resources, both shapes,
+// the control plane on its own cores; the shared-cores ratio is a figure beside it.
+func (r *results) convergenceGoal(n int) goal {
+	g := goal{Goal: fmt.Sprintf(goalConvergence, n) + fmt.Sprintf(": PIC unthrottled within %.2fx a plain client creating the same PangolinResources and their Created events, 4 workers, both shapes, median of alternating pairs", convergenceGoal), Measured: fmt.Sprintf("N=%d not measured", n)}
+	var parts []string
+	met, shapes, split := true, 0, true
+	for _, c := range r.Convergence {
+		if c.Resources != n {
+			continue
+		}
+		shapes++
+		part := fmt.Sprintf("%s %.2fx %s (%.2fs vs %.2fs; at defaults %.2fx; vs the creates-only floor %.2fx)", c.Shape, c.Ratio, c.Affinity, c.PICSeconds, c.BaselineSeconds, c.DefaultsRatio, c.CreatesOnlyRatio)
+		if sh := c.Shared; sh != nil {
+			part += fmt.Sprintf(", %.2fx on shared cores", sh.Ratio)
+		}
+		parts = append(parts, part)
+		met = met && c.Ratio > 0 && c.Ratio <= convergenceGoal
+		split = split && c.Affinity == affinitySplit
+	}
+	if shapes == 0 {
+		return g
+	}
+	g.Measured = strings.Join(parts, "; ")
+	switch {
+	case !split:
+		g.Measured += " (the control plane did not run on cores of its own)"
+	case shapes < 2:
+		g.Measured += " (one shape only)"
+	default:
+		g.Met = yes(met)
+	}
+	return g
+}
+
+// cpuGoal is PIC's CPU per 1,000 resources against the floor client's at goalN, every
+// shape measured, in the primary placement.
+func (r *results) cpuGoal() goal {
+	g := goal{Goal: goalCPU + fmt.Sprintf(": PIC's CPU-seconds per 1,000 resources converged at most %.0fx the floor client's", cpuGoal), Measured: "not measured"}
+	var parts []string
+	met, shapes := true, 0
+	for _, c := range r.Convergence {
+		if c.Resources != goalN || c.FloorCPUPer1000 <= 0 {
+			continue
+		}
+		shapes++
+		parts = append(parts, fmt.Sprintf("%s %.2fx (%.3f vs %.3f CPU-s per 1,000, %s)", c.Shape, c.CPURatio, c.PICCPUPer1000, c.FloorCPUPer1000, c.Affinity))
+		met = met && c.CPURatio <= cpuGoal
+	}
+	if shapes > 0 {
+		g.Measured, g.Met = strings.Join(parts, "; "), yes(met)
+	}
+	return g
+}
+
+// rssGoal is the restarted peak RSS at goalN, the median of rssRuns restarts.
+func (r *results) rssGoal() goal {
+	g := goal{Goal: goalRSS + fmt.Sprintf(": restarted, peak RSS at most 100 MiB, Go's defaults (no GOMEMLIMIT), median of %d runs", rssRuns), Measured: "not measured"}
+	if m := r.Memory; m != nil {
+		g.Measured = fmt.Sprintf("%.1f MiB restarted at N=%d, median of %d (converging %.1f; peak of the run %.1f)", mib(m.RestartPeakRSSBytes), m.N, len(m.RestartPeakRSSRuns), mib(m.ConvergencePeakRSSBytes), mib(m.PeakRSSBytes))
+		switch {
+		case m.N != goalN:
+			g.Measured += " (N=5000 not measured)"
+		case len(m.RestartPeakRSSRuns) < rssRuns:
+			g.Measured += fmt.Sprintf(" (fewer than %d restarts: BENCH_REPEAT)", rssRuns)
+		default:
+			g.Met = yes(m.RestartPeakRSSBytes <= rssGoal)
+		}
+	}
+	// Direct mode's peak is a figure beside the goal's.
+	if d := r.DirectMemory; d != nil {
+		g.Measured += fmt.Sprintf("; direct mode %.1f MiB at N=%d (publishing %.1f, restarted %.1f)", mib(d.PeakRSSBytes), d.N, mib(d.PublishPeakRSSBytes), mib(d.RestartPeakRSSBytes))
+	}
+	return g
+}
+
+// scaleGoal is N = scaleN against goalN: time per resource, restarted peak RSS, and no
+// write after a restart.
+func (r *results) scaleGoal() goal {
+	g := goal{Goal: fmt.Sprintf(goalScale, scaleN) + fmt.Sprintf(": time per resource at most %.1fx that at N=%d, restarted peak RSS at most %.1fx, 0 writes after a restart", scaleTimeGoal, goalN, scaleRSSGoal), Measured: "not measured"}
+	s := r.Scale
+	if s == nil {
+		return g
+	}
+	g.Measured = fmt.Sprintf("N=%d: %.3f ms per resource vs %.3f at N=%d (%.2fx); restarted peak %.1f MiB vs %.1f (%.2fx); %d writes after %d restarts; %d API requests; %.3f CPU-s per 1,000 (floor %.3f)",
+		s.N, s.MsPerResource, s.RefMsPerResource, s.RefN, s.TimeRatio, mib(s.RestartPeakRSSBytes), mib(s.RefRestartPeakRSS), s.RSSRatio, s.WritesAfterRestart, len(s.RestartPeakRSSRuns), s.PICRequests, s.PICCPUPer1000, s.FloorCPUPer1000)
+	switch {
+	case s.N != scaleN:
+		g.Measured += fmt.Sprintf(" (N=%d not measured)", scaleN)
+	case s.TimeRatio == 0 || s.RSSRatio == 0:
+		g.Measured += fmt.Sprintf(" (no reference at N=%d)", goalN)
+	default:
+		g.Met = yes(s.TimeRatio <= scaleTimeGoal && s.RSSRatio <= scaleRSSGoal && s.WritesAfterRestart == 0)
+	}
+	return g
+}
+
+func yes(b bool) *bool { return &b }
+
 // table renders the results as Markdown tables.
 func (r *results) table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### Convergence (PIC process start to the last PangolinResource seen; floor: a plain client creating the PangolinResources and their Created events, %d workers, no client rate limit; PIC unthrottled and at its defaults, QPS %v burst %d)\n\n",
-		r.Settings.MaxConcurrentReconciles, r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst)
+	fmt.Fprintf(&b, "\n### Convergence (process start to the last PangolinResource seen, the floor's as PIC's; floor: a plain client creating the PangolinResources and their Created events, %d workers, no client rate limit, a process of its own; PIC unthrottled and at its defaults, QPS %v burst %d; placement %s)\n\n",
+		r.Settings.MaxConcurrentReconciles, r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst, firstOr(r.Settings.Placement.Modes, affinityShared))
 	b.WriteString("| resources | Ingresses x hosts | floor | PIC unthrottled | ratio | PIC at defaults | ratio | creates-only floor (1 run) | ratio | PIC ready | writes | reconciles | API requests | events dropped | peak RSS |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.Convergence {
@@ -371,7 +561,18 @@ func (r *results) table() string {
 			c.Resources, c.Ingresses, c.HostsPerIngress, c.BaselineSeconds, c.PICSeconds, c.Ratio, c.PICDefaultsSeconds, c.DefaultsRatio,
 			c.CreatesOnlySeconds, c.CreatesOnlyRatio, c.PICReadySeconds, c.PICWrites, c.PICReconciles, c.PICRequests, c.PICEventsDropped, mib(c.PICPeakRSSBytes))
 	}
-	b.WriteString("\nCPU seconds until the last resource is seen (kube-apiserver, etcd, PIC):\n\n| resources | shape | floor | PIC unthrottled |\n|---:|---|---|---|\n")
+	b.WriteString("\nThe floor and PIC unthrottled by placement: the control plane and the client under test on CPUs apart (split) and on every CPU (shared); times and CPU-seconds per 1,000 resources of the client's own process, medians of the pairs:\n\n")
+	b.WriteString("| resources | shape | placement | floor | PIC unthrottled | ratio | floor CPU / 1,000 | PIC CPU / 1,000 | CPU ratio |\n")
+	b.WriteString("|---:|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range r.Convergence {
+		for _, p := range []*pairs{&c.pairs, c.Shared} {
+			if p != nil {
+				fmt.Fprintf(&b, "| %d | %s | %s | %.2f s | %.2f s | %.2f | %.3f s | %.3f s | %.2f |\n",
+					c.Resources, c.Shape, p.Affinity, p.BaselineSeconds, p.PICSeconds, p.Ratio, p.FloorCPUPer1000, p.PICCPUPer1000, p.CPURatio)
+			}
+		}
+	}
+	b.WriteString("\nCPU seconds until the last resource is seen, the first pair of the first placement (kube-apiserver, etcd, the client):\n\n| resources | shape | floor | PIC unthrottled |\n|---:|---|---|---|\n")
 	for _, c := range r.Convergence {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", c.Resources, c.Shape, c.BaselineCPU, c.PICCPU)
 	}
@@ -390,9 +591,17 @@ func (r *results) table() string {
 	}
 	if m := r.Memory; m != nil {
 		fmt.Fprintf(&b, "\n### Memory (N=%d)\n\n", m.N)
-		b.WriteString("| peak RSS (VmHWM) | converging | restarted | bytes per Ingress | marginal bytes per Ingress |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|\n")
-		fmt.Fprintf(&b, "| %.1f MiB | %.1f MiB | %.1f MiB | %d | %d |\n", mib(m.PeakRSSBytes), mib(m.ConvergencePeakRSSBytes), mib(m.RestartPeakRSSBytes), m.BytesPerIngress, m.MarginalBytesPerIngress)
+		b.WriteString("| peak RSS (VmHWM) | converging | restarted (median) | restarts | bytes per Ingress | marginal bytes per Ingress |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.1f MiB | %.1f MiB | %.1f MiB | %d | %d | %d |\n", mib(m.PeakRSSBytes), mib(m.ConvergencePeakRSSBytes), mib(m.RestartPeakRSSBytes), len(m.RestartPeakRSSRuns), m.BytesPerIngress, m.MarginalBytesPerIngress)
+	}
+	if s := r.Scale; s != nil {
+		fmt.Fprintf(&b, "\n### Scale (N=%d single-host Ingresses against N=%d)\n\n", s.N, s.RefN)
+		b.WriteString("| PIC unthrottled | per resource | at the reference N | ratio | restarted peak RSS (median) | at the reference N | ratio | writes after restarts | API requests | PIC CPU / 1,000 | floor CPU / 1,000 |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| %.2f s | %.3f ms | %.3f ms | %.2f | %.1f MiB | %.1f MiB | %.2f | %d (%d restarts) | %d | %.3f s | %.3f s |\n",
+			s.PICSeconds, s.MsPerResource, s.RefMsPerResource, s.TimeRatio, mib(s.RestartPeakRSSBytes), mib(s.RefRestartPeakRSS), s.RSSRatio,
+			s.WritesAfterRestart, len(s.RestartPeakRSSRuns), s.PICRequests, s.PICCPUPer1000, s.FloorCPUPer1000)
 	}
 	if d := r.DirectMemory; d != nil {
 		fmt.Fprintf(&b, "\n### Memory in direct mode (N=%d single-host Ingresses, in-repo Pangolin server answering at once)\n\n", d.N)
@@ -431,7 +640,21 @@ func (r *results) table() string {
 	}
 	fmt.Fprintf(&b, "\n%d CPUs (%s), %s, %s; load average %s at the start, %s at the end; %.0f s in all.\n",
 		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.OS, r.Machine.Go, r.Machine.LoadAverageStart, r.Machine.LoadAverageEnd, r.DurationSeconds)
+	pl := r.Settings.Placement
+	fmt.Fprintf(&b, "Placement: convergence pairs %s, every other run %s; split: the control plane and the harness on CPUs %s, the client under test on CPUs %s; shared: CPUs %s.",
+		strings.Join(pl.Modes, " and "), firstOr(pl.Modes, affinityShared), pl.ControlPlaneCPUs, pl.ClientCPUs, pl.UsableCPUs)
+	if pl.Note != "" {
+		fmt.Fprintf(&b, " %s.", pl.Note)
+	}
+	b.WriteString("\n")
 	return b.String()
+}
+
+func firstOr(v []string, def string) string {
+	if len(v) == 0 {
+		return def
+	}
+	return v[0]
 }
 
 // pace names the direct-mode run's server and its pace.
@@ -461,6 +684,15 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	s := slices.Sorted(slices.Values(ds))
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
+}
+
+// medianBytes is median for byte counts.
+func medianBytes(v []int64) int64 {
+	f := make([]float64, len(v))
+	for i, b := range v {
+		f[i] = float64(b)
+	}
+	return int64(median(f))
 }
 
 // median of the values, the lower middle one for an even count.

@@ -83,14 +83,21 @@ type world struct {
 	ingresses []*networkingv1.Ingress
 	// port is the backend port each Ingress currently names.
 	port []int32
+	// aff is where the processes run, and mode its placement now (split or shared).
+	aff  affinity
+	mode string
 }
 
-func startWorld(dir string, variant testenv.Variant) (*world, error) {
+// startWorld starts a control plane placed as aff's primary placement says.
+func startWorld(dir string, variant testenv.Variant, aff affinity) (*world, error) {
 	env, err := testenv.StartEnv(variant, false)
 	if err != nil {
 		return nil, err
 	}
-	w := &world{env: env, dir: dir}
+	w := &world{env: env, dir: dir, aff: aff}
+	if err := w.place(aff.primary()); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
 	if w.kubeconfig, err = writeKubeconfig(env.Config, filepath.Join(dir, "admin.kubeconfig")); err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
@@ -103,6 +110,38 @@ func startWorld(dir string, variant testenv.Variant) (*world, error) {
 }
 
 func (w *world) stop() error { return w.env.Stop() }
+
+// place puts etcd, kube-apiserver and the harness itself (its watch, its fixture
+// writes, the in-repo Pangolin server) on the control plane's CPUs of the placement
+// mode; the clients started next go on the client's (pinClient). The harness stays
+// off the client's CPUs: it observes the run, and on a cluster it would not share
+// the client's node.
+func (w *world) place(mode string) error {
+	cpus := w.aff.cpus(mode, false)
+	w.mode = mode
+	if len(cpus) == 0 { // no CPU known (off Linux): nothing to place
+		return nil
+	}
+	for _, pid := range append(controlPlanePids(), os.Getpid()) {
+		if err := pin(pid, cpus); err != nil {
+			return fmt.Errorf("place the control plane (%s): %w", mode, err)
+		}
+	}
+	return nil
+}
+
+// pinClient puts the client under test, process pid, on the client's CPUs of the
+// current placement.
+func (w *world) pinClient(pid int) error {
+	cpus := w.aff.cpus(w.mode, true)
+	if len(cpus) == 0 {
+		return nil
+	}
+	if err := pin(pid, cpus); err != nil {
+		return fmt.Errorf("place the client under test (%s): %w", w.mode, err)
+	}
+	return nil
+}
 
 // writeKubeconfig writes an admin kubeconfig for the PIC process.
 func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
