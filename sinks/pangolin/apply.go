@@ -38,9 +38,13 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 }
 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
+	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
+		}
+		if !a.landed(d) {
+			refused[d.Name] = d
 		}
 	}
 	// Access are resources whose access alone may differ: update writes nothing else
@@ -51,11 +55,68 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 		}
 	}
 	for _, e := range plan.Delete {
+		// Make before break: what a replacement refused would leave is kept.
+		if waits := refusedOf(plan.After[e.Name], refused); len(waits) > 0 {
+			a.keep(e, waits)
+			continue
+		}
 		if err := a.delete(ctx, e); err != nil {
 			return unreachable(err)
 		}
 	}
 	return nil
+}
+
+// landed reports whether d, just created, exists in Pangolin with its targets: what a
+// deletion that waits for it needs.
+func (a *applying) landed(d engine.Resource) bool {
+	s := a.sink
+	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublicHost()))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[id]
+	return ok && len(e.targets) > 0
+}
+
+// refusedOf are the creates named in after that did not land.
+func refusedOf(after []string, refused map[string]engine.Resource) []engine.Resource {
+	var out []engine.Resource
+	for _, name := range after {
+		if d, ok := refused[name]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// keep is a deletion not made because what replaces e did not land: e stays as it is,
+// and a rejection says why, with what refused the replacement.
+func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
+	var what []string
+	for _, d := range replacements {
+		what = append(what, a.refusedAs(d))
+	}
+	a.res.Rejections = append(a.res.Rejections, route.Rejection{
+		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Message: engine.KeptMessage(subject(e.Resource), strings.Join(what, ", ")),
+	})
+}
+
+// refusedAs names d and the reason it was refused for, in a ReplacementRefused message.
+func (a *applying) refusedAs(d engine.Resource) string {
+	why := "not published"
+	for _, rj := range a.res.Rejections {
+		if rj.Host == d.Host && rj.Reason != pic.ReasonReplacementRefused {
+			why = rj.Reason
+		}
+	}
+	return subject(d) + " (" + why + ")"
+}
+
+// keepHost says that a resource moving in place from the public host from to d's
+// keeps from: the move was refused.
+func (a *applying) keepHost(d engine.Resource, from string) {
+	a.reject(d, pic.ReasonReplacementRefused, "%s", engine.KeptMessage("host "+from, a.refusedAs(d)))
 }
 
 // applying is one Apply call.
@@ -464,11 +525,20 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if e.res.Name != w.name {
 		u.Name = w.name
 	}
+	// A host moved in place (subdomain, domain-name) keeps the old one until Pangolin
+	// takes the new one: one resource, one write.
+	var movingFrom string
+	if !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		movingFrom = e.res.FullDomain
+	}
 	if d.Raw() {
 		if ok, err := a.rawFields(ctx, d, w, e, &u); err != nil || !ok {
 			return err
 		}
 	} else if ok, err := a.httpFields(ctx, d, w, e, &u); err != nil || !ok {
+		if err == nil && movingFrom != "" {
+			a.keepHost(d, movingFrom)
+		}
 		return err
 	}
 	if !e.res.Enabled {
@@ -487,7 +557,11 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
 		countWrite(pangolinapi.OpUpdateResource, err)
 		if err != nil {
-			return a.lost(ctx, d, w, "update the resource", err)
+			err = a.lost(ctx, d, w, "update the resource", err)
+			if err == nil && u.Host != nil && movingFrom != "" {
+				a.keepHost(d, movingFrom)
+			}
+			return err
 		}
 		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
 		s.record(w.niceID, e)

@@ -223,6 +223,14 @@ func (s *Server) Close() {
 	}
 }
 
+// SetDenyRawResources switches Options.DenyRawResources, as an administrator turning
+// flags.allow_raw_resources off (deny) or on would: the raw resources that exist stay.
+func (s *Server) SetDenyRawResources(deny bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.DenyRawResources = deny
+}
+
 // SetFault installs f for every following request; nil removes it.
 func (s *Server) SetFault(f Fault) {
 	s.faultMu.Lock()
