@@ -350,6 +350,9 @@ func (run *accessRun) fail(ctx context.Context, what string, err error) (bool, e
 		Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied,
 		Message: fmt.Sprintf("host %s: Pangolin refused to %s, so %s is not applied whole: %s; %s; nothing that would open the host is written",
 			hostOf(d), what, name, refusal(err), failClosed(published(run.e))),
+		// A value Pangolin answers with a 5xx is asked again on a slow backoff (the
+		// client's); a 4xx, on the next change or resync.
+		Retry: pangolinapi.IsRefused(err),
 	})
 	return false, nil
 }
@@ -495,7 +498,7 @@ func (run *accessRun) writes(ctx context.Context, want accessWant, rec *AccessRe
 		}
 	}
 	if cur.IdpID != want.idp {
-		if ok, err := run.update(ctx, "set the auto-login identity provider", pangolinapi.ResourceUpdate{SkipToIdpID: ptrTo(want.idp)}); !ok {
+		if ok, err := run.update(ctx, fmt.Sprintf("set the auto-login identity provider to id %d (autoLoginIdp)", want.idp), pangolinapi.ResourceUpdate{SkipToIdpID: ptrTo(want.idp)}); !ok {
 			return false, err
 		}
 	}

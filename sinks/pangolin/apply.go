@@ -142,6 +142,11 @@ func (a *applying) failed(ctx context.Context, d engine.Resource, what string, e
 		return fmt.Errorf("%s: cannot %s: %w", subject(d), what, err)
 	}
 	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
+	if pangolinapi.IsRefused(err) {
+		// A value Pangolin answers with a 5xx: the client sends it again only on a slow
+		// backoff, and the retry is what asks it again.
+		a.res.Rejections[len(a.res.Rejections)-1].Retry = true
+	}
 	return nil
 }
 
@@ -177,10 +182,15 @@ func hostOf(d engine.Resource) string {
 	return d.PublicHost()
 }
 
-// refusal is what users read of a refused request: Pangolin's status and message.
+// refusal is what users read of a refused request: Pangolin's status and message, and
+// for a 5xx that repeats (pangolinapi.IsRefused), the fields whose values it refuses.
 func refusal(err error) string {
 	var ae *pangolinapi.APIError
-	if errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae) && ae.Refused:
+		return fmt.Sprintf("%d %s, to this request each time while it answers others: it cannot take a value sent (%s); sent again after a minute at the soonest, or once the value changes",
+			ae.Status, ae.Message, strings.Join(ae.Fields, ", "))
+	case errors.As(err, &ae):
 		return fmt.Sprintf("%d %s", ae.Status, ae.Message)
 	}
 	return err.Error()
