@@ -498,15 +498,18 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	s := a.sink
 	w, ok, err := a.want(ctx, d)
-	if err != nil || !ok {
-		return err
-	}
 	s.mu.Lock()
 	e, known := s.entries[w.niceID]
 	if known {
 		e = e.clone()
 	}
 	s.mu.Unlock()
+	if err != nil || !ok {
+		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+			a.keepHost(d, e.res.FullDomain) // moving to a domain, or a name, that is refused
+		}
+		return err
+	}
 	if !known {
 		return a.createWanted(ctx, d, w) // gone from the record since Current: start again
 	}

@@ -87,3 +87,19 @@ func TestRenamedHostIsCreatedBeforeTheOldIsDeleted(t *testing.T) {
 	assert.Equal(t, []string{"www.example.com"}, w.hosts())
 	assert.NotEmpty(t, w.fake.Targets(w.resourceOn("www.example.com").ID))
 }
+
+func TestRefusedMoveInPlaceKeepsTheLiveHost(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	rt := web(shop, "app.example.com", 8080)
+	w.converge(shop, rt)
+	live := w.resourceOn("app.example.com")
+
+	rt.DomainOverride = "example.org" // not a domain of the org
+	o := w.reconcile(shop, rt)
+	require.NoError(t, o.err)
+	assert.Equal(t, []string{pic.ReasonDomainNotFound}, reasons(o.rejections))
+	assert.True(t, o.rejections[0].Hold, "what is published for the host is held")
+	assert.Equal(t, live, w.resourceOn("app.example.com"))
+	assert.Len(t, w.fake.Targets(live.ID), 1)
+}
