@@ -40,10 +40,11 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
+		before := len(a.res.Rejections)
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
 		}
-		if !a.landed(d) {
+		if !a.landed(d, a.res.Rejections[before:]) {
 			refused[d.Name] = d
 		}
 	}
@@ -68,8 +69,12 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 }
 
 // landed reports whether d, just created, exists in Pangolin with its targets: what a
-// deletion that waits for it needs.
-func (a *applying) landed(d engine.Resource) bool {
+// deletion that waits for it needs. rejections are those its create made: a write
+// Pangolin refused on the way (a target, say) leaves it short of what it replaces.
+func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool {
+	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Host == d.Host && rj.Reason == pic.ReasonPangolinError }) {
+		return false
+	}
 	s := a.sink
 	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublicHost()))
 	s.mu.Lock()

@@ -1,6 +1,8 @@
 package pangolin
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,5 +103,24 @@ func TestRefusedMoveInPlaceKeepsTheLiveHost(t *testing.T) {
 	assert.Equal(t, []string{pic.ReasonDomainNotFound}, reasons(o.rejections))
 	assert.True(t, o.rejections[0].Hold, "what is published for the host is held")
 	assert.Equal(t, live, w.resourceOn("app.example.com"))
+	assert.Len(t, w.fake.Targets(live.ID), 1)
+}
+
+func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	w.converge(shop, web(shop, "app.example.com", 8080))
+	live := w.resourceOn("app.example.com")
+	w.fault(inmemory.When(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target")
+	}, inmemory.Outage(http.StatusBadRequest)))
+
+	o := w.reconcile(shop, web(shop, "www.example.com", 8080))
+	require.NoError(t, o.err)
+	assert.Equal(t, map[string][]string{
+		"www.example.com": {pic.ReasonPangolinError},
+		"app.example.com": {pic.ReasonReplacementRefused},
+	}, reasonsOf(o.rejections))
+	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement that carries no target replaces nothing")
 	assert.Len(t, w.fake.Targets(live.ID), 1)
 }
