@@ -148,7 +148,7 @@ func (a *applying) failed(ctx context.Context, d engine.Resource, what string, e
 	}
 	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
 	if pangolinapi.IsRefused(err) {
-		// A value Pangolin answers with a 5xx: the client sends it again only on a slow
+		// A value Pangolin answers with a 500: the client sends it again only on a slow
 		// backoff, and the retry is what asks it again.
 		a.res.Rejections[len(a.res.Rejections)-1].Retry = true
 	}
@@ -188,7 +188,7 @@ func hostOf(d engine.Resource) string {
 }
 
 // refusal is what users read of a refused request: Pangolin's status and message, and
-// for a 5xx that repeats (pangolinapi.IsRefused), the fields whose values it refuses.
+// for a 500 that repeats (pangolinapi.IsRefused), the fields whose values it refuses.
 func refusal(err error) string {
 	var ae *pangolinapi.APIError
 	switch {
