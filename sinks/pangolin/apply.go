@@ -19,10 +19,11 @@ import (
 
 // Apply implements plugin.Sink. Only differences are written: a converged object costs
 // no request at all. A transient failure (no answer, 5xx) stops it with an error, which
-// the core retries with backoff; Pangolin refusing a request (4xx) becomes a
-// PangolinError rejection for that host, and Apply goes on with the next: the same
-// request would be refused again, and the plan is tried again on the next change or
-// resync.
+// the core retries with backoff; Pangolin refusing a request (4xx, or a 500 it gives
+// the same request each time: pangolinapi.IsRefused) becomes a PangolinError rejection
+// for that host, and Apply goes on with the next: the same request would be refused
+// again, and the plan is tried again on the next change or resync (on a slow backoff
+// for a 500). A deletion waiting for a create that did not land (plan.After) is kept.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	a := &applying{sink: s, owner: owner}
 	// A host created, adopted or deleted changes who holds it: its claimants look again,
