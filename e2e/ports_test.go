@@ -63,6 +63,23 @@ func specPorts(t *testing.T, d *directWorld, pangolin *Pangolin) {
 		e.eventuallyServiceStatus(game, []corev1.LoadBalancerIngress{want})
 	})
 
+	t.Run("a port moved while Pangolin refuses raw resources keeps the live port", func(t *testing.T) {
+		d.server.SetDenyRawResources(true)
+		e.updateService("game", func(s *corev1.Service) {
+			s.Annotations = map[string]string{pic.AnnotationPublicPorts: "query=27016,game=27017"}
+		})
+		assert.Contains(t, e.eventuallyWarningOn(game, pic.ReasonReplacementRefused).Note, "public port 27015/tcp stays published as it is")
+		assert.Contains(t, e.eventuallyWarningOn(game, pic.ReasonPangolinError).Note, "Raw resources are not allowed")
+		assert.Equal(t, map[string][]string{"tcp-27015": {svcAddr("game", 27015)}, "udp-27016": {svcAddr("game", 27015)}}, rawServed(d.server),
+			"the live port stays")
+
+		e.updateService("game", func(s *corev1.Service) {
+			s.Annotations = map[string]string{pic.AnnotationPublicPorts: "query=27016"}
+		})
+		d.server.SetDenyRawResources(false)
+		d.eventuallyPorts(map[string][]string{"tcp-27015": {svcAddr("game", 27015)}, "udp-27016": {svcAddr("game", 27015)}})
+	})
+
 	t.Run("a younger Service on a taken port gets PortConflict naming the owner", func(t *testing.T) {
 		time.Sleep(time.Second) // creation times are in seconds: the owner must be older
 		squat := loadBalancerService(e.ns, "squat", corev1.ServicePort{Name: "game", Port: 27015, Protocol: corev1.ProtocolTCP})

@@ -276,3 +276,35 @@ func TestRequiredAccessPolicy(t *testing.T) {
 		assert.True(t, published, "the required policy is gone: what was published is held, not removed")
 	})
 }
+
+// TestUnknownIdentityProviderIsNoOutage: an autoLoginIdp naming no identity provider,
+// which Pangolin answers with a 500, is the policy's refusal (AccessPolicyNotApplied),
+// never SinkUnavailable, and costs a handful of requests, not a loop.
+func TestUnknownIdentityProviderIsNoOutage(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "Developers"}}})
+		t.Cleanup(fake.Close)
+		ns := testenv.NewNamespace(t, env.Client)
+		t.Setenv("POD_NAMESPACE", ns)
+		startDirect(t, env, fake, ns)
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		w.service("web", 8080)
+
+		w.create(policyFor("devs", "team", accessv1alpha1.AccessPolicySpec{Roles: []string{"Developers"}, AutoLoginIdP: "999"}))
+		w.create(ingressFor("team", "pangolin", rule("team.example.com", "/", "web", 8080)))
+		note := w.eventuallyEventIn(ns, pic.ReasonAccessPolicyNotApplied)
+		assert.Contains(t, note, "autoLoginIdp")
+		assert.Contains(t, note, "skipToIdpId")
+		start := fake.Counts()["POST /v1/resource/:resourceId"]
+		time.Sleep(20 * time.Second)
+		assert.LessOrEqual(t, fake.Counts()["POST /v1/resource/:resourceId"]-start, 1, "not sent again within the minute: %v", fake.Counts())
+
+		var list eventsv1.EventList
+		require.NoError(t, w.c.List(w.ctx, &list, client.InNamespace(ns)))
+		for _, e := range list.Items {
+			assert.NotEqual(t, pic.ReasonSinkUnavailable, e.Reason, "a refused value is no outage: %s", e.Note)
+		}
+		_, served := fake.Served()["team.example.com"]
+		assert.False(t, served, "fail-closed: a host whose policy is not applied whole is not routed")
+	})
+}

@@ -155,13 +155,18 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
 	refused = append(refused, notPublished(engineRejections, desired)...)
 	plan := engine.Calculate(origin, desired, existing, rejections, owners)
+	rejections = append(rejections, plan.Kept...)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
 		return reconcile.Result{}, r.sinkFailed(ctx, res, applyErr)
 	}
 	rejections = append(rejections, applied.Rejections...)
-	refused = append(refused, applied.Rejections...)
+	// A resource kept for a refused replacement is still published: the refusal
+	// itself is what the status reports.
+	refused = append(refused, slices.DeleteFunc(slices.Clone(applied.Rejections), func(rj route.Rejection) bool {
+		return rj.Reason == pic.ReasonReplacementRefused
+	})...)
 
 	live := served(existing, applied)
 	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)

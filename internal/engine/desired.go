@@ -70,6 +70,8 @@ type Input struct {
 //	raw port asking for access control, or under | rejected: AccessControlUnsupported (fails closed)
 //	  an AccessPolicy, valid or not              |
 //	apex host without a subdomain override       | rejected: ApexHost
+//	domain-name or subdomain override giving a   | rejected: DomainNotFound, InvalidAnnotation or
+//	  name that cannot be published              |   ApexHost, held: what is published stays
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
 //	sso/block-access asked, CRD cannot carry it  | rejected: AccessControlUnsupported (fails closed)
 //	an AccessPolicy asks for more than sso and   | rejected: AccessPolicyUnsupported (fails closed:
@@ -113,6 +115,9 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
 		if problem != nil {
 			reject(r, problem.Reason, "%s", problem.Message)
+			// An override moving the host to a name that cannot be published keeps what
+			// is published for it as it is: make before break.
+			rejections[len(rejections)-1].Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
 			continue
 		}
 		res := Resource{

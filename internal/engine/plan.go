@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -61,6 +63,16 @@ type Plan struct {
 	// what the annotations alone ask. The sink compares with what Pangolin holds and
 	// writes only the differences, so a converged host costs nothing.
 	Access []Resource
+	// After says, by the name of a deletion, which creates it waits for: the resources
+	// it leaves are being replaced by them (a host renamed, a port moved). The sink
+	// deletes it only once each of them landed (exists, with its targets), and keeps
+	// it otherwise, with a ReplacementRefused rejection: an object is never left with
+	// fewer resources than it had and than it asks for.
+	After map[string][]string
+	// Kept are the rejections of the resources not deleted because what replaces them
+	// was refused before the sink was asked (a host PIC refuses, a host or port
+	// another object owns, a missing tunnel): each names its resource's Host.
+	Kept []route.Rejection
 }
 
 // Empty reports whether the plan asks for nothing but access checks.
@@ -79,10 +91,24 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //	        |                      |      |   existing one is Governed (not when held)
 //	yes     | differs or drifted   | no   | update
 //	yes     | differs or drifted   | yes  | none
-//	no      | yes                  | no   | delete (host removed, rejected, lost, or object no longer managed)
+//	no      | yes                  | no   | delete (host removed, rejected, lost, or object no longer managed),
+//	        |                      |      |   make before break: see below
 //	no      | yes                  | yes  | none
 //
 // Creating is never held: a held host has nothing to protect when nothing exists.
+//
+// A resource deleted while the object arrives somewhere new of the same kind (an HTTP
+// host, a public port) is what it replaces: a host renamed, a port or protocol moved.
+// It goes only once what replaces it exists:
+//
+//	arriving (same kind, not existing)   | the resource left
+//	-------------------------------------+----------------------------------------------
+//	nothing                              | deleted
+//	created by this plan                 | deleted after the creates landed (After)
+//	refused (a rejection naming it)      | kept as it is, and said so (Kept)
+//
+// A kept resource stays the object's claim; one whose host another object owns is
+// deleted all the same, held or kept.
 func Calculate(self route.Origin, desired []Resource, existing []Existing, rejections []route.Rejection, owners map[string]route.Origin) Plan {
 	holds := func(host string) bool {
 		if owner, ok := owners[host]; ok && owner.UID != self.UID {
@@ -108,9 +134,30 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 			plan.Access = append(plan.Access, d)
 		}
 	}
+	existingHost := make(map[string]bool, len(existing))
 	for _, e := range existing {
-		if !wanted[e.Name] && !holds(e.Host) {
+		existingHost[e.Host] = true
+	}
+	for _, e := range existing {
+		if wanted[e.Name] || holds(e.Host) {
+			continue
+		}
+		if owner, ok := owners[e.Host]; ok && owner.UID != self.UID {
 			plan.Delete = append(plan.Delete, e)
+			continue
+		}
+		if refused := refusedArrivals(e.Raw(), rejections, wanted, existingHost, desired); len(refused) > 0 {
+			plan.Kept = append(plan.Kept, keptRejection(self, e, refused))
+			continue
+		}
+		plan.Delete = append(plan.Delete, e)
+		for _, c := range plan.Create {
+			if c.Raw() == e.Raw() {
+				if plan.After == nil {
+					plan.After = map[string][]string{}
+				}
+				plan.After[e.Name] = append(plan.After[e.Name], c.Name)
+			}
 		}
 	}
 	// A stable order makes events and logs reproducible.
@@ -120,4 +167,54 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 	slices.SortFunc(plan.Access, byResourceName)
 	slices.SortFunc(plan.Delete, func(a, b Existing) int { return strings.Compare(a.Name, b.Name) })
 	return plan
+}
+
+// refusedArrivals are the rejections of hosts (public ports, when raw) the object asks
+// for and does not get, which it has no resource for: where its resources of that kind
+// are moving to, refused.
+func refusedArrivals(raw bool, rejections []route.Rejection, wanted, existingHost map[string]bool, desired []Resource) []route.Rejection {
+	var refused []route.Rejection
+	for _, rj := range rejections {
+		if rj.Host == "" || existingHost[rj.Host] || isPortKey(rj.Host) != raw {
+			continue
+		}
+		if slices.ContainsFunc(desired, func(d Resource) bool { return d.Host == rj.Host && wanted[d.Name] }) {
+			continue // published all the same (degraded): nothing was refused
+		}
+		if !slices.ContainsFunc(refused, func(r route.Rejection) bool { return r.Host == rj.Host }) {
+			refused = append(refused, rj)
+		}
+	}
+	return refused
+}
+
+func isPortKey(host string) bool {
+	_, _, ok := route.ParsePortKey(host)
+	return ok
+}
+
+// keptRejection says that e stays because what replaces it was refused.
+func keptRejection(self route.Origin, e Existing, refused []route.Rejection) route.Rejection {
+	var what []string
+	for _, rj := range refused {
+		what = append(what, rj.Host+" ("+rj.Reason+")")
+	}
+	return route.Rejection{
+		Origin: self, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Message: KeptMessage(describe(e.Resource), strings.Join(what, ", ")),
+	}
+}
+
+// KeptMessage is the message of a ReplacementRefused rejection: kept names what stays
+// published ("host a.example.com"), refused what replaces it and why it was refused.
+func KeptMessage(kept, refused string) string {
+	return fmt.Sprintf("%s stays published as it is: what replaces it, %s, was refused; it goes once its replacement is published", kept, refused)
+}
+
+// describe names what r publishes, in messages.
+func describe(r Resource) string {
+	if r.Raw() {
+		return fmt.Sprintf("public port %d/%s", r.ProxyPort, r.Protocol)
+	}
+	return "host " + r.PublicHost()
 }

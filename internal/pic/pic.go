@@ -114,6 +114,10 @@ const (
 	// create already serves the host, or the public TCP or UDP port; PIC leaves it
 	// untouched and publishes no duplicate.
 	ReasonHostTakenInPangolin = "HostTakenInPangolin"
+	// ReasonReplacementRefused (Warning): a host or public port the object moves to was
+	// refused (the Warning of its own names why), so the resource it replaces is kept
+	// exactly as it is, and deleted only once its replacement is published.
+	ReasonReplacementRefused = "ReplacementRefused"
 
 	// ReasonAccessPolicyAttached (Normal): the host is protected by the named
 	// AccessPolicy (on the object itself, or on its Gateway).

@@ -402,6 +402,9 @@ func (run *accessRun) fail(ctx context.Context, what string, err error) (bool, e
 		Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied,
 		Message: fmt.Sprintf("host %s: Pangolin refused to %s, so %s is not applied whole: %s; %s; nothing that would open the host is written",
 			hostOf(d), what, name, refusal(err), failClosed(published(run.e))),
+		// A value Pangolin answers with a 500 is asked again on a slow backoff (the
+		// client's); a 4xx, on the next change or resync.
+		Retry: pangolinapi.IsRefused(err),
 	})
 	return false, nil
 }

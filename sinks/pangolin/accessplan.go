@@ -189,7 +189,7 @@ func (p *planner) plan() []accessOp {
 	rules.restrict(p)
 	// 3. Login methods: grants, then removals.
 	if have.IdpID != want.idp {
-		p.updateResource("set the auto-login identity provider", pangolinapi.ResourceUpdate{SkipToIdpID: ptrTo(want.idp)})
+		p.updateResource(fmt.Sprintf("set the auto-login identity provider to id %d (autoLoginIdp)", want.idp), pangolinapi.ResourceUpdate{SkipToIdpID: ptrTo(want.idp)})
 	}
 	if !in.sso {
 		p.lists() // inert while sso is off

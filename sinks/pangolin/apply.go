@@ -19,10 +19,11 @@ import (
 
 // Apply implements plugin.Sink. Only differences are written: a converged object costs
 // no request at all. A transient failure (no answer, 5xx) stops it with an error, which
-// the core retries with backoff; Pangolin refusing a request (4xx) becomes a
-// PangolinError rejection for that host, and Apply goes on with the next: the same
-// request would be refused again, and the plan is tried again on the next change or
-// resync.
+// the core retries with backoff; Pangolin refusing a request (4xx, or a 500 it gives
+// the same request each time: pangolinapi.IsRefused) becomes a PangolinError rejection
+// for that host, and Apply goes on with the next: the same request would be refused
+// again, and the plan is tried again on the next change or resync (on a slow backoff
+// for a 500). A deletion waiting for a create that did not land (plan.After) is kept.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	a := &applying{sink: s, owner: owner}
 	// A host created, adopted or deleted changes who holds it: its claimants look again,
@@ -38,9 +39,14 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 }
 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
+	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
+		before := len(a.res.Rejections)
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
+		}
+		if !a.landed(d, a.res.Rejections[before:]) {
+			refused[d.Name] = d
 		}
 	}
 	// Access are resources whose access alone may differ: update writes nothing else
@@ -51,11 +57,72 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 		}
 	}
 	for _, e := range plan.Delete {
+		// Make before break: what a replacement refused would leave is kept.
+		if waits := refusedOf(plan.After[e.Name], refused); len(waits) > 0 {
+			a.keep(e, waits)
+			continue
+		}
 		if err := a.delete(ctx, e); err != nil {
 			return unreachable(err)
 		}
 	}
 	return nil
+}
+
+// landed reports whether d, just created, exists in Pangolin with its targets: what a
+// deletion that waits for it needs. rejections are those its create made: a write
+// Pangolin refused on the way (a target, say) leaves it short of what it replaces.
+func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool {
+	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Host == d.Host && rj.Reason == pic.ReasonPangolinError }) {
+		return false
+	}
+	s := a.sink
+	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublicHost()))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[id]
+	return ok && len(e.targets) > 0
+}
+
+// refusedOf are the creates named in after that did not land.
+func refusedOf(after []string, refused map[string]engine.Resource) []engine.Resource {
+	var out []engine.Resource
+	for _, name := range after {
+		if d, ok := refused[name]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// keep is a deletion not made because what replaces e did not land: e stays as it is,
+// and a rejection says why, with what refused the replacement.
+func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
+	var what []string
+	for _, d := range replacements {
+		what = append(what, a.refusedAs(d))
+	}
+	a.res.Rejections = append(a.res.Rejections, route.Rejection{
+		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Message: engine.KeptMessage(subject(e.Resource), strings.Join(what, ", ")),
+	})
+}
+
+// refusedAs names d and the reason it was refused for, in a ReplacementRefused message.
+func (a *applying) refusedAs(d engine.Resource) string {
+	why := "not published"
+	for _, rj := range a.res.Rejections {
+		if rj.Host == d.Host && rj.Reason != pic.ReasonReplacementRefused {
+			why = rj.Reason
+		}
+	}
+	return subject(d) + " (" + why + ")"
+}
+
+// keepHost says that a resource moving in place from the public host from to d's
+// keeps from: the move was refused.
+func (a *applying) keepHost(d engine.Resource, from string) {
+	a.reject(d, pic.ReasonReplacementRefused, "%s", engine.KeptMessage("host "+from, a.refusedAs(d)))
 }
 
 // applying is one Apply call.
@@ -81,6 +148,11 @@ func (a *applying) failed(ctx context.Context, d engine.Resource, what string, e
 		return fmt.Errorf("%s: cannot %s: %w", subject(d), what, err)
 	}
 	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
+	if pangolinapi.IsRefused(err) {
+		// A value Pangolin answers with a 500: the client sends it again only on a slow
+		// backoff, and the retry is what asks it again.
+		a.res.Rejections[len(a.res.Rejections)-1].Retry = true
+	}
 	return nil
 }
 
@@ -116,10 +188,15 @@ func hostOf(d engine.Resource) string {
 	return d.PublicHost()
 }
 
-// refusal is what users read of a refused request: Pangolin's status and message.
+// refusal is what users read of a refused request: Pangolin's status and message, and
+// for a 500 that repeats (pangolinapi.IsRefused), the fields whose values it refuses.
 func refusal(err error) string {
 	var ae *pangolinapi.APIError
-	if errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae) && ae.Refused:
+		return fmt.Sprintf("%d %s, to this request each time while it answers others: it cannot take a value sent (%s); sent again after a minute at the soonest, or once the value changes",
+			ae.Status, ae.Message, strings.Join(ae.Fields, ", "))
+	case errors.As(err, &ae):
 		return fmt.Sprintf("%d %s", ae.Status, ae.Message)
 	}
 	return err.Error()
@@ -427,15 +504,18 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	s := a.sink
 	w, ok, err := a.want(ctx, d)
-	if err != nil || !ok {
-		return err
-	}
 	s.mu.Lock()
 	e, known := s.entries[w.niceID]
 	if known {
 		e = e.clone()
 	}
 	s.mu.Unlock()
+	if err != nil || !ok {
+		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+			a.keepHost(d, e.res.FullDomain) // moving to a domain, or a name, that is refused
+		}
+		return err
+	}
 	if !known {
 		return a.createWanted(ctx, d, w) // gone from the record since Current: start again
 	}
@@ -464,11 +544,20 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if e.res.Name != w.name {
 		u.Name = w.name
 	}
+	// A host moved in place (subdomain, domain-name) keeps the old one until Pangolin
+	// takes the new one: one resource, one write.
+	var movingFrom string
+	if !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		movingFrom = e.res.FullDomain
+	}
 	if d.Raw() {
 		if ok, err := a.rawFields(ctx, d, w, e, &u); err != nil || !ok {
 			return err
 		}
 	} else if ok, err := a.httpFields(ctx, d, w, e, &u); err != nil || !ok {
+		if err == nil && movingFrom != "" {
+			a.keepHost(d, movingFrom)
+		}
 		return err
 	}
 	if !e.res.Enabled {
@@ -482,7 +571,11 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
 		countWrite(pangolinapi.OpUpdateResource, err)
 		if err != nil {
-			return a.lost(ctx, d, w, "update the resource", err)
+			err = a.lost(ctx, d, w, "update the resource", err)
+			if err == nil && u.Host != nil && movingFrom != "" {
+				a.keepHost(d, movingFrom)
+			}
+			return err
 		}
 		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
 		s.record(w.niceID, e)

@@ -42,7 +42,8 @@ type world struct {
 
 func newWorld(t *testing.T, opts ...func(*inmemory.Options)) *world {
 	t.Helper()
-	o := inmemory.Options{Keys: []inmemory.Key{secretKey}}
+	// Identity provider 7 is the one the access policies of these tests skip to.
+	o := inmemory.Options{Keys: []inmemory.Key{secretKey}, IdentityProviders: []int{1, 7}}
 	for _, f := range opts {
 		f(&o)
 	}

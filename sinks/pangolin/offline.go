@@ -153,7 +153,7 @@ const renderOrg = "render"
 func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, error) {
 	cfg := deps.Config
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
-	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, HealthyBackends: true, Domains: []inmemory.Domain{}}
+	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, AnyIdentityProvider: true, HealthyBackends: true, Domains: []inmemory.Domain{}}
 	byID := map[string]string{}
 	for i, d := range deps.Options.Domains {
 		id := fmt.Sprintf("domain%d", i+1)

@@ -92,7 +92,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	}
 
 	started := s.now()
-	snap, err := s.read(ctx, full, prev)
+	snap, err := s.read(ctx, full, prev, started)
 	s.mu.Lock()
 	if err != nil {
 		s.err, s.touched = err, nil
@@ -199,7 +199,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 		governed := slices.ContainsFunc(slices.Collect(maps.Values(s.entries)), func(e *entry) bool { return e.access != nil })
 		s.mu.Unlock()
 		if governed {
-			err = s.readOrg(ctx, &snap)
+			err = s.readOrg(ctx, &snap, started)
 		}
 	}
 	if err == nil {
@@ -344,8 +344,9 @@ func (s *Sink) readLists(ctx context.Context) (snapshot, []ownedSummary, error) 
 }
 
 // read reads Pangolin, without holding s.mu: the lists, then, whole, every owned
-// resource when full, else those whose list item differs from prev's.
-func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry) (snapshot, error) {
+// resource when full, else those whose list item differs from prev's. started is when
+// the refresh began.
+func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry, started time.Time) (snapshot, error) {
 	snap, list, err := s.readLists(ctx)
 	if err != nil {
 		return snap, err
@@ -375,26 +376,38 @@ func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry) (sna
 		return snap, err
 	}
 	if full && slices.ContainsFunc(slices.Collect(maps.Values(snap.entries)), func(e *entry) bool { return e.access != nil }) {
-		if err := s.readOrg(ctx, &snap); err != nil {
+		if err := s.readOrg(ctx, &snap, started); err != nil {
 			return snap, err
 		}
 	}
 	return snap, s.readTunnels(ctx, &snap)
 }
 
-// readOrg reads the org's roles and users into snap.
-func (s *Sink) readOrg(ctx context.Context, snap *snapshot) error {
-	var err error
-	if snap.org.roles, err = s.api.ListRoles(ctx); err != nil {
-		return fmt.Errorf("list the org's roles: %w", err)
+// readOrg reads the org's roles and users into snap: once per full read, which started
+// at since. A reconcile that needed them meanwhile read them already (roles, users), or
+// is reading them: that list is the read's, not a second one.
+func (s *Sink) readOrg(ctx context.Context, snap *snapshot, since time.Time) error {
+	s.mu.Lock()
+	org := s.org
+	s.mu.Unlock()
+	if org.roles == nil || org.rolesAt.Before(since) {
+		got, err, _ := s.orgReads.Do("roles", func() (any, error) { return s.api.ListRoles(ctx) })
+		if err != nil {
+			return fmt.Errorf("list the org's roles: %w", err)
+		}
+		org.roles, org.rolesAt = got.([]pangolinapi.Role), s.now()
 	}
-	if snap.org.users, err = s.api.ListUsers(ctx); err != nil {
-		return fmt.Errorf("list the org's users: %w", err)
+	if org.users == nil || org.usersAt.Before(since) {
+		got, err, _ := s.orgReads.Do("users", func() (any, error) { return s.api.ListUsers(ctx) })
+		if err != nil {
+			return fmt.Errorf("list the org's users: %w", err)
+		}
+		org.users, org.usersAt = got.([]pangolinapi.User), s.now()
+		if org.users == nil {
+			org.users = []pangolinapi.User{}
+		}
 	}
-	if snap.org.users == nil {
-		snap.org.users = []pangolinapi.User{}
-	}
-	snap.org.rolesAt, snap.org.usersAt, snap.orgRead = s.now(), s.now(), true
+	snap.org, snap.orgRead = org, true
 	return nil
 }
 

@@ -597,9 +597,11 @@ func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
 	rt.SubdomainOverride = "blog"
 	o := w.reconcile(shop, rt)
 	require.NoError(t, o.err)
-	require.Len(t, o.rejections, 1)
+	require.Len(t, o.rejections, 2)
 	assert.Equal(t, pic.ReasonHostTakenInPangolin, o.rejections[0].Reason)
 	assert.Contains(t, o.rejections[0].Message, hand.NiceID)
+	assert.Equal(t, pic.ReasonReplacementRefused, o.rejections[1].Reason)
+	assert.Equal(t, "host app.example.com stays published as it is: what replaces it, host blog.example.com (HostTakenInPangolin), was refused; it goes once its replacement is published", o.rejections[1].Message)
 	assert.Equal(t, writes, w.fake.Writes(), "no move, no write")
 	assert.Equal(t, before, w.fake.Resources())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,7 +135,11 @@ func unreachable(err error) bool {
 
 func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	var res plugin.Applied
+	// refused are the creates the API server did not take: a deletion waiting for one
+	// (plan.After) is not made.
+	refused := map[string]engine.Resource{}
 	conflict := func(d engine.Resource) {
+		refused[d.Name] = d
 		res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: d.Host, Reason: pic.ReasonNameConflict,
 			Message: fmt.Sprintf("PangolinResource %s/%s exists and is not owned by this %s: PIC leaves it untouched and does not publish %s", d.Namespace, d.Name, owner.Kind, d.Host)})
 	}
@@ -187,6 +192,11 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 		}
 	}
 	for _, e := range plan.Delete {
+		if waits := waitingFor(plan.After[e.Name], refused); len(waits) > 0 {
+			res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+				Message: engine.KeptMessage(fmt.Sprintf("PangolinResource %s/%s", e.Namespace, e.Name), strings.Join(waits, ", "))})
+			continue
+		}
 		obj := &tunnelv1alpha1.PangolinResource{}
 		obj.Name, obj.Namespace = e.Name, e.Namespace
 		// The UID precondition: delete exactly the object read as owned, never a
@@ -200,6 +210,17 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 		s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}, deleted: true, uid: e.UID})
 	}
 	return res, nil
+}
+
+// waitingFor names the creates in after that the API server refused, with why.
+func waitingFor(after []string, refused map[string]engine.Resource) []string {
+	var out []string
+	for _, name := range after {
+		if d, ok := refused[name]; ok {
+			out = append(out, fmt.Sprintf("PangolinResource %s/%s for %s (%s)", d.Namespace, d.Name, d.PublicHost(), pic.ReasonNameConflict))
+		}
+	}
+	return out
 }
 
 // update writes d over the cached object and returns the resourceVersion it replaced

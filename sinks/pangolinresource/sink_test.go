@@ -399,3 +399,62 @@ func TestCurrentWaitsForApplysWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), cacheCatchUp, "another owner's Current does not wait")
 }
+
+// TestApplyKeepsWhatARefusedReplacementWouldLeave: a host renamed keeps its old
+// PangolinResource until the API server has taken the new one.
+func TestApplyKeepsWhatARefusedReplacementWouldLeave(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	renamed := resource(caps)
+	old := resource(caps)
+	old.Name, old.Host, old.Subdomain = "pic-prod-web-old", "old.example.com", "old"
+	foreign := &tunnelv1alpha1.PangolinResource{
+		ObjectMeta: metav1.ObjectMeta{Name: renamed.Name, Namespace: renamed.Namespace, UID: "foreign"},
+		Spec:       tunnelv1alpha1.PangolinResourceSpec{Name: "hand-made"},
+	}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "tunnel.pangolin.io", Kind: "PangolinResource"}, renamed.Name, nil)
+	cases := []struct {
+		name       string
+		objects    []client.Object
+		failCreate error
+		rejections []route.Rejection
+		kept       bool
+		reasons    []string
+	}{
+		{name: "the replacement is created, then the old one deleted"},
+		{name: "a replacement whose name another object holds keeps the old one",
+			objects: []client.Object{foreign}, kept: true, reasons: []string{pic.ReasonNameConflict, pic.ReasonReplacementRefused}},
+		{name: "a replacement the API server refuses keeps the old one",
+			failCreate: invalid, kept: true},
+		{name: "a replacement PIC refuses keeps the old one, the sink never asked",
+			rejections: []route.Rejection{{Origin: ingressOrigin, Host: renamed.Host, Reason: pic.ReasonHostConflict}}, kept: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, append(tc.objects, stored(old, caps, "old-uid"))...)
+			w.failCreate = tc.failCreate
+			desired := []engine.Resource{renamed}
+			if len(tc.rejections) > 0 {
+				desired = nil
+			}
+			plan := engine.Calculate(ingressOrigin, desired, []engine.Existing{{Resource: old, UID: "old-uid"}}, tc.rejections, nil)
+			applied, err := New(w.client, w.client, caps).Apply(context.Background(), ingressOrigin, plan)
+			if tc.failCreate != nil {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			var reasons []string
+			for _, rj := range applied.Rejections {
+				reasons = append(reasons, rj.Reason)
+			}
+			assert.Equal(t, tc.reasons, reasons)
+			if tc.kept {
+				assert.NotNil(t, w.get(t, old.Name), "the old PangolinResource stays")
+				assert.Zero(t, w.writes["delete"])
+				return
+			}
+			assert.Nil(t, w.get(t, old.Name))
+			assert.NotNil(t, w.get(t, renamed.Name))
+		})
+	}
+}

@@ -483,3 +483,24 @@ func TestAccessActions(t *testing.T) {
 	r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"applyRules":true}`, withToken(full.Token()))
 	assert.Equal(t, 403, r.Status, "the access actions do not include updateResource")
 }
+
+// The reference (section 18): skipToIdpId naming no identity provider is answered with a
+// 500, not a 4xx, and the update writes nothing.
+func TestSkipToUnknownIdentityProviderIs500(t *testing.T) {
+	s := newServer(t, accessFixture)
+	id := createApp(t, s, "idp-test", "idp")
+
+	known := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"skipToIdpId":1}`)
+	require.Equal(t, http.StatusOK, known.Status, known.Body)
+	assert.Equal(t, float64(1), policyOf(t, s, id)["idpId"])
+
+	unknown := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"skipToIdpId":999,"applyRules":true}`)
+	assert.Equal(t, http.StatusInternalServerError, unknown.Status, unknown.Body)
+	p := policyOf(t, s, id)
+	assert.Equal(t, float64(1), p["idpId"], "the update fails whole")
+	assert.Equal(t, false, p["applyRules"])
+
+	cleared := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"skipToIdpId":null}`)
+	require.Equal(t, http.StatusOK, cleared.Status, cleared.Body)
+	assert.Nil(t, policyOf(t, s, id)["idpId"])
+}

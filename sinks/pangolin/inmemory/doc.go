@@ -35,7 +35,9 @@ package inmemory
 //     not its characters; a raw resource's router takes its targets without a method;
 //   - access control (sections 11 and 12): the list shapes {"roles":[...]},
 //     {"users":[...]} of /resource/:id/roles and /users; data {} for every set call;
-//     skipToIdpId is the policy's idpId, and the IdP is not checked; a body is
+//     skipToIdpId is the policy's idpId, and one naming no identity provider
+//     (Options.IdentityProviders) fails the whole update with 500 "An error occurred",
+//     as the real server's database does (its message not verbatim); a body is
 //     validated before "Email whitelist is not enabled"; duplicate emails are stored
 //     once, duplicate userIds are refused like duplicate roleIds (403, counted); an
 //     unknown role is found missing before the Admin role is refused; PATH rules need a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -607,6 +608,11 @@ func (s *Server) updateResource(q *request) response {
 		if d, found = s.domain(*domainID); !found || res.org != s.opts.Org {
 			return fail(http.StatusBadRequest, "Domain with ID %s not found", *domainID)
 		}
+	}
+	if skipSent && skipToIdp != nil && !s.opts.AnyIdentityProvider && !slices.Contains(s.opts.IdentityProviders, *skipToIdp) {
+		// The real server validates no identity provider: its database refuses the
+		// policy's reference, and the update fails whole with a 500.
+		return fail(http.StatusInternalServerError, "An error occurred")
 	}
 
 	if name != nil {

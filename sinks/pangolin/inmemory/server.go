@@ -65,6 +65,13 @@ type Options struct {
 	// Users are the org's members; nil gives DefaultOwner alone. PIC never creates
 	// either: tests place them here.
 	Users []User
+	// IdentityProviders are the ids of the identity providers the org's resources may
+	// skip to (skipToIdpId); nil gives id 1, the reference fixture's "test-idp". Another
+	// id is answered with a 500, as the real server does.
+	IdentityProviders []int
+	// AnyIdentityProvider makes every skipToIdpId name an identity provider. Offline
+	// simulation (`manager render`) uses it, where the org's cannot be known.
+	AnyIdentityProvider bool
 	// DenyRawResources is Pangolin's flags.allow_raw_resources set to false: creating a
 	// TCP or UDP resource is refused, and so is moving one to another port. The zero
 	// value allows them, as the reference server does.
@@ -116,6 +123,9 @@ func (o *Options) defaults() {
 		if o.Sites[i].Type == "" {
 			o.Sites[i].Type = "local"
 		}
+	}
+	if o.IdentityProviders == nil {
+		o.IdentityProviders = []int{1}
 	}
 	o.accessDefaults()
 }
@@ -221,6 +231,14 @@ func (s *Server) Close() {
 	if s.srv != nil {
 		_ = s.srv.Close() // closes the listener and every connection
 	}
+}
+
+// SetDenyRawResources switches Options.DenyRawResources, as an administrator turning
+// flags.allow_raw_resources off (deny) or on would: the raw resources that exist stay.
+func (s *Server) SetDenyRawResources(deny bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.DenyRawResources = deny
 }
 
 // SetFault installs f for every following request; nil removes it.

@@ -164,6 +164,7 @@ var accessOptions = inmemory.Options{
 		{ID: "fihwbfec93u7yua", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "test-idp", RoleIDs: []int{3}},
 		{ID: "l7lowl767jpo1y3", Email: "bob@corp.example", Username: "bob", Name: "Bob"},
 	},
+	IdentityProviders: []int{1, 7},
 }
 
 func TestAccessRoundTrip(t *testing.T) {

@@ -158,6 +158,8 @@ type Client struct {
 	timeout  time.Duration
 	pageSize int
 	observe  func(operation, result string, d time.Duration)
+	// refusals tells a value Pangolin answers with a 5xx from an outage (refusal.go).
+	refusals *refusals
 }
 
 // New checks cfg and returns a Client. It makes no request.
@@ -204,6 +206,7 @@ func New(cfg Config) (*Client, error) {
 		timeout:  cfg.Timeout,
 		pageSize: cfg.PageSize,
 		observe:  cfg.Observe,
+		refusals: newRefusals(),
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -253,6 +256,14 @@ func (c *Client) doSecret(ctx context.Context, op, method, path string, body any
 }
 
 func (c *Client) exchange(ctx context.Context, op, method, path string, query url.Values, body, out any, redact func(string) string) error {
+	if method != http.MethodGet {
+		return c.write(ctx, op, method, path, query, body, out, redact)
+	}
+	return c.observed(ctx, op, method, path, query, body, out, redact)
+}
+
+// observed sends one request and tells Config.Observe about it.
+func (c *Client) observed(ctx context.Context, op, method, path string, query url.Values, body, out any, redact func(string) string) error {
 	start := time.Now()
 	result, err := c.send(ctx, op, method, path, query, body, out, redact)
 	if c.observe != nil {

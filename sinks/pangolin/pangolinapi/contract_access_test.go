@@ -326,4 +326,22 @@ func TestContractAccess(t *testing.T) {
 		}
 		assert.Len(t, policy(t, r.ResourceID).Rules, 4, "only the accepted values were stored")
 	})
+
+	t.Run("an auto-login identity provider that does not exist is answered with a 500, and changes nothing", func(t *testing.T) {
+		r := c.create(t, "acl-idp")
+		// No org has this many identity providers; the key cannot list them (/idp is
+		// for root keys), so PIC cannot check the id before sending it.
+		const unknown = 2147483000
+		reply := c.raw(t, http.MethodPost, "/resource/"+strconv.Itoa(r.ResourceID), `{"skipToIdpId":`+strconv.Itoa(unknown)+`}`, true)
+		assert.Equal(t, http.StatusInternalServerError, reply.Status, "not a 4xx: %s", reply.Body)
+		assert.Zero(t, policy(t, r.ResourceID).IdpID)
+
+		// The client tells it from an outage: the same 500 again while reads answer.
+		idp := unknown
+		_, err := cl.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{SkipToIdpID: &idp})
+		require.Error(t, err)
+		assert.True(t, pangolinapi.IsRefused(err), "%v", err)
+		assert.False(t, pangolinapi.IsTransient(err))
+		assert.Zero(t, policy(t, r.ResourceID).IdpID)
+	})
 }

@@ -20,6 +20,11 @@ type APIError struct {
 	// for a route or method the server does not have. That is a client/server mismatch,
 	// not a missing object, so IsNotFound is false for it.
 	UnknownRoute bool
+	// Refused is set on a 500 that the same request got again while Pangolin answered
+	// others: a value it cannot take, not an outage (IsRefused). Fields are the names
+	// of the fields the request sent.
+	Refused bool
+	Fields  []string
 }
 
 func (e *APIError) Error() string {
@@ -88,7 +93,7 @@ func IsNotFound(err error) bool {
 func IsTransient(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
-		return ae.Status >= 500 || ae.Status == http.StatusTooManyRequests
+		return !ae.Refused && (ae.Status >= 500 || ae.Status == http.StatusTooManyRequests)
 	}
 	var te *transportError
 	return errors.As(err, &te) && !errors.Is(err, context.Canceled)

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+func hostResource(host string) Resource {
+	return Resource{Name: "pic-" + host, Origin: prod, Host: host + ".example.com", Subdomain: host, Domain: "example.com", Targets: []Target{{Backend: web}}}
+}
+
+func tcpResource(port int32) Resource {
+	return Resource{Name: fmt.Sprintf("pic-tcp-%d", port), Origin: prod, Host: route.PortKey(route.ProtocolTCP, port), Protocol: route.ProtocolTCP, ProxyPort: port, Targets: []Target{{Backend: web}}}
+}
+
+func TestCalculateMakeBeforeBreak(t *testing.T) {
+	a, b, c := hostResource("a"), hostResource("b"), hostResource("c")
+	p1, p2 := tcpResource(45432), tcpResource(45441)
+	refused := func(host, reason string) route.Rejection {
+		return route.Rejection{Origin: prod, Host: host, Reason: reason}
+	}
+	older := route.Origin{Kind: "Ingress", Namespace: "prod", Name: "older", UID: "uid-older"}
+	cases := []struct {
+		name       string
+		desired    []Resource
+		existing   []Resource
+		rejections []route.Rejection
+		owners     map[string]route.Origin
+		delete     []string
+		after      map[string][]string
+		kept       []string
+	}{
+		{name: "a renamed host is deleted after its replacement lands",
+			desired: []Resource{b}, existing: []Resource{a},
+			delete: []string{"pic-a"}, after: map[string][]string{"pic-a": {"pic-b"}}},
+		{name: "a moved port is deleted after the new port lands",
+			desired: []Resource{p2}, existing: []Resource{p1},
+			delete: []string{"pic-tcp-45432"}, after: map[string][]string{"pic-tcp-45432": {"pic-tcp-45441"}}},
+		{name: "a host renamed to one PIC refuses is kept",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},
+			kept: []string{"a.example.com"}},
+		{name: "a host renamed to one an older object owns is kept",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonHostConflict)},
+			kept: []string{"a.example.com"}},
+		{name: "a port moved to one that is refused is kept",
+			existing: []Resource{p1}, rejections: []route.Rejection{refused("tcp:45441", pic.ReasonPortConflict)},
+			kept: []string{"tcp:45432"}},
+		{name: "a host removed while nothing arrives is deleted at once",
+			desired: []Resource{b}, existing: []Resource{a, b},
+			delete: []string{"pic-a"}},
+		{name: "an HTTP host removed does not wait for a port that arrives",
+			desired: []Resource{p1}, existing: []Resource{a},
+			delete: []string{"pic-a"}},
+		{name: "a refused port does not keep an HTTP host removed",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("tcp:45441", pic.ReasonPortConflict)},
+			delete: []string{"pic-a"}},
+		{name: "a refusal of a host still published, degraded, keeps nothing",
+			desired: []Resource{c}, existing: []Resource{a, c}, rejections: []route.Rejection{refused("c.example.com", pic.ReasonPathRoutingUnsupported)},
+			delete: []string{"pic-a"}},
+		{name: "a refusal of the leaving host itself keeps nothing",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("a.example.com", pic.ReasonWildcardHost)},
+			delete: []string{"pic-a"}},
+		{name: "a kept host another object owns is deleted all the same",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},
+			owners: map[string]route.Origin{"a.example.com": older},
+			delete: []string{"pic-a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var existing []Existing
+			for _, r := range tc.existing {
+				existing = append(existing, Existing{Resource: r})
+			}
+			plan := Calculate(prod, tc.desired, existing, tc.rejections, tc.owners)
+			var deleted, kept []string
+			for _, e := range plan.Delete {
+				deleted = append(deleted, e.Name)
+			}
+			for _, rj := range plan.Kept {
+				assert.Equal(t, pic.ReasonReplacementRefused, rj.Reason)
+				assert.Contains(t, rj.Message, "stays published as it is", "the Warning says the old one is kept")
+				kept = append(kept, rj.Host)
+			}
+			assert.Equal(t, tc.delete, deleted)
+			assert.Equal(t, tc.after, plan.After)
+			assert.Equal(t, tc.kept, kept)
+		})
+	}
+}
+
+// TestPlanNeverLeavesLess runs every plan over a small world, stopped after every step
+// and with every set of its creates refused by the sink, and checks make before break:
+// at no point does the object have fewer live resources of a kind than it had before
+// and than it asks for.
+func TestPlanNeverLeavesLess(t *testing.T) {
+	universe := []Resource{hostResource("a"), hostResource("b"), hostResource("c"), tcpResource(1), tcpResource(2)}
+	engineRefusals := [][]route.Rejection{
+		nil,
+		{{Origin: prod, Host: "d.example.com", Reason: pic.ReasonInvalidHost}},
+		{{Origin: prod, Host: "tcp:3", Reason: pic.ReasonPortConflict}},
+	}
+	subset := func(mask int) []Resource {
+		var out []Resource
+		for i, r := range universe {
+			if mask&(1<<i) != 0 {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	count := func(live map[string]Resource, raw bool) int {
+		n := 0
+		for _, r := range live {
+			if r.Raw() == raw {
+				n++
+			}
+		}
+		return n
+	}
+	countOf := func(rs []Resource, raw bool) int {
+		return len(slices.DeleteFunc(slices.Clone(rs), func(r Resource) bool { return r.Raw() != raw }))
+	}
+	for before := range 1 << len(universe) {
+		for after := range 1 << len(universe) {
+			for _, rejections := range engineRefusals {
+				existingRes, desired := subset(before), subset(after)
+				var existing []Existing
+				for _, r := range existingRes {
+					existing = append(existing, Existing{Resource: r})
+				}
+				plan := Calculate(prod, desired, existing, rejections, nil)
+				steps := len(plan.Create) + len(plan.Delete)
+				for refusedMask := range 1 << len(plan.Create) {
+					for stop := 0; stop <= steps; stop++ {
+						live := map[string]Resource{}
+						for _, r := range existingRes {
+							live[r.Name] = r
+						}
+						landed := map[string]bool{}
+						step := 0
+						for i, d := range plan.Create {
+							if step == stop {
+								break
+							}
+							step++
+							if refusedMask&(1<<i) == 0 {
+								live[d.Name], landed[d.Name] = d, true
+							}
+						}
+						for _, e := range plan.Delete {
+							if step == stop {
+								break
+							}
+							step++
+							if !slices.ContainsFunc(plan.After[e.Name], func(name string) bool { return !landed[name] }) {
+								delete(live, e.Name)
+							}
+						}
+						for _, raw := range []bool{false, true} {
+							floor := min(countOf(existingRes, raw), countOf(desired, raw))
+							if count(live, raw) < floor {
+								t.Fatalf("from %v to %v (engine refusals %v), creates refused %b, stopped after %d steps: %d live resources of a kind, fewer than %d",
+									names(existingRes), names(desired), rejections, refusedMask, stop, count(live, raw), floor)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func names(rs []Resource) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
+}
