@@ -56,11 +56,10 @@ type Cluster struct {
 	Config *rest.Config
 	Client client.Client
 
-	env     *envtest.Environment
-	ownDir  bool
-	logs    []*os.File
-	kcm     *exec.Cmd
-	kcmDone chan struct{}
+	env    *envtest.Environment
+	ownDir bool
+	logs   []*os.File
+	kcm    *child
 
 	mu         sync.Mutex // serialises API server stop/start and Stop
 	apiStopped bool
@@ -162,7 +161,7 @@ func (c *Cluster) startKCM(path, certDir string) error {
 	// controllers are running. /healthz is always allowed without authentication, so no
 	// --authentication-kubeconfig: it would only make kube-controller-manager look for
 	// a request-header CA that this API server does not have, and log errors about it.
-	c.kcm = exec.Command(path,
+	cmd := exec.Command(path,
 		"--kubeconfig="+c.KubeconfigPath,
 		"--controllers="+kcmControllers,
 		"--leader-elect=false",
@@ -170,17 +169,11 @@ func (c *Cluster) startKCM(path, certDir string) error {
 		"--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+certDir,
 	)
-	c.kcm.Stdout = log
-	c.kcm.Stderr = log
-	c.kcm.SysProcAttr = childProcAttr()
-	if err := c.kcm.Start(); err != nil {
+	cmd.Stdout = log
+	cmd.Stderr = log
+	if c.kcm, err = startChild(cmd); err != nil {
 		return fmt.Errorf("start kube-controller-manager: %w", err)
 	}
-	c.kcmDone = make(chan struct{})
-	go func() {
-		_ = c.kcm.Wait()
-		close(c.kcmDone)
-	}()
 
 	hc := &http.Client{
 		Timeout: 2 * time.Second,
@@ -192,8 +185,8 @@ func (c *Cluster) startKCM(path, certDir string) error {
 	defer cancel()
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-c.kcmDone:
-			return false, fmt.Errorf("exited: %s", c.kcm.ProcessState)
+		case <-c.kcm.done:
+			return false, fmt.Errorf("exited: %s", cmd.ProcessState)
 		default:
 		}
 		resp, err := hc.Get(url)
@@ -313,14 +306,8 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	var errs []error
-	if c.kcm != nil && c.kcmDone != nil {
-		_ = c.kcm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.kcmDone:
-		case <-time.After(15 * time.Second):
-			_ = c.kcm.Process.Kill()
-			<-c.kcmDone
-		}
+	if c.kcm != nil {
+		c.kcm.stop(syscall.SIGTERM, 15*time.Second)
 	}
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {

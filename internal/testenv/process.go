@@ -30,6 +30,7 @@ type Process struct {
 	Env []string
 
 	mu      sync.Mutex
+	run     *child
 	cmd     *exec.Cmd
 	done    chan struct{}
 	runs    int
@@ -90,18 +91,20 @@ func (p *Process) Start() error {
 	cmd := exec.Command(p.Binary, p.Args...)
 	cmd.Env = p.Env
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = childProcAttr()
 	p.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	run, err := startChild(cmd)
+	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Binary, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.run, p.cmd, p.done = run, cmd, run.done
 	return nil
+}
+
+// Exited is closed when the current run ends; nil before the first start.
+func (p *Process) Exited() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
 }
 
 // Started is when the current run started.
@@ -126,25 +129,14 @@ func (p *Process) Alive() error {
 	}
 }
 
-// Signal sends sig and waits up to grace for the exit, then kills.
+// Signal sends sig and waits up to grace for the exit, then kills; it returns once the
+// process is gone.
 func (p *Process) Signal(sig syscall.Signal, grace time.Duration) {
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	run := p.run
 	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	select {
-	case <-done:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
+	if run != nil {
+		run.stop(sig, grace)
 	}
 }
 
