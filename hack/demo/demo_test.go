@@ -146,6 +146,14 @@ func TestDemoStopsEverything(t *testing.T) {
 			started: append([]string{filepath.Base(manager)}, controlPlane...),
 		},
 		{
+			name:    "killing the demo kills PIC and the control plane with it",
+			manager: manager,
+			stop:    func(demo *os.Process) error { return demo.Kill() },
+			started: append([]string{filepath.Base(manager)}, controlPlane...),
+			wantErr: "signal: killed",
+			killed:  true,
+		},
+		{
 			name:    "PIC exiting by itself stops the control plane",
 			env:     []string{"DEMO_ONESHOT=1"},
 			manager: quitter,

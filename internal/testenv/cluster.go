@@ -101,12 +101,15 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 	// longer knows, so start from an empty one.
 	certDir := filepath.Join(c.Dir, "kube-apiserver")
 	kcmDir := filepath.Join(c.Dir, "kube-controller-manager")
-	for _, d := range []string{certDir, kcmDir} {
+	// etcd's data lives in Dir too, not in a temporary directory of envtest's: a run
+	// that is killed before Stop leaves nothing outside Dir, which the next run clears.
+	etcdDir := filepath.Join(c.Dir, "etcd")
+	for _, d := range []string{certDir, kcmDir, etcdDir} {
 		if err := os.RemoveAll(d); err != nil {
 			return nil, fmt.Errorf("clean cluster dir: %w", err)
 		}
 	}
-	for _, d := range []string{c.LogDir, certDir, kcmDir, filepath.Join(c.Dir, "users")} {
+	for _, d := range []string{c.LogDir, certDir, kcmDir, etcdDir, filepath.Join(c.Dir, "users")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("create cluster dir: %w", err)
 		}
@@ -122,7 +125,7 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 
 	c.env = newEnvironment(assets, paths,
 		&envtest.APIServer{CertDir: certDir, Out: apiLog, Err: apiLog},
-		&envtest.Etcd{Out: etcdLog, Err: etcdLog})
+		&envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog})
 	if c.Config, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
