@@ -14,9 +14,9 @@ type child struct {
 }
 
 // startChild starts cmd with the attributes every child of the harness gets (see
-// childProcAttr).
+// ChildProcAttr).
 func startChild(cmd *exec.Cmd) (*child, error) {
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = ChildProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

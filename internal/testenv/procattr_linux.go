@@ -12,17 +12,17 @@ import (
 	"syscall"
 )
 
-// childProcAttr puts a child process in a process group of its own, so that a Ctrl-C at
-// the terminal reaches only the harness, which then stops its children in order (PIC
-// before the control plane), as envtest does for etcd and kube-apiserver. And it makes
-// the kernel kill the child when the harness dies, so that a killed or crashed run does
-// not leave it running.
-func childProcAttr() *syscall.SysProcAttr {
+// ChildProcAttr is for every process a harness starts. It puts the child in a process
+// group of its own, so that a Ctrl-C at the terminal reaches only the harness, which
+// then stops its children in order (PIC before the control plane), as envtest does for
+// etcd and kube-apiserver. And it makes the kernel kill the child when the harness dies,
+// so that a killed or crashed run does not leave it running.
+func ChildProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // diesWithParent is the path of a script that runs binary so that the kernel kills it
-// when the harness dies, as childProcAttr does for the processes the harness starts
+// when the harness dies, as ChildProcAttr does for the processes the harness starts
 // itself: envtest starts etcd and kube-apiserver, and takes only a path. The script runs
 // binary through setpriv --pdeathsig, exec after exec, so binary keeps the pid envtest
 // signals. Without a setpriv that knows --pdeathsig it is binary itself: the orderly
