@@ -167,7 +167,7 @@ func follow(ctx context.Context, c client.Client, pangolin *inmemory.Server, pic
 // the demo to stop, and whatever failed because of that is no error.
 func interrupted(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() != nil {
-		fmt.Println("stopping PIC, then the control plane")
+		fmt.Println("stopping")
 		return nil
 	}
 	return err

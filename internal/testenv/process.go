@@ -30,9 +30,7 @@ type Process struct {
 	Env []string
 
 	mu      sync.Mutex
-	run     *child
-	cmd     *exec.Cmd
-	done    chan struct{}
+	run     *child // the current run
 	runs    int
 	started time.Time
 }
@@ -74,9 +72,9 @@ func EnvWithout(prefixes ...string) []string {
 func (p *Process) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done != nil {
+	if p.run != nil {
 		select {
-		case <-p.done:
+		case <-p.run.done:
 		default:
 			return fmt.Errorf("%s: start while the previous process still runs", p.Name)
 		}
@@ -96,7 +94,7 @@ func (p *Process) Start() error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Binary, err)
 	}
-	p.run, p.cmd, p.done = run, cmd, run.done
+	p.run = run
 	return nil
 }
 
@@ -104,7 +102,10 @@ func (p *Process) Start() error {
 func (p *Process) Exited() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.done
+	if p.run == nil {
+		return nil
+	}
+	return p.run.done
 }
 
 // Started is when the current run started.
@@ -118,12 +119,12 @@ func (p *Process) Started() time.Time {
 func (p *Process) Alive() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done == nil {
+	if p.run == nil {
 		return fmt.Errorf("%s was never started", p.Name)
 	}
 	select {
-	case <-p.done:
-		return fmt.Errorf("%s exited (%s); see %s", p.Name, p.cmd.ProcessState, p.LogPath)
+	case <-p.run.done:
+		return fmt.Errorf("%s exited (%s); see %s", p.Name, p.run.cmd.ProcessState, p.LogPath)
 	default:
 		return nil
 	}
@@ -203,10 +204,10 @@ func (p *Process) Log() string {
 func (p *Process) Pid() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
+	if p.run == nil {
 		return 0
 	}
-	return p.cmd.Process.Pid
+	return p.run.cmd.Process.Pid
 }
 
 // Memory reads the current run's resident set from /proc: VmHWM (peak) and VmRSS
