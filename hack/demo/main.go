@@ -64,7 +64,8 @@ const picStopGrace = 10 * time.Second
 // in-repo Pangolin, then the control plane, and each waits for its process. The signal
 // handler stays installed until then, so a second Ctrl-C cannot cut the stop short.
 func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP: the terminal the demo follows changes in was closed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root, err := testenv.RepoRoot()
 	if err != nil {
