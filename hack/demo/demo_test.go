@@ -94,6 +94,7 @@ func runDemo(t *testing.T, root, demo, manager string, env ...string) (string, *
 	cmd := exec.Command(demo)
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "DEMO_ONESHOT=1", "PIC_MANAGER_BINARY="+manager), env...)
+	cmd.SysProcAttr = demoProcAttr()
 	var stdout syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	require.NoError(t, cmd.Start())
@@ -166,8 +167,7 @@ func TestDemoStopsEverything(t *testing.T) {
 			cmd := exec.Command(demo)
 			cmd.Dir = root
 			cmd.Env = append(append(os.Environ(), "PIC_MANAGER_BINARY="+tc.manager), tc.env...)
-			// A process group of its own, as a shell gives a foreground job.
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = demoProcAttr()
 			var stdout syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stdout
 			require.NoError(t, cmd.Start())

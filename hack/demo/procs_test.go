@@ -78,9 +78,11 @@ func (p *processes) sample() {
 	for pid, ppid := range parents {
 		for ancestor := ppid; ancestor > 1; ancestor = parents[ancestor] {
 			if ancestor == p.root {
+				// The latest name wins: a process may be seen before its last exec (a
+				// shell, setpriv), or between two, with no command line at all.
 				key := proc{pid: pid, start: starts[pid]}
-				if _, ok := p.seen[key]; !ok {
-					p.seen[key] = argv0(pid)
+				if name := argv0(pid); name != "" || p.seen[key] == "" {
+					p.seen[key] = name
 				}
 				break
 			}
@@ -144,8 +146,12 @@ func readStat(pid int) (stat, bool) {
 	return stat{state: fields[0], ppid: ppid, start: fields[19]}, true
 }
 
+// argv0 is the base name of the process's executable, "" when /proc shows none.
 func argv0(pid int) string {
-	args := strings.Split(cmdline(pid), " ")
+	args := strings.Fields(cmdline(pid))
+	if len(args) == 0 {
+		return ""
+	}
 	return filepath.Base(args[0])
 }
 

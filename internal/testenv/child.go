@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -43,4 +44,9 @@ func (c *child) stop(sig syscall.Signal, grace time.Duration) {
 		_ = c.cmd.Process.Kill()
 		<-c.done
 	}
+}
+
+// shellQuote quotes s for sh: single quotes, each one inside closed, escaped, reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -84,8 +84,3 @@ func writeExecutable(path, content string) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
-
-// shellQuote quotes s for sh: single quotes, each one inside closed, escaped, reopened.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
