@@ -61,7 +61,7 @@ pid=$!
 trap 'sleep 2; kill -TERM $pid; wait $pid; exit 0' INT TERM
 wait $pid
 `
-	require.NoError(t, os.WriteFile(path, []byte(script), 0o700)) //nolint:gosec // a test script
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o700))
 	return path
 }
 
@@ -117,7 +117,7 @@ func TestDemoStopsEverything(t *testing.T) {
 	root, demo, manager := buildDemo(t)
 	// A manager that exits on its own, as one with a bad flag or a lost lease does.
 	quitter := filepath.Join(t.TempDir(), "manager-that-exits")
-	require.NoError(t, os.WriteFile(quitter, []byte("#!/bin/sh\nsleep 1\nexit 3\n"), 0o700)) //nolint:gosec // a test script
+	require.NoError(t, os.WriteFile(quitter, []byte("#!/bin/sh\nsleep 1\nexit 3\n"), 0o700))
 	controlPlane := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
 	cases := []struct {
 		name    string
