@@ -171,9 +171,23 @@ func TestDemoStopsEverything(t *testing.T) {
 			var stdout syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stdout
 			require.NoError(t, cmd.Start())
+			exited, gone := make(chan error, 1), make(chan struct{})
+			go func() {
+				exited <- cmd.Wait()
+				close(gone)
+			}()
 			procs := watchDescendants(t, cmd.Process.Pid)
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() {
+				// A failed require below leaves the demo following changes: stop it as a
+				// user would, which stops what it started, and wait for that.
+				select {
+				case <-gone:
+				default:
+					_ = cmd.Process.Signal(syscall.SIGTERM)
+					<-gone
+				}
+				procs.stop()
+			})
 			if tc.stop != nil {
 				require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "WARNINGS") }, 4*time.Minute, 100*time.Millisecond,
 					"the demo never printed its table; its output:\n%s", &stdout)

@@ -19,6 +19,7 @@ type processes struct {
 	mu   sync.Mutex
 	seen map[proc]string // the executable's base name, from argv[0]
 	done chan struct{}
+	once sync.Once
 	wg   sync.WaitGroup
 }
 
@@ -53,7 +54,7 @@ func watchDescendants(t *testing.T, root int) *processes {
 // with no grace: a child still shutting down when its parent returns has outlived it.
 func (p *processes) stop() []procAlive {
 	alive := p.alive()
-	close(p.done)
+	p.once.Do(func() { close(p.done) })
 	p.wg.Wait()
 	return alive
 }
