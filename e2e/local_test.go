@@ -167,6 +167,10 @@ func (p *localProvider) StartPIC(t *testing.T, opts PICOptions) []PIC {
 		proc.Env = p.env
 		lp := &localPIC{proc}
 		require.NoError(t, proc.Start())
+		// The spec's own cleanup stops the PICs it got; this one also stops those a
+		// failure below left it without, before the cluster stops (cleanups run last
+		// registered first).
+		t.Cleanup(proc.Stop)
 		pics[i], out[i] = lp, lp
 	}
 	for _, lp := range pics {

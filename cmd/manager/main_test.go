@@ -52,6 +52,7 @@ func runManager(t *testing.T, env []string, stop func(), args ...string) (int, s
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.SysProcAttr = testenv.ChildProcAttr() // dies with the test binary, interrupted or not
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PIC_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
 			cmd.Env = append(cmd.Env, kv)

@@ -9,7 +9,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -57,8 +56,16 @@ func main() {
 	}
 }
 
+// picStopGrace is how long PIC may take to shut down after SIGTERM before it is killed.
+const picStopGrace = 10 * time.Second
+
+// run returns only once every process it started has exited: its deferred stops run in
+// reverse order, PIC first (a controller must not outlive its API server), then the
+// in-repo Pangolin, then the control plane, and each waits for its process. The signal
+// handler stays installed until then, so a second Ctrl-C cannot cut the stop short.
 func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP: the terminal the demo follows changes in was closed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -80,20 +87,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = cluster.Stop() }()
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+		}
+	}()
 	c := cluster.Client
 	if err := apply(ctx, c, samples); err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 
 	logPath := filepath.Join(cluster.LogDir, "pic.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	args := []string{"--kubeconfig", cluster.KubeconfigPath, "--sources=ingress,service", "--load-balancer-address=" + demoAddress,
-		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--log-format", "console"}
+	args := []string{"--kubeconfig", cluster.KubeconfigPath, "--sources=ingress,service", "--load-balancer-address=" + demoAddress, "--log-format", "console"}
 	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
 	var pangolin *inmemory.Server
 	if envOr("DEMO_SINK", "pangolinresource") == "pangolin" {
@@ -109,18 +114,23 @@ func run() error {
 		env = append(env, "PIC_PANGOLIN_API_KEY="+inmemory.RootKey.Token())
 		fmt.Printf("direct mode: an in-repo Pangolin Integration API server at %s (org demo, domain example.com, sites default and edge-eu-tunnel)\n", pangolin.BaseURL())
 	}
-	cmd := exec.CommandContext(ctx, manager, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", manager, err)
+	pic, err := testenv.NewProcess("pic", manager, logPath, args...)
+	if err != nil {
+		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	pic.Env = env
+	if err := pic.Start(); err != nil {
+		return err
+	}
+	defer pic.Signal(syscall.SIGTERM, picStopGrace)
 	fmt.Printf("PIC is running (log: %s)\n", logPath)
 	fmt.Printf("kubeconfig: %s\n  try: kubectl --kubeconfig %s describe ingress -n demo broken\n\n", cluster.KubeconfigPath, cluster.KubeconfigPath)
+	return interrupted(ctx, follow(ctx, c, pangolin, pic))
+}
 
+// follow prints the table each time it changes, until ctx is done, PIC exits, or, with
+// DEMO_ONESHOT=1, the table is complete.
+func follow(ctx context.Context, c client.Client, pangolin *inmemory.Server, pic *testenv.Process) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	last := ""
 	for {
@@ -141,19 +151,27 @@ func run() error {
 				return nil
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("PIC did not publish the samples within 2 minutes; see %s", logPath)
+				return fmt.Errorf("PIC did not publish the samples within 2 minutes; see %s", pic.LogPath)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Println("stopping")
-			<-exited //nolint:errcheck // stopped by us: its exit status says nothing
-			return nil
-		case err := <-exited:
-			return fmt.Errorf("PIC exited: %v; see %s", err, logPath)
+			return ctx.Err()
+		case <-pic.Exited():
+			return pic.Alive()
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// interrupted is err, or nil when ctx was cancelled by Ctrl-C or SIGTERM: the user asked
+// the demo to stop, and whatever failed because of that is no error.
+func interrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		fmt.Println("stopping")
+		return nil
+	}
+	return err
 }
 
 // apply creates every sample, and marks the tunnels Ready as the operator would.

@@ -56,11 +56,10 @@ type Cluster struct {
 	Config *rest.Config
 	Client client.Client
 
-	env     *envtest.Environment
-	ownDir  bool
-	logs    []*os.File
-	kcm     *exec.Cmd
-	kcmDone chan struct{}
+	env    *envtest.Environment
+	ownDir bool
+	logs   []*os.File
+	kcm    *child
 
 	mu         sync.Mutex // serialises API server stop/start and Stop
 	apiStopped bool
@@ -102,12 +101,15 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 	// longer knows, so start from an empty one.
 	certDir := filepath.Join(c.Dir, "kube-apiserver")
 	kcmDir := filepath.Join(c.Dir, "kube-controller-manager")
-	for _, d := range []string{certDir, kcmDir} {
+	// etcd's data lives in Dir too, not in a temporary directory of envtest's: a run
+	// that is killed before Stop leaves nothing outside Dir, which the next run clears.
+	etcdDir := filepath.Join(c.Dir, "etcd")
+	for _, d := range []string{certDir, kcmDir, etcdDir} {
 		if err := os.RemoveAll(d); err != nil {
 			return nil, fmt.Errorf("clean cluster dir: %w", err)
 		}
 	}
-	for _, d := range []string{c.LogDir, certDir, kcmDir, filepath.Join(c.Dir, "users")} {
+	for _, d := range []string{c.LogDir, certDir, kcmDir, etcdDir, filepath.Join(c.Dir, "users")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("create cluster dir: %w", err)
 		}
@@ -123,7 +125,7 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 
 	c.env = newEnvironment(assets, paths,
 		&envtest.APIServer{CertDir: certDir, Out: apiLog, Err: apiLog},
-		&envtest.Etcd{Out: etcdLog, Err: etcdLog})
+		&envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog})
 	if c.Config, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
@@ -162,7 +164,7 @@ func (c *Cluster) startKCM(path, certDir string) error {
 	// controllers are running. /healthz is always allowed without authentication, so no
 	// --authentication-kubeconfig: it would only make kube-controller-manager look for
 	// a request-header CA that this API server does not have, and log errors about it.
-	c.kcm = exec.Command(path,
+	cmd := exec.Command(path,
 		"--kubeconfig="+c.KubeconfigPath,
 		"--controllers="+kcmControllers,
 		"--leader-elect=false",
@@ -170,17 +172,11 @@ func (c *Cluster) startKCM(path, certDir string) error {
 		"--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+certDir,
 	)
-	c.kcm.Stdout = log
-	c.kcm.Stderr = log
-	c.kcm.SysProcAttr = childProcAttr()
-	if err := c.kcm.Start(); err != nil {
+	cmd.Stdout = log
+	cmd.Stderr = log
+	if c.kcm, err = startChild(cmd); err != nil {
 		return fmt.Errorf("start kube-controller-manager: %w", err)
 	}
-	c.kcmDone = make(chan struct{})
-	go func() {
-		_ = c.kcm.Wait()
-		close(c.kcmDone)
-	}()
 
 	hc := &http.Client{
 		Timeout: 2 * time.Second,
@@ -192,8 +188,8 @@ func (c *Cluster) startKCM(path, certDir string) error {
 	defer cancel()
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-c.kcmDone:
-			return false, fmt.Errorf("exited: %s", c.kcm.ProcessState)
+		case <-c.kcm.done:
+			return false, fmt.Errorf("exited: %s", cmd.ProcessState)
 		default:
 		}
 		resp, err := hc.Get(url)
@@ -313,14 +309,8 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	var errs []error
-	if c.kcm != nil && c.kcmDone != nil {
-		_ = c.kcm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.kcmDone:
-		case <-time.After(15 * time.Second):
-			_ = c.kcm.Process.Kill()
-			<-c.kcmDone
-		}
+	if c.kcm != nil {
+		c.kcm.stop(syscall.SIGTERM, 15*time.Second)
 	}
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -73,6 +74,10 @@ func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServ
 	// As on OpenShift and hardened clusters: an owner reference with blockOwnerDeletion
 	// needs update on the owner's finalizers, which the rendered RBAC must then grant.
 	apiServer.Configure().Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	// Stopped in order by Stop; killed by the kernel if the test binary or the demo dies
+	// first (SIGKILL, a test timeout), so that nothing outlives them.
+	apiServer.Path = diesWithParent(filepath.Join(assets, "kube-apiserver"))
+	etcd.Path = diesWithParent(filepath.Join(assets, "etcd"))
 	return &envtest.Environment{
 		ControlPlane:          envtest.ControlPlane{APIServer: apiServer, Etcd: etcd},
 		BinaryAssetsDirectory: assets,

@@ -4,4 +4,7 @@ package testenv
 
 import "syscall"
 
-func childProcAttr() *syscall.SysProcAttr { return nil }
+// ChildProcAttr is for every process a harness starts; see the Linux version.
+func ChildProcAttr() *syscall.SysProcAttr { return nil }
+
+func diesWithParent(binary string) string { return binary }

@@ -30,8 +30,7 @@ type Process struct {
 	Env []string
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
+	run     *child // the current run
 	runs    int
 	started time.Time
 }
@@ -73,9 +72,9 @@ func EnvWithout(prefixes ...string) []string {
 func (p *Process) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done != nil {
+	if p.run != nil {
 		select {
-		case <-p.done:
+		case <-p.run.done:
 		default:
 			return fmt.Errorf("%s: start while the previous process still runs", p.Name)
 		}
@@ -90,18 +89,23 @@ func (p *Process) Start() error {
 	cmd := exec.Command(p.Binary, p.Args...)
 	cmd.Env = p.Env
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = childProcAttr()
 	p.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	run, err := startChild(cmd)
+	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Binary, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.run = run
 	return nil
+}
+
+// Exited is closed when the current run ends; nil before the first start.
+func (p *Process) Exited() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run == nil {
+		return nil
+	}
+	return p.run.done
 }
 
 // Started is when the current run started.
@@ -115,36 +119,25 @@ func (p *Process) Started() time.Time {
 func (p *Process) Alive() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done == nil {
+	if p.run == nil {
 		return fmt.Errorf("%s was never started", p.Name)
 	}
 	select {
-	case <-p.done:
-		return fmt.Errorf("%s exited (%s); see %s", p.Name, p.cmd.ProcessState, p.LogPath)
+	case <-p.run.done:
+		return fmt.Errorf("%s exited (%s); see %s", p.Name, p.run.cmd.ProcessState, p.LogPath)
 	default:
 		return nil
 	}
 }
 
-// Signal sends sig and waits up to grace for the exit, then kills.
+// Signal sends sig and waits up to grace for the exit, then kills; it returns once the
+// process is gone.
 func (p *Process) Signal(sig syscall.Signal, grace time.Duration) {
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	run := p.run
 	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	select {
-	case <-done:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = cmd.Process.Kill()
-		<-done
+	if run != nil {
+		run.stop(sig, grace)
 	}
 }
 
@@ -211,10 +204,10 @@ func (p *Process) Log() string {
 func (p *Process) Pid() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
+	if p.run == nil {
 		return 0
 	}
-	return p.cmd.Process.Pid
+	return p.run.cmd.Process.Pid
 }
 
 // Memory reads the current run's resident set from /proc: VmHWM (peak) and VmRSS
