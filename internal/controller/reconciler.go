@@ -128,7 +128,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
-	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing))
+	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, r.sink.Features().Domains))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -254,18 +254,19 @@ func hostRejections(rejections []route.Rejection) []route.Rejection {
 	return out
 }
 
-// hostsOf are the hosts whose owner matters to an object: those it would publish, and
-// those it keeps a resource for.
-func hostsOf(routes []route.Route, existing []engine.Existing) []string {
+// hostsOf are the published hosts whose owner matters to an object: those it would
+// publish (after its overrides, split against the sink's domains), and those it keeps
+// a resource for.
+func hostsOf(routes []route.Route, existing []engine.Existing, domains []string) []string {
 	var hosts []string
 	for _, rt := range routes {
-		if !slices.Contains(hosts, rt.Host) {
-			hosts = append(hosts, rt.Host)
+		if h := engine.PublishedHost(rt, domains); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
 	for _, e := range existing {
-		if !slices.Contains(hosts, e.Host) {
-			hosts = append(hosts, e.Host)
+		if h := e.ClaimKey(); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
 	return hosts

@@ -313,7 +313,7 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 	}
 	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
 	s.record(w.niceID, e)
-	a.hosts = append(a.hosts, d.Host)
+	a.hosts = append(a.hosts, d.ClaimKey())
 	// The access before the first target: Pangolin routes the host only once it has
 	// one, so it is unreachable until its access is whole, and stays so if part of it
 	// is refused (the next reconcile tries again).
@@ -419,7 +419,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		e.res, marked = keepSSO(updated, res, nil), true
 	}
 	s.record(w.niceID, e)
-	a.hosts = append(a.hosts, d.Host)
+	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
 }
 
@@ -716,7 +716,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 		s.dropRecord(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
-	a.hosts = append(a.hosts, e.Host)
+	a.hosts = append(a.hosts, e.ClaimKey())
 	return nil
 }
 
