@@ -223,7 +223,14 @@ func conflictName(r route.Route, published string) string {
 	if published == r.Host {
 		return published
 	}
-	return fmt.Sprintf("%s (%s, through the %s and %s annotations)", published, r.Host, pic.AnnotationDomainName, pic.AnnotationSubdomain)
+	var through []string
+	if r.DomainOverride != "" {
+		through = append(through, pic.AnnotationDomainName)
+	}
+	if r.SubdomainOverride != "" {
+		through = append(through, pic.AnnotationSubdomain)
+	}
+	return fmt.Sprintf("%s (%s, through %s)", published, r.Host, strings.Join(through, " and "))
 }
 
 // publicName is how messages name what a route publishes: its host, or its port.
