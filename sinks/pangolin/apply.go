@@ -346,8 +346,10 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
 			adoptable = &r
 		case mine:
-			// Another object's of this owner id: engine.Decide settled who keeps the
-			// host, and the other steps back once woken.
+			// Another object's of this owner id, on the same published host: never
+			// adopted nor written. engine.Decide settled, on that published host, that
+			// no older claim keeps it (the other is younger, or being deleted), and
+			// the other steps back once this create wakes it (Change.Hosts).
 		default:
 			a.reject(d, pic.ReasonHostTakenInPangolin,
 				"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
