@@ -2,13 +2,18 @@ package integration_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -124,5 +129,50 @@ func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 
 		require.NoError(t, w.c.Delete(w.ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: tenantA, Name: "owner"}}))
 		eventuallyServed(t, fake, map[string][]string{"app.example.com": {urlB}})
+	})
+}
+
+// An HTTPRoute takes its host from a listener and publishes it elsewhere through the
+// subdomain annotation: it claims the host it publishes, against an older Ingress
+// (which keeps its host), and, once it owns it, against a younger Ingress naming that
+// host (found through the route's override key, since the route's own index cannot see
+// the listener).
+func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		w := startGateway(t, env, httpListener(""))
+		listenerHost, published := w.host("x"), w.host("app")
+		w.updateGateway(func(gw *gatewayv1.Gateway) { gw.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(listenerHost)) })
+		overriding := func(name string) *gatewayv1.HTTPRoute {
+			hr := w.httpRoute(name, "")
+			hr.Annotations = map[string]string{pic.AnnotationSubdomain: "app." + w.ns}
+			return hr
+		}
+
+		owner := ingressFor("owner", "pangolin", rule(published, "/", "web", 8080))
+		w.create(owner)
+		w.eventuallyPublishers(published, w.ns+"/owner")
+		time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
+		w.create(overriding("squat"))
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+w.ns+"/owner")
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, []string{w.ns + "/owner"}, w.publishersOf(&assert.CollectT{}, published), "the Ingress alone publishes its host")
+
+		// The Ingress lets the host go: the route takes it, and a younger Ingress naming
+		// it loses to the route.
+		w.updateIngress("owner", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("elsewhere") })
+		w.eventuallyPublishers(published, w.ns+"/squat")
+		time.Sleep(1100 * time.Millisecond)
+		w.create(ingressFor("late", "pangolin", rule(published, "/", "web", 8080)))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var list eventsv1.EventList
+			assert.NoError(c, w.c.List(w.ctx, &list, client.InNamespace(w.ns)))
+			found := false
+			for _, e := range list.Items {
+				found = found || e.Reason == pic.ReasonHostConflict && e.Regarding.Name == "late" && strings.Contains(e.Note, "HTTPRoute "+w.ns+"/squat")
+			}
+			assert.True(c, found, "HostConflict for the younger Ingress, naming the route")
+		}, wait, tick)
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, []string{w.ns + "/squat"}, w.publishersOf(&assert.CollectT{}, published), "the route alone publishes its host")
 	})
 }
