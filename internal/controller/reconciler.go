@@ -157,7 +157,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// refused are the hosts, or the whole object, that are not published for it,
 	// whoever refused them: its status says so too (decideStatus). The source's
 	// refusals of the object as a whole are already in its parents' conditions.
-	refused := append(dropped, notAllowed...)
+	refused := slices.Concat(dropped, notAllowed)
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,

@@ -53,8 +53,8 @@ type Input struct {
 	Features Features
 	Defaults Defaults
 	// Owners name the source object that owns each published host (PublishedHost), or
-	// public port, cluster-wide (see Decide). A
-	// host owned by another object is not served here.
+	// public port, cluster-wide (see Decide). A host owned by another object is not
+	// served here.
 	Owners map[string]route.Origin
 }
 
