@@ -176,3 +176,48 @@ func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
 		assert.Equal(t, []string{w.ns + "/squat"}, w.publishersOf(&assert.CollectT{}, published), "the route alone publishes its host")
 	})
 }
+
+// In direct mode, an HTTPRoute that takes x.example.com from its listener and publishes
+// it as app.example.com through the subdomain annotation loses to the older Ingress
+// that owns app.example.com, and takes the host once that Ingress is deleted.
+func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{})
+		t.Cleanup(fake.Close)
+		tenantA := testenv.NewNamespace(t, env.Client)
+		tenantB := testenv.NewNamespace(t, env.Client)
+		startDirect(t, env, fake, tenantA, withHTTPRoutes, func(cfg *config.Config) { cfg.WatchNamespaces = []string{tenantA, tenantB} })
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: tenantB}
+		for _, ns := range []string{tenantA, tenantB} {
+			svc := serviceObject("web", 8080)
+			svc.Namespace = ns
+			w.create(svc)
+		}
+		urlA, urlB := "http://web."+tenantA+".svc.cluster.local:8080", "http://web."+tenantB+".svc.cluster.local:8080"
+
+		owner := ingressFor("owner", "pangolin", rule("app.example.com", "/", "web", 8080))
+		owner.Namespace = tenantA
+		w.create(owner)
+		eventuallyServed(t, fake, map[string][]string{"app.example.com": {urlA}})
+		time.Sleep(1100 * time.Millisecond)
+
+		gw := &gatewayWorld{world: w, class: "pangolin-" + tenantB}
+		w.create(&gatewayv1.GatewayClass{
+			ObjectMeta: metav1.ObjectMeta{Name: gw.class},
+			Spec:       gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName},
+		})
+		w.create(&gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: "public"},
+			Spec:       gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(gw.class), Listeners: []gatewayv1.Listener{httpListener("x.example.com")}},
+		})
+		squat := gw.httpRoute("squat", tenantB)
+		squat.Annotations = map[string]string{pic.AnnotationSubdomain: "app", pic.AnnotationSSO: "false"}
+		w.create(squat)
+		assert.Contains(t, w.eventuallyEventIn(tenantB, pic.ReasonHostConflict), "Ingress "+tenantA+"/owner")
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, map[string][]string{"app.example.com": {urlA}}, fake.Served(), "the owner alone is served on its host")
+
+		require.NoError(t, w.c.Delete(w.ctx, owner))
+		eventuallyServed(t, fake, map[string][]string{"app.example.com": {urlB}})
+	})
+}
