@@ -84,6 +84,33 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		assert.Contains(t, a.eventuallyEvent(team, corev1.EventTypeNormal, "AccessPolicyAttached").Note, a.ns+"/devs")
 	})
 
+	t.Run("an override onto the protected host is a HostConflict, and nothing is published beside it", func(t *testing.T) {
+		// A younger Ingress for a host of its own whose subdomain annotation publishes it
+		// on the protected host, public, on a longer path: Pangolin would route that path
+		// to it first, with no login.
+		a := a.in(t)
+		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		squat := ingress(a.ns, "squat", "pangolin", a.host("squat"), "web", 8080)
+		squat.Spec.Rules[0].HTTP.Paths[0].Path = "/login"
+		squat.Annotations = map[string]string{"pangolin.ingress.k8s.io/subdomain": "team", "pangolin.ingress.k8s.io/sso": "false"}
+		a.create(squat)
+		assert.Contains(t, a.eventuallyEvent(squat, corev1.EventTypeWarning, "HostConflict").Note, "Ingress "+a.ns+"/team")
+		time.Sleep(time.Second) // a write would have followed the event
+		assert.Equal(t, served, server.Served(), "the protected host alone, as it was")
+		var onHost []inmemory.Resource
+		for _, r := range server.Resources() {
+			if r.FullDomain == a.host("team") {
+				onHost = append(onHost, r)
+			}
+		}
+		if assert.Len(t, onHost, 1, "one resource on the protected host") {
+			a.eventuallyPolicy(a.host("team"), func(c *assert.CollectT, got inmemory.Policy) {
+				assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "its role restriction is untouched")
+				assert.True(c, got.SSO)
+			})
+		}
+	})
+
 	t.Run("a policy created before its target is Accepted once the target exists", func(t *testing.T) {
 		// As a GitOps tool applies a directory: the policy first. Its status follows its
 		// target's creation.
@@ -229,7 +256,7 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			m, err := metrics(a.ctx, pic)
 			if assert.NoError(c, err) {
-				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "ingress"}), 4.0, "team, vault, lan, fresh")
+				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "ingress"}), 5.0, "team, squat, vault, lan, fresh")
 				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "httproute"}), 2.0, "shop, blog")
 			}
 		}, eventually, tick)

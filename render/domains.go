@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,7 +31,13 @@ func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.
 			if !sameKind(o, src.Object()) {
 				continue
 			}
-			for _, h := range src.Declare().Claims.Hosts(ctx, o) {
+			// The hosts as written: without the overrides, which Claims.Hosts applies.
+			written := o.DeepCopyObject().(client.Object)
+			annotations := maps.Clone(written.GetAnnotations())
+			delete(annotations, pic.AnnotationDomainName)
+			delete(annotations, pic.AnnotationSubdomain)
+			written.SetAnnotations(annotations)
+			for _, h := range src.Declare().Claims.Hosts(ctx, written) {
 				_, domain, _ := hostname.Split(strings.TrimPrefix(h, "*."))
 				add(domain)
 			}

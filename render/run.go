@@ -205,11 +205,13 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	}
 	recorder := &eventLog{}
 	deps := controller.Deps{
-		Sink:        sink,
-		Recorder:    recorder,
-		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Sources:     all,
-		SharedParts: shared.Declarations(),
+		Sink:            sink,
+		Recorder:        recorder,
+		Defaults:        engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Sources:         all,
+		SharedParts:     shared.Declarations(),
+		HostPolicy:      cfg.HostPolicy,
+		NamespaceLabels: controller.NamespaceLabels(c),
 	}
 	jobs, err := plan(objects, deps)
 	if err != nil {

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -119,4 +120,22 @@ func validSubdomain(s string) bool {
 		}
 	}
 	return true
+}
+
+// ClaimedHosts are the hosts an object whose annotations are annotations claims for
+// hosts (normalized, as written): those users may reach after its domain-name and
+// subdomain overrides, whatever the Pangolin org's domains (hostname.Claimable). They
+// are the keys of a source's host index, so that an override onto a host another object
+// owns meets that object. An invalid override publishes nothing and overrides nothing.
+func ClaimedHosts(annotations map[string]string, hosts []string) []string {
+	opts, _ := ParseOptions(annotations, "")
+	var out []string
+	for _, h := range hosts {
+		for _, c := range hostname.Claimable(h, opts.Domain, opts.Subdomain) {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

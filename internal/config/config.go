@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
 
@@ -42,6 +43,10 @@ type Config struct {
 	Sources      []string `mapstructure:"sources"` // names from Plugins.Sources
 	Sink         string   `mapstructure:"sink"`    // a name from Plugins.Sinks
 	Pangolin     Pangolin `mapstructure:"pangolin"`
+
+	// HostPolicy is which hosts each namespace may publish (the file's hostPolicy
+	// section); empty, every namespace may publish any host.
+	HostPolicy hostpolicy.Policy `mapstructure:"hostPolicy"`
 
 	WatchNamespaces         []string       `mapstructure:"watchNamespaces"` // empty: all namespaces
 	SecretNamespaces        []string       `mapstructure:"secretNamespaces"`
@@ -147,6 +152,7 @@ const (
 	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
 	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
 	wantAllowed     = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
+	wantHostPolicy  = `want a list of rules {namespaces: [names, or "*"], namespaceSelector: "a label selector", hosts: [shop.example.com, "*.team-a.example.com"]}, or nothing for no restriction`
 )
 
 // keys is every setting, in the order --print-config shows them.
@@ -194,6 +200,7 @@ var keys = []*key{
 		usage: "how often the pangolin sink reads every resource it owns whole, to find edits the resource list does not show (Go duration)", want: "want a positive Go duration such as 30m or 1h"},
 	{name: "pangolin.maxConcurrentReads", env: []string{"PIC_PANGOLIN_MAX_CONCURRENT_READS"}, flag: "pangolin-max-concurrent-reads", def: 4, ok: atLeastOne,
 		usage: "reads of Pangolin in flight at once when the pangolin sink reads what it owns", want: wantPositiveInt},
+	{name: "hostPolicy", def: hostpolicy.Policy{}, want: wantHostPolicy},
 	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
 	{name: "secretNamespaces", env: []string{"PIC_SECRET_NAMESPACES"}, flag: "secret-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },

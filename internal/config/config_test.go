@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -80,6 +81,7 @@ func TestDefaults(t *testing.T) {
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
 		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
+		HostPolicy:              hostpolicy.Policy{},
 		WatchNamespaces:         []string{},
 		SecretNamespaces:        []string{},
 		ResyncPeriod:            5 * time.Minute,
@@ -555,6 +557,7 @@ func TestMultiTunnelFile(t *testing.T) {
 		Sources:                 []string{"ingress"},
 		Sink:                    "pangolinresource",
 		Pangolin:                Pangolin{OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4},
+		HostPolicy:              hostpolicy.Policy{},
 		WatchNamespaces:         []string{},
 		SecretNamespaces:        []string{},
 		ResyncPeriod:            5 * time.Minute,
@@ -569,7 +572,8 @@ func TestMultiTunnelFile(t *testing.T) {
 		LogFormat:               "json",
 	}, cfg)
 	for _, k := range keys {
-		if k.name != "tunnels" && k.name != "tunnelClassMapping" {
+		// hostPolicy is a multi-tenant section, not a multi-tunnel one (TestHostPolicy).
+		if k.name != "tunnels" && k.name != "tunnelClassMapping" && k.name != "hostPolicy" {
 			if k.name != "sink" && !strings.HasPrefix(k.name, "pangolin.") { // a multi-tunnel example, for the default sink
 				assert.Equal(t, FromFile, origins[k.name].Kind, "the example sets every key: %s", k.name)
 			}
@@ -1158,6 +1162,7 @@ logLevel: debug
 		"loadBalancerClass: pangolin.io/tunnel":                      "default",
 		`loadBalancerAddress: ""`:                                    "default",
 		"healthChecks: false":                                        "default",
+		"hostPolicy: []":                                             "default",
 		"sources: [ingress]":                                         "default",
 		"sink: pangolinresource":                                     "default",
 		`  url: ""`:                                                  "default",
@@ -1334,4 +1339,42 @@ func TestLoadOffline(t *testing.T) {
 	_, _, err = LoadOffline([]string{"--sink=pangolin", "--pangolin-owner-id=Not_Valid"}, testPlugins)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "pangolin.ownerId", "the other keys are checked as ever")
+}
+
+func TestHostPolicy(t *testing.T) {
+	t.Run("it is off by default", func(t *testing.T) {
+		cfg, _ := mustLoad(t, nil, nil)
+		assert.False(t, cfg.HostPolicy.Enabled())
+	})
+	t.Run("the file gives rules by names and by labels", func(t *testing.T) {
+		cfg, _ := mustLoad(t, []string{"--config", writeConfig(t, `hostPolicy:
+  - namespaces: [team-a]
+    hosts: ["*.team-a.example.com"]
+  - namespaceSelector: tenant=shop
+    hosts: [shop.example.com]
+`)}, nil)
+		assert.Equal(t, hostpolicy.Policy{
+			{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}},
+			{NamespaceSelector: "tenant=shop", Hosts: []string{"shop.example.com"}},
+		}, cfg.HostPolicy)
+	})
+	t.Run("a bad rule is named by its index, with the fix", func(t *testing.T) {
+		path := writeConfig(t, "hostPolicy:\n  - namespaces: [team-a]\n    hosts: [\"*.com\"]\n  - hosts: [shop.example.com]\n")
+		_, _, err := loadWith(t, []string{"--config", path}, nil, io.Discard)
+		assert.Equal(t, []string{
+			`hostPolicy[0].hosts[0] (file ` + path + `): "*.com" allows every host under "com": want a wildcard over a domain, such as *.team-a.example.com`,
+			`hostPolicy[1] (file ` + path + `): the rule selects no namespace: set namespaces (a list of names) or namespaceSelector (a label selector such as tenant=shop)`,
+		}, problemsOf(t, err))
+	})
+	t.Run("an unknown key of a rule is refused", func(t *testing.T) {
+		_, _, err := loadWith(t, []string{"--config", writeConfig(t, "hostPolicy:\n  - namespace: [team-a]\n    hosts: [a.example.com]\n")}, nil, io.Discard)
+		require.Error(t, err)
+		assert.Contains(t, strings.Join(problemsOf(t, err), "\n"), "namespace")
+	})
+	t.Run("print-config shows the rules", func(t *testing.T) {
+		cfg, origins := mustLoad(t, []string{"--config", writeConfig(t, "hostPolicy:\n  - namespaces: [team-a]\n    hosts: [\"*.team-a.example.com\"]\n")}, nil)
+		var out bytes.Buffer
+		require.NoError(t, Print(&out, cfg, origins))
+		assert.Contains(t, out.String(), "hostPolicy: [{namespaces: [team-a], hosts: ['*.team-a.example.com']}]")
+	})
 }

@@ -25,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
 
@@ -96,6 +97,7 @@ func load(args []string, plugins Plugins, out io.Writer, offline bool) (*Config,
 	l.checkValues(c)
 	l.checkSecretNamespaces(c)
 	l.checkTunnels(c.Tunnels)
+	l.checkHostPolicy(c.HostPolicy)
 
 	if err := l.problems.err(); err != nil {
 		return nil, nil, err
@@ -703,6 +705,15 @@ func (l *loader) addMappingEntry(aliases map[string]tunnel.Tunnel, section map[s
 	}
 	aliases[alias] = t
 	l.origins["tunnels."+alias] = l.origins[mapping]
+}
+
+// checkHostPolicy reports each problem of the hostPolicy section under the key of the
+// rule, or of the value, it concerns: hostPolicy[0].hosts[1].
+func (l *loader) checkHostPolicy(p hostpolicy.Policy) {
+	for _, problem := range p.Check() {
+		name := "hostPolicy" + problem.Key
+		l.problems.add(name, "%s (%s): %s", name, l.where("hostPolicy"), problem.Message)
+	}
 }
 
 // checkTunnels checks the default tunnel, when there is one, and every alias with its

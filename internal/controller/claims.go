@@ -28,7 +28,8 @@ func newHostClaims(sources []plugin.Source, sink plugin.Sink) hostClaims {
 	return h
 }
 
-// owners returns the owner of each of hosts, as self sees it.
+// owners returns the owner of each of hosts (published hosts, engine.PublishedHost),
+// as self sees it.
 func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []string) (map[string]route.Origin, error) {
 	owners := make(map[string]route.Origin, len(hosts))
 	for _, host := range hosts {
@@ -55,11 +56,13 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 	return owners, nil
 }
 
-// keeps reports whether the sink keeps a resource of owner's for host.
+// keeps reports whether the sink keeps a resource of owner's published on host: what
+// it holds, whatever host owner writes, since the indexes over-approximate the hosts an
+// override may give (hostname.Claimable).
 func (h hostClaims) keeps(ctx context.Context, owner route.Origin, host string) (bool, error) {
 	kept, err := h.sink.Current(ctx, owner)
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.Host == host }), nil
+	return slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.ClaimKey() == host }), nil
 }

@@ -9,13 +9,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -32,6 +35,11 @@ type Deps struct {
 	Defaults engine.Defaults
 	// Sources are all running sources: a host is owned cluster-wide, across kinds.
 	Sources []plugin.Source
+	// HostPolicy is which hosts each namespace may publish (the configuration's
+	// hostPolicy); NamespaceLabels reads a namespace's labels, for its selectors (nil
+	// when no rule has one).
+	HostPolicy      hostpolicy.Policy
+	NamespaceLabels func(ctx context.Context, namespace string) (map[string]string, error)
 	// SharedParts are the declarations of the parts several sources share
 	// (plugin.Shared.Declarations), one for each part however many sources use it:
 	// their controllers are set up once, after the sources'.
@@ -47,6 +55,8 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	defaults engine.Defaults
 	claims   hostClaims
+	policy   hostpolicy.Policy
+	nsLabels func(ctx context.Context, namespace string) (map[string]string, error)
 
 	// backoff paces retries of causes that may fix themselves (a missing Service or
 	// tunnel) without logging them as errors: exponential per object, up to 5 minutes.
@@ -68,6 +78,8 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 		recorder: limitNotes(deps.Recorder),
 		defaults: deps.Defaults,
 		claims:   newHostClaims(all, deps.Sink),
+		policy:   deps.HostPolicy,
+		nsLabels: deps.NamespaceLabels,
 		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
 		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
@@ -121,6 +133,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !res.Managed {
 		routes = nil
 	}
+	routes, notAllowed, err := r.allowedHosts(ctx, origin, routes)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	rejections = append(rejections, notAllowed...)
 
 	existing, err := r.sink.Current(ctx, origin)
 	if err != nil {
@@ -128,7 +145,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
-	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing))
+	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, r.sink.Features().Domains))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -140,7 +157,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// refused are the hosts, or the whole object, that are not published for it,
 	// whoever refused them: its status says so too (decideStatus). The source's
 	// refusals of the object as a whole are already in its parents' conditions.
-	refused := dropped
+	refused := slices.Concat(dropped, notAllowed)
 
 	desired, engineRejections := engine.Desired(engine.Input{
 		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
@@ -190,6 +207,61 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		requeue = TunnelNotReadyRecheck
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// allowedHosts drops the routes whose published host the host policy does not let the
+// object's namespace publish, with a HostNotAllowed rejection each: not held, so what
+// was published for such a host goes. A TCP or UDP port is not a host: the policy does
+// not concern it. An error reading the namespace fails the reconcile, which removes
+// nothing.
+func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route) ([]route.Route, []route.Rejection, error) {
+	if !r.policy.Enabled() {
+		return routes, nil, nil
+	}
+	var nsLabels map[string]string
+	if r.policy.NeedsLabels() && r.nsLabels != nil {
+		var err error
+		if nsLabels, err = r.nsLabels(ctx, origin.Namespace); err != nil {
+			return nil, nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
+		}
+	}
+	domains := r.sink.Features().Domains
+	kept := routes[:0:0]
+	var refused []route.Rejection
+	for _, rt := range routes {
+		if rt.Raw() {
+			kept = append(kept, rt)
+			continue
+		}
+		published := engine.PublishedHost(rt, domains)
+		allowed, patterns := r.policy.Allows(origin.Namespace, nsLabels, published)
+		if allowed {
+			kept = append(kept, rt)
+			continue
+		}
+		may := "no host"
+		if len(patterns) > 0 {
+			may = "only " + strings.Join(patterns, ", ")
+		}
+		refused = append(refused, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
+			Message: fmt.Sprintf("host %s is not published: the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
+	}
+	return kept, refused, nil
+}
+
+// NamespaceLabels reads a namespace's labels through c, for Deps.NamespaceLabels. A
+// namespace that does not exist has none: its objects are being deleted with it.
+func NamespaceLabels(c client.Reader) func(ctx context.Context, namespace string) (map[string]string, error) {
+	return func(ctx context.Context, namespace string) (map[string]string, error) {
+		var ns corev1.Namespace
+		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		return ns.Labels, nil
+	}
 }
 
 // release removes what the sink keeps for an object that is gone.
@@ -295,18 +367,19 @@ func hostRejections(rejections []route.Rejection) []route.Rejection {
 	return out
 }
 
-// hostsOf are the hosts whose owner matters to an object: those it would publish, and
-// those it keeps a resource for.
-func hostsOf(routes []route.Route, existing []engine.Existing) []string {
+// hostsOf are the published hosts whose owner matters to an object: those it would
+// publish (after its overrides, split against the sink's domains), and those it keeps
+// a resource for.
+func hostsOf(routes []route.Route, existing []engine.Existing, domains []string) []string {
 	var hosts []string
 	for _, rt := range routes {
-		if !slices.Contains(hosts, rt.Host) {
-			hosts = append(hosts, rt.Host)
+		if h := engine.PublishedHost(rt, domains); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
 	for _, e := range existing {
-		if !slices.Contains(hosts, e.Host) {
-			hosts = append(hosts, e.Host)
+		if h := e.ClaimKey(); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
 	return hosts

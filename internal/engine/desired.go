@@ -52,8 +52,9 @@ type Input struct {
 	Routes   []route.Route // the hosts of one source object, each host once
 	Features Features
 	Defaults Defaults
-	// Owners name the source object that owns each host cluster-wide (see Decide). A
-	// host owned by another object is not served here.
+	// Owners name the source object that owns each published host (PublishedHost), or
+	// public port, cluster-wide (see Decide). A host owned by another object is not
+	// served here.
 	Owners map[string]route.Origin
 }
 
@@ -64,7 +65,8 @@ type Input struct {
 //	---------------------------------------------+--------------------------------------------
 //	tunnel in another namespace, CRD without     | rejected: TunnelNamespaceUnsupported
 //	  tunnelRef.namespace                        |
-//	host owned by an older object                | rejected: HostConflict
+//	published host (after the domain-name and    | rejected: HostConflict
+//	  subdomain overrides) owned by an older one |
 //	raw port owned by an older object            | rejected: PortConflict
 //	raw port, sink without raw resources         | rejected: RawResourceUnsupported
 //	raw port asking for access control, or under | rejected: AccessControlUnsupported (fails closed)
@@ -97,15 +99,11 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 				r.Tunnel, r.Tunnel.Namespace, r.Origin.Namespace)
 			continue
 		}
-		if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
-			if r.Raw() {
-				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
-			} else {
-				reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", r.Host, owner.Key(), r.Origin.Kind)
-			}
-			continue
-		}
 		if r.Raw() {
+			if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
+				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
+				continue
+			}
 			if res, ok := rawResource(r, in.Features, reject); ok {
 				res.Targets = withoutHealthChecks(r, res.Targets, in.Features, reject)
 				resources = append(resources, res)
@@ -118,6 +116,13 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			// An override moving the host to a name that cannot be published keeps what
 			// is published for it as it is: make before break.
 			rejections[len(rejections)-1].Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
+			continue
+		}
+		// Ownership is the published host's, whatever host the object writes: an
+		// override onto a host another object owns is a conflict like a literal one.
+		published := hostname.Join(sub, domain)
+		if owner, ok := in.Owners[published]; ok && owner.UID != r.Origin.UID {
+			reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind)
 			continue
 		}
 		res := Resource{
@@ -208,6 +213,36 @@ func withoutHealthChecks(r route.Route, targets []Target, f Features, reject fun
 	reject(r, pic.ReasonHealthCheckUnsupported,
 		"%s is published without the health checks asked: only the direct mode (sink: pangolin) gives Pangolin targets health checks; the PangolinResource CRD has none", publicName(r))
 	return slices.Compact(targets)
+}
+
+// PublishedHost is the host users reach for r (hostname.Published against domains,
+// the org's in direct mode, nil for the public-suffix split), or its port key: what r
+// claims, and what ownership is decided on. A host that cannot be published under
+// domains claims the host as written, which finds the objects it competes with.
+func PublishedHost(r route.Route, domains []string) string {
+	if r.Raw() {
+		return r.Host
+	}
+	if published, p := hostname.Published(domains, r.Host, r.DomainOverride, r.SubdomainOverride); p == nil {
+		return published
+	}
+	return r.Host
+}
+
+// conflictName names a contested host in a HostConflict: the published host, and the
+// host the object wrote when an override made the difference.
+func conflictName(r route.Route, published string) string {
+	if published == r.Host {
+		return published
+	}
+	var through []string
+	if r.DomainOverride != "" {
+		through = append(through, pic.AnnotationDomainName)
+	}
+	if r.SubdomainOverride != "" {
+		through = append(through, pic.AnnotationSubdomain)
+	}
+	return fmt.Sprintf("%s (%s, through %s)", published, r.Host, strings.Join(through, " and "))
 }
 
 // publicName is how messages name what a route publishes: its host, or its port.

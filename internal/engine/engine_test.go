@@ -211,6 +211,21 @@ func TestDesiredHosts(t *testing.T) {
 		{"a tunnel in another namespace needs the fork", original, []route.Route{{Origin: prod, Host: "a.example.com", Tunnel: elsewhere, Paths: []route.PathRule{prefix("/", web)}}}, nil, nil, []string{pic.ReasonTunnelNamespaceUnsupported}},
 		{"a tunnel in another namespace works with the fork", fork, []route.Route{{Origin: prod, Host: "a.example.com", Tunnel: elsewhere, Paths: []route.PathRule{prefix("/", web)}}}, nil, []string{"a.example.com"}, nil},
 		{"a host owned by an older object is not served", fork, []route.Route{rt("a.example.com", prefix("/", web)), rt("b.example.com", prefix("/", web))}, map[string]route.Origin{"a.example.com": older, "b.example.com": prod}, []string{"b.example.com"}, []string{pic.ReasonHostConflict}},
+		{"a subdomain override onto a host an older object owns is a conflict", fork, []route.Route{
+			{Origin: prod, Host: "x.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/login", web)}, SubdomainOverride: "app"},
+		}, map[string]route.Origin{"app.example.com": older}, nil, []string{pic.ReasonHostConflict}},
+		{"a domain override onto a host an older object owns is a conflict", fork, []route.Route{
+			{Origin: prod, Host: "app.example.org", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, DomainOverride: "example.com"},
+		}, map[string]route.Origin{"app.example.com": older}, nil, []string{pic.ReasonHostConflict}},
+		{"both overrides onto a host an older object owns are a conflict", fork, []route.Route{
+			{Origin: prod, Host: "x.example.org", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, DomainOverride: "example.com", SubdomainOverride: "app"},
+		}, map[string]route.Origin{"app.example.com": older}, nil, []string{pic.ReasonHostConflict}},
+		{"the host as written owned by another object is no conflict once overridden elsewhere", fork, []route.Route{
+			{Origin: prod, Host: "app.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "shop"},
+		}, map[string]route.Origin{"app.example.com": older, "shop.example.com": prod}, []string{"shop.example.com"}, nil},
+		{"an override splits against the org's domains before ownership is decided", Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, Domains: []string{"example.com", "staging.example.com"}}, []route.Route{
+			{Origin: prod, Host: "x.staging.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"},
+		}, map[string]route.Origin{"app.staging.example.com": older}, nil, []string{pic.ReasonHostConflict}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,6 +280,10 @@ func TestCalculate(t *testing.T) {
 	holdB := []route.Rejection{{Origin: prod, Host: "b.example.com", Reason: "ServiceNotFound", Hold: true}}
 	refuseB := []route.Rejection{{Origin: prod, Host: "b.example.com", Reason: "WildcardHost"}}
 	olderOwnsB := map[string]route.Origin{"b.example.com": {Kind: "Ingress", Namespace: "prod", Name: "older", UID: "uid-older"}}
+	// bAsApp is b published as app.example.com through the subdomain override.
+	bAsApp := b
+	bAsApp.Subdomain = "app"
+	olderOwnsApp := map[string]route.Origin{"app.example.com": olderOwnsB["b.example.com"]}
 	cases := []struct {
 		name                   string
 		desired                []Resource
@@ -285,6 +304,8 @@ func TestCalculate(t *testing.T) {
 		{"holding everything updates nothing", []Resource{bChanged}, []Existing{{Resource: b}}, holdAll, nil, nil, nil, nil},
 		{"a held host an older object now publishes is deleted", nil, []Existing{{Resource: a}, {Resource: b}}, holdAll, olderOwnsB, nil, nil, []string{"pic-b"}},
 		{"a host self owns is held as usual", nil, []Existing{{Resource: b}}, holdB, map[string]route.Origin{"b.example.com": prod}, nil, nil, nil},
+		{"a held host is judged on its published host, not the host as written", nil, []Existing{{Resource: bAsApp}}, holdB, olderOwnsApp, nil, nil, []string{"pic-b"}},
+		{"a held host another object owns as written, published elsewhere, is kept", nil, []Existing{{Resource: bAsApp}}, holdB, olderOwnsB, nil, nil, nil},
 	}
 	names := func(rs []Resource) []string {
 		var out []string

@@ -110,11 +110,12 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 // A kept resource stays the object's claim; one whose host another object owns is
 // deleted all the same, held or kept.
 func Calculate(self route.Origin, desired []Resource, existing []Existing, rejections []route.Rejection, owners map[string]route.Origin) Plan {
-	holds := func(host string) bool {
-		if owner, ok := owners[host]; ok && owner.UID != self.UID {
+	// Owners are by published host (ClaimKey), rejections by the host as written.
+	holds := func(e Existing) bool {
+		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID {
 			return false
 		}
-		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == host) })
+		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == e.Host) })
 	}
 	var plan Plan
 	byName := make(map[string]Existing, len(existing))
@@ -128,9 +129,9 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 		switch {
 		case !ok:
 			plan.Create = append(plan.Create, d)
-		case (e.Drifted || !e.Equal(d)) && !holds(e.Host):
+		case (e.Drifted || !e.Equal(d)) && !holds(e):
 			plan.Update = append(plan.Update, d)
-		case (d.Policy != nil || e.Governed) && !holds(e.Host):
+		case (d.Policy != nil || e.Governed) && !holds(e):
 			plan.Access = append(plan.Access, d)
 		}
 	}
@@ -139,10 +140,10 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 		existingHost[e.Host] = true
 	}
 	for _, e := range existing {
-		if wanted[e.Name] || holds(e.Host) {
+		if wanted[e.Name] || holds(e) {
 			continue
 		}
-		if owner, ok := owners[e.Host]; ok && owner.UID != self.UID {
+		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID {
 			plan.Delete = append(plan.Delete, e)
 			continue
 		}

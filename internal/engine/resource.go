@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
@@ -43,10 +44,17 @@ func (r Resource) PublicHost() string {
 	if r.Raw() {
 		return route.PortKey(r.Protocol, r.ProxyPort)
 	}
-	if r.Subdomain == "" {
-		return r.Domain
+	return hostname.Join(r.Subdomain, r.Domain)
+}
+
+// ClaimKey is what the resource holds for ownership: its public host, or its port key;
+// the host as written when the sink no longer knows the domain it was published under.
+// It is the key PublishedHost gives the route the resource was made from.
+func (r Resource) ClaimKey() string {
+	if r.Raw() || r.Domain == "" {
+		return r.Host
 	}
-	return r.Subdomain + "." + r.Domain
+	return r.PublicHost()
 }
 
 // Raw reports whether the resource is a TCP or UDP one.

@@ -193,3 +193,61 @@ func splitIn(host string, domains []string) (subdomain, domain string, p *Proble
 	}
 	return subdomain, domain, nil
 }
+
+// Join is the host a subdomain and a domain make: the domain itself for an empty
+// subdomain (the apex of one of the org's domains).
+func Join(subdomain, domain string) string {
+	if subdomain == "" {
+		return domain
+	}
+	return subdomain + "." + domain
+}
+
+// Published is the host users reach for host, after the overrides, split against
+// domains as PublicIn does (nil: the public-suffix list). It is what an object claims:
+// host ownership is decided on it, never on the host as written, so that an override
+// cannot land on a host another object owns.
+func Published(domains []string, host, domainOverride, subdomainOverride string) (string, *Problem) {
+	sub, domain, p := PublicIn(domains, host, domainOverride, subdomainOverride)
+	if p != nil {
+		return "", p
+	}
+	return Join(sub, domain), nil
+}
+
+// Claimable are the hosts Published may give for host, whatever domains the Pangolin
+// org has: those of the public-suffix split, and those of a split against each suffix
+// of host under its registrable domain (a Pangolin domain is a registrable domain or
+// one of its subdomains). They are the keys of the sources' host indexes, which are
+// built without the org's domains: with no override, or with both, there is one;
+// with one override alone, one per such suffix. A host that cannot be published under
+// any split claims itself, so that it still finds the objects it competes with.
+func Claimable(host, domainOverride, subdomainOverride string) []string {
+	if domainOverride == "" && subdomainOverride == "" {
+		return []string{host}
+	}
+	var out []string
+	add := func(domains []string) {
+		if h, p := Published(domains, host, domainOverride, subdomainOverride); p == nil && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	add(nil)
+	if registrable, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		for suffix := host; ; {
+			domains := []string{suffix}
+			if domainOverride != "" && domainOverride != suffix {
+				domains = append(domains, domainOverride)
+			}
+			add(domains)
+			var found bool
+			if _, suffix, found = strings.Cut(suffix, "."); !found || len(suffix) < len(registrable) {
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{host}
+	}
+	return out
+}

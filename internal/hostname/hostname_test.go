@@ -140,3 +140,76 @@ func TestPublicIn(t *testing.T) {
 		})
 	}
 }
+
+func TestPublished(t *testing.T) {
+	cases := []struct {
+		name              string
+		domains           []string
+		host, domain, sub string
+		want              string
+		reason            string
+	}{
+		{"a host without overrides is published as written", nil, "app.example.com", "", "", "app.example.com", ""},
+		{"a subdomain override replaces the subdomain", nil, "x.example.com", "", "app", "app.example.com", ""},
+		{"a domain override the host ends with keeps the rest as the subdomain", nil, "api.staging.example.com", "staging.example.com", "", "api.staging.example.com", ""},
+		{"a domain override elsewhere replaces the domain", nil, "app.example.org", "example.com", "", "app.example.com", ""},
+		{"both overrides ignore the host", nil, "x.example.org", "example.com", "app", "app.example.com", ""},
+		{"a subdomain override splits against the org's longest domain", []string{"example.com", "staging.example.com"}, "x.staging.example.com", "", "app", "app.staging.example.com", ""},
+		{"an apex the org serves is published as is", []string{"example.com"}, "example.com", "", "", "example.com", ""},
+		{"an apex without an org list is refused", nil, "example.com", "", "", "", pic.ReasonApexHost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, p := Published(tc.domains, tc.host, tc.domain, tc.sub)
+			if tc.reason != "" {
+				require.NotNil(t, p)
+				assert.Equal(t, tc.reason, p.Reason)
+				return
+			}
+			require.Nil(t, p)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestClaimable(t *testing.T) {
+	cases := []struct {
+		name              string
+		host, domain, sub string
+		want              []string
+	}{
+		{"a host without overrides claims itself", "app.example.com", "", "", []string{"app.example.com"}},
+		{"both overrides claim one host, whatever the split", "x.a.example.org", "example.com", "app", []string{"app.example.com"}},
+		{"a subdomain override claims it under every possible domain", "x.staging.example.com", "", "app", []string{"app.example.com", "app.x.staging.example.com", "app.staging.example.com"}},
+		{"a domain override claims every possible subdomain under it", "api.staging.example.org", "example.com", "", []string{"api.staging.example.com", "example.com", "api.example.com"}},
+		{"a domain override the host ends with claims the host", "api.staging.example.com", "staging.example.com", "", []string{"api.staging.example.com"}},
+		{"an apex with a domain override alone claims itself when nothing can be published", "example.org", "example.com", "", []string{"example.com"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Claimable(tc.host, tc.domain, tc.sub))
+		})
+	}
+}
+
+// Every host Published gives, whatever domains the org has, is among those Claimable
+// gives without them: the sources' indexes, built without the org's domains, find every
+// object that may publish a host.
+func TestClaimableHoldsEveryPublishedHost(t *testing.T) {
+	hosts := []string{"app.example.com", "x.staging.example.com", "a.b.c.example.co.uk", "example.com", "www.example.co.uk"}
+	domainLists := [][]string{nil, {}, {"example.com"}, {"staging.example.com"}, {"example.com", "staging.example.com"},
+		{"c.example.co.uk", "example.co.uk"}, {"b.c.example.co.uk"}, {"example.org"}, {"example.com", "example.org"}, {"x.staging.example.com"}}
+	overrides := [][2]string{{"", ""}, {"", "app"}, {"", "api.v2"}, {"example.org", ""}, {"example.com", ""}, {"staging.example.com", ""}, {"example.org", "app"}}
+	for _, host := range hosts {
+		for _, o := range overrides {
+			claimable := Claimable(host, o[0], o[1])
+			for _, domains := range domainLists {
+				published, p := Published(domains, host, o[0], o[1])
+				if p != nil {
+					continue
+				}
+				assert.Contains(t, claimable, published, "host %s, domain %q, subdomain %q, org domains %v", host, o[0], o[1], domains)
+			}
+		}
+	}
+}

@@ -156,6 +156,10 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
 		Sources:     all,
 		SharedParts: sharedParts,
+		HostPolicy:  cfg.HostPolicy,
+	}
+	if cfg.HostPolicy.NeedsLabels() {
+		deps.NamespaceLabels = controller.NamespaceLabels(mgr.GetClient())
 	}
 	if err := controller.Setup(ctx, mgr, deps, cfg.MaxConcurrentReconciles); err != nil {
 		return nil, err

@@ -359,6 +359,7 @@ var keyValues = map[string]any{
 	"loadBalancerAddress":         "203.0.113.7",
 	"healthChecks":                true,
 	"sources":                     []any{"ingress", "httproute"},
+	"hostPolicy":                  []any{map[string]any{"namespaces": []any{"shop"}, "hosts": []any{"*.shop.example.com"}}},
 	"watchNamespaces":             []any{"shop", "blog"},
 	"secretNamespaces":            []any{"shop"},
 	"resyncPeriod":                "90s",

@@ -102,6 +102,10 @@ const (
 	ReasonAccessControlUnsupported   = "AccessControlUnsupported"
 	ReasonTunnelNotAllowed           = "TunnelNotAllowed"
 
+	// ReasonHostNotAllowed (Warning): the configuration's hostPolicy does not let the
+	// object's namespace publish the host (after its overrides): it is not published, and
+	// what was published for it is removed.
+	ReasonHostNotAllowed = "HostNotAllowed"
 	// ReasonHostConflict (Warning): an older object, of any source, publishes the host:
 	// the oldest claim keeps it, and this object is not served for it.
 	ReasonHostConflict = "HostConflict"

@@ -62,11 +62,15 @@ type Declaration struct {
 // Claims are how the core learns who claims a host, to settle its ownership and to
 // wake the claimants when it moves.
 type Claims struct {
-	// Hosts returns the hosts an object of the source's kind claims, normalized,
-	// whether or not they are valid to publish.
+	// Hosts returns the hosts an object of the source's kind claims: the hosts users
+	// would reach, after its domain-name and subdomain overrides, for any domains of
+	// the Pangolin org (sources.ClaimedHosts), whether or not they are valid to publish;
+	// a TCP or UDP port's key.
 	Hosts func(ctx context.Context, obj client.Object) []string
-	// Claimants returns the source's objects that claim host, from an index: each
-	// claim's origin, and whether its deletion has begun.
+	// Claimants returns the source's objects that claim host (a published host, as
+	// Hosts gives them), from an index: each claim's origin, and whether its deletion
+	// has begun. It may name an object that publishes another host under the org's
+	// actual domains: the core compares what the sink keeps for it.
 	Claimants func(ctx context.Context, host string) ([]engine.Claim, error)
 	// Movers are related kinds whose objects decide which hosts claimants claim (a
 	// Gateway's listener hostnames): a change to one concerns the claimants, of every
@@ -264,8 +268,8 @@ type ResourceWatch struct {
 	Object client.Object
 	// Owners are the source objects an object is kept for.
 	Owners func(obj client.Object) []route.Origin
-	// Hosts are the source hosts an object serves: its coming or going changes who
-	// serves them.
+	// Hosts are the published hosts (engine.Resource's ClaimKey) an object serves:
+	// its coming or going changes who serves them.
 	Hosts func(obj client.Object) []string
 	// WrittenBy reports whether an event for obj (deleted: its deletion) shows the
 	// sink's own write for an owner, and which: that owner's reconcile knows what it
@@ -283,7 +287,8 @@ type TunnelWatch struct {
 type Change struct {
 	// Owners: what the sink keeps for these objects changed.
 	Owners []route.Origin
-	// Hosts: who serves these hosts may have changed; their claimants look again.
+	// Hosts: who serves these published hosts may have changed; their claimants look
+	// again.
 	Hosts []string
 	// Tunnels: these tunnels appeared, changed or went.
 	Tunnels []route.TunnelRef

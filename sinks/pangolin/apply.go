@@ -390,7 +390,7 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 	}
 	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
 	s.record(w.niceID, e)
-	a.hosts = append(a.hosts, d.Host)
+	a.hosts = append(a.hosts, d.ClaimKey())
 	// The access before the first target: Pangolin routes the host only once it has
 	// one, so it is unreachable until its access is whole, and stays so if part of it
 	// is refused (the next reconcile tries again).
@@ -423,8 +423,10 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 		case r.NiceID == w.niceID, r.Name == w.name && !strings.HasPrefix(r.NiceID, "pic-"):
 			adoptable = &r
 		case mine:
-			// Another object's of this owner id: engine.Decide settled who keeps the
-			// host, and the other steps back once woken.
+			// Another object's of this owner id, on the same published host: never
+			// adopted nor written. engine.Decide settled, on that published host, that
+			// no older claim keeps it (the other is younger, or being deleted), and
+			// the other steps back once this create wakes it (Change.Hosts).
 		default:
 			a.reject(d, pic.ReasonHostTakenInPangolin,
 				"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
@@ -496,7 +498,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		e.res, marked = keepSSO(updated, res, nil), true
 	}
 	s.record(w.niceID, e)
-	a.hosts = append(a.hosts, d.Host)
+	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
 }
 
@@ -795,7 +797,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 		s.dropRecord(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
-	a.hosts = append(a.hosts, e.Host)
+	a.hosts = append(a.hosts, e.ClaimKey())
 	return nil
 }
 

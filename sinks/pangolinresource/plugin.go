@@ -16,6 +16,7 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -146,8 +147,13 @@ func ownerOf(o client.Object) []route.Origin {
 	return []route.Origin{{Kind: ref.Kind, Namespace: o.GetNamespace(), Name: ref.Name, UID: ref.UID}}
 }
 
-// resourceHost is the source host a PangolinResource of PIC's serves.
+// resourceHost is the host a PangolinResource of PIC's publishes (engine.Resource's
+// ClaimKey): the one its claimants claim, whatever host its owner writes.
 func resourceHost(o client.Object) []string {
+	if pr, ok := o.(*tunnelv1alpha1.PangolinResource); ok && pr.Spec.HTTPConfig != nil && pr.Spec.HTTPConfig.DomainName != "" &&
+		pr.Spec.Protocol == tunnelv1alpha1.ProtocolHTTP {
+		return []string{hostname.Join(pr.Spec.HTTPConfig.Subdomain, pr.Spec.HTTPConfig.DomainName)}
+	}
 	if h := o.GetAnnotations()[pic.AnnotationHost]; h != "" {
 		return []string{h}
 	}

@@ -256,9 +256,19 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 // the routes already evaluated in this reconcile, by UID: a route sharing several hosts
 // is evaluated once.
 func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gatewayKey, evaluated map[types.UID]*evaluation) ([]route.PathRule, *evaluation, error) {
-	siblings, err := s.claimantRoutes(ctx, host)
-	if err != nil {
-		return nil, nil, err
+	// The routes that publish host as this one does are among those claiming what its
+	// overrides make of it; those that merge name host too (sev.hosts below).
+	var siblings []gatewayv1.HTTPRoute
+	for _, key := range sources.ClaimedHosts(ev.route.Annotations, []string{host}) {
+		found, err := s.claimantRoutes(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range found {
+			if !slices.ContainsFunc(siblings, func(sib gatewayv1.HTTPRoute) bool { return sib.UID == r.UID }) {
+				siblings = append(siblings, r)
+			}
+		}
 	}
 	group := map[types.UID]*evaluation{ev.origin.UID: ev}
 	claim := func(e *evaluation, deleting bool) engine.Claim {
@@ -272,6 +282,7 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 		}
 		sev, ok := evaluated[sib.UID]
 		if !ok {
+			var err error
 			if sev, err = s.evaluate(ctx, sib); err != nil {
 				return nil, nil, err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // Cache indexes, so that a change to a related object reaches the routes it concerns
@@ -27,7 +28,7 @@ const (
 	parentIndex  = "pic.route.parent"  // "namespace/name" of every parent Gateway
 	serviceIndex = "pic.route.service" // "namespace/name" of every backend Service
 
-	hostIndex         = "pic.httproute.host"       // every spec.hostnames entry, normalized
+	hostIndex         = "pic.httproute.host"       // every host it claims (indexHosts)
 	listenerHostIndex = "pic.gateway.listenerhost" // every listener hostname of a Gateway
 	noHostnames       = ""                         // the hostIndex key of routes without hostnames
 )
@@ -45,7 +46,7 @@ func routeIndexes(kind routeKind) []plugin.Index {
 func indexes(cfg *config.Config) []plugin.Index {
 	clusterDomain := cfg.ClusterDomain
 	return append(routeIndexes(httpRoutes),
-		plugin.Index{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: func(obj client.Object) []string { return namedHosts(obj, clusterDomain) }},
+		plugin.Index{Object: &gatewayv1.HTTPRoute{}, Field: hostIndex, Func: func(obj client.Object) []string { return indexHosts(obj, clusterDomain) }},
 		plugin.Index{Object: &gatewayv1.Gateway{}, Field: listenerHostIndex, Func: indexListenerHosts},
 	)
 }
@@ -111,7 +112,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 			}
 		}
 	}
-	add(namedHosts(hr, s.config.ClusterDomain))
+	add(sources.ClaimedHosts(hr.Annotations, namedHosts(hr, s.config.ClusterDomain)))
 	if !takesListenerHosts(hr) {
 		return out // exact names only: what a listener adds is among them
 	}
@@ -124,7 +125,7 @@ func (s *Source) Hosts(ctx context.Context, obj client.Object) []string {
 		if err := s.client.Get(ctx, key, &gw); err != nil {
 			continue // no Gateway, no listener hostname: nothing claimed through it
 		}
-		add(listenerHosts(hr, ref, &gw))
+		add(sources.ClaimedHosts(hr.Annotations, listenerHosts(hr, ref, &gw)))
 	}
 	return out
 }
@@ -142,8 +143,9 @@ func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, er
 	return claims, nil
 }
 
-// claimantRoutes returns the routes that may be served under host, from the indexes:
-// those naming it, and those taking it from a listener that names it. Looking at these
+// claimantRoutes returns the routes that may be published on host, from the indexes:
+// those naming it (after their overrides), those taking it from a listener that names
+// it, and those whose override turns a listener's hostname into it. Looking at these
 // alone keeps a reconcile's cost independent of how many routes share the Gateway.
 func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.HTTPRoute, error) {
 	routes, err := s.list(ctx, client.MatchingFields{hostIndex: host})
@@ -153,6 +155,21 @@ func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.H
 	known := make(map[types.UID]bool, len(routes))
 	for _, r := range routes {
 		known[r.UID] = true
+	}
+	// A route with one override alone, taking a listener's hostname, is indexed by its
+	// override (listenerOverrideKeys): the host depends on the listener, which the
+	// route's index cannot see, so each candidate is confirmed with its Gateways.
+	for _, key := range overrideKeysOf(host) {
+		candidates, err := s.list(ctx, client.MatchingFields{hostIndex: key})
+		if err != nil {
+			return nil, err
+		}
+		for i := range candidates {
+			if r := &candidates[i]; !known[r.UID] && slices.Contains(s.Hosts(ctx, r), host) {
+				known[r.UID] = true
+				routes = append(routes, *r)
+			}
+		}
 	}
 	var gateways gatewayv1.GatewayList
 	if err := s.client.List(ctx, &gateways, client.MatchingFields{listenerHostIndex: host}); err != nil {
@@ -164,7 +181,9 @@ func (s *Source) claimantRoutes(ctx context.Context, host string) ([]gatewayv1.H
 			return nil, err
 		}
 		for _, r := range attached {
-			if !known[r.UID] && takesListenerHosts(&r) && servedUnder(&r, &gw, host) {
+			// A route that overrides the listener's hostname is published elsewhere.
+			if !known[r.UID] && takesListenerHosts(&r) && servedUnder(&r, &gw, host) &&
+				slices.Contains(sources.ClaimedHosts(r.Annotations, []string{host}), host) {
 				known[r.UID] = true
 				routes = append(routes, r)
 			}
@@ -379,13 +398,64 @@ func listenerHosts(hr *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *g
 	return hosts
 }
 
-// namedHosts are a route's spec.hostnames, normalized; noHostnames for a route that
-// names none.
-func namedHosts(obj client.Object, clusterDomain string) []string {
+// indexHosts are the hostIndex keys of a route: the hosts it claims by name, after its
+// overrides (noHostnames for a route that names none), and, for a route that takes its
+// hosts from listeners, what its overrides make of them (listenerOverrideKeys).
+func indexHosts(obj client.Object, clusterDomain string) []string {
 	hr, ok := obj.(*gatewayv1.HTTPRoute)
 	if !ok {
 		return nil
 	}
+	named := namedHosts(hr, clusterDomain)
+	keys := named
+	if !slices.Equal(named, []string{noHostnames}) {
+		keys = sources.ClaimedHosts(hr.Annotations, named)
+	}
+	if takesListenerHosts(hr) {
+		keys = append(keys, listenerOverrideKeys(hr.Annotations)...)
+	}
+	return keys
+}
+
+// Index keys of the routes that take a listener's hostname with one override alone:
+// "subdomain=app" publishes app under the listener host's domain, "domain=example.org"
+// the listener host's subdomain under example.org. A key with '=' is never a host.
+const (
+	subdomainKeyPrefix = "subdomain="
+	domainKeyPrefix    = "domain="
+)
+
+// listenerOverrideKeys are the hostIndex keys of a route taking listener hostnames with
+// overrides: both give one host whatever the listener; one alone gives a key that
+// overrideKeysOf finds from the published host.
+func listenerOverrideKeys(annotations map[string]string) []string {
+	opts, _ := sources.ParseOptions(annotations, "")
+	switch {
+	case opts.Domain != "" && opts.Subdomain != "":
+		return []string{hostname.Join(opts.Subdomain, opts.Domain)}
+	case opts.Subdomain != "":
+		return []string{subdomainKeyPrefix + opts.Subdomain}
+	case opts.Domain != "":
+		return []string{domainKeyPrefix + opts.Domain}
+	}
+	return nil
+}
+
+// overrideKeysOf are the listenerOverrideKeys of the routes that may publish host with
+// one override: each leading part of host as a subdomain, each trailing part (host
+// included, the apex of an org domain) as a domain.
+func overrideKeysOf(host string) []string {
+	labels := strings.Split(host, ".")
+	keys := []string{domainKeyPrefix + host}
+	for i := 1; i < len(labels); i++ {
+		keys = append(keys, subdomainKeyPrefix+strings.Join(labels[:i], "."), domainKeyPrefix+strings.Join(labels[i:], "."))
+	}
+	return keys
+}
+
+// namedHosts are a route's spec.hostnames, normalized; noHostnames for a route that
+// names none.
+func namedHosts(hr *gatewayv1.HTTPRoute, clusterDomain string) []string {
 	if len(hr.Spec.Hostnames) == 0 {
 		return []string{noHostnames}
 	}

@@ -314,8 +314,8 @@ func checkSourceResult(t *testing.T, src *ingress.Source, ing *networkingv1.Ingr
 			t.Errorf("host %s has two routes", r.Host)
 		}
 		seen[r.Host] = true
-		if !slices.Contains(indexed, r.Host) {
-			t.Errorf("route host %s is missing from the host index %q, so its conflicts would go unseen", r.Host, indexed)
+		if published := engine.PublishedHost(r, nil); !slices.Contains(indexed, published) {
+			t.Errorf("route host %s, published as %s, is missing from the host index %q, so its conflicts would go unseen", r.Host, published, indexed)
 		}
 		if r.Tunnel.Name == "" || r.Tunnel.Namespace == "" {
 			t.Errorf("route %s has tunnel %v", r.Host, r.Tunnel)

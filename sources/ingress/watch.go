@@ -17,6 +17,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // Cache indexes on Ingresses, so that a change to a related object reaches the Ingresses
@@ -24,7 +25,7 @@ import (
 const (
 	serviceIndex = "pic.ingress.service" // "namespace/name" of every backend Service
 	classIndex   = "pic.ingress.class"   // the class name, "" for none
-	hostIndex    = "pic.ingress.host"    // every normalized host
+	hostIndex    = "pic.ingress.host"    // every host it may publish, after its overrides (sources.ClaimedHosts)
 )
 
 // indexes are the source's cache indexes.
@@ -105,7 +106,8 @@ func indexClass(obj client.Object) []string {
 	return []string{ing.Annotations[pic.LegacyClassAnnotation]}
 }
 
-// Hosts are the normalized hosts of an Ingress's rules.
+// Hosts are the hosts an Ingress claims: those of its rules, normalized, after its
+// domain-name and subdomain overrides.
 func (s *Source) Hosts(_ context.Context, obj client.Object) []string {
 	return hostsOf(obj, s.config.ClusterDomain)
 }
@@ -121,7 +123,7 @@ func hostsOf(obj client.Object, clusterDomain string) []string {
 			hosts = append(hosts, h)
 		}
 	}
-	return hosts
+	return sources.ClaimedHosts(ing.Annotations, hosts)
 }
 
 func (s *Source) ingressesOfService(ctx context.Context, obj client.Object) []reconcile.Request {

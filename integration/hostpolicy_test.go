@@ -1,0 +1,64 @@
+package integration_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+)
+
+// With a hostPolicy, a namespace publishes the hosts its rules allow, by name or by its
+// labels, and nothing else: not a host outside its patterns, nor one an override would
+// move outside them.
+func TestHostPolicyRefusesHostsOutsideANamespacesPatterns(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		named := testenv.NewNamespace(t, env.Client)
+		labelled := testenv.NewNamespace(t, env.Client)
+		tenant := "shop-" + labelled // unique to the test: namespaces are shared by the package's tests
+		require.NoError(t, testenv.Update(context.Background(), env.Client, client.ObjectKey{Name: labelled}, func(ns *corev1.Namespace) {
+			ns.Labels = map[string]string{"tenant": tenant}
+		}, wait))
+		w := startWith(t, env, nil, named, func(c *config.Config) {
+			c.HostPolicy = hostpolicy.Policy{
+				{Namespaces: []string{named}, Hosts: []string{"*." + named + ".example.com"}},
+				{NamespaceSelector: "tenant=" + tenant, Hosts: []string{"shop." + labelled + ".example.com"}},
+			}
+		})
+		for _, ns := range []string{named, labelled} {
+			w.tunnelIn(ns, "default")
+			svc := serviceObject("web", 8080)
+			svc.Namespace = ns
+			w.create(svc)
+		}
+
+		w.create(ingressFor("allowed", "pangolin", rule(w.host("app"), "/", "web", 8080), rule("app."+labelled+".example.com", "/", "web", 8080)))
+		escape := ingressFor("escape", "pangolin", rule(w.host("x"), "/", "web", 8080))
+		escape.Annotations = map[string]string{pic.AnnotationDomainName: "example.org"}
+		w.create(escape)
+		shop := ingressFor("shop", "pangolin", rule("shop."+labelled+".example.com", "/", "web", 8080))
+		shop.Namespace = labelled
+		w.create(shop)
+
+		w.eventuallyPublishers(w.host("app"), named+"/allowed")
+		w.eventuallyPublishers("shop."+labelled+".example.com", labelled+"/shop")
+		assert.Contains(t, w.eventuallyEventIn(named, pic.ReasonHostNotAllowed), "*."+named+".example.com")
+		time.Sleep(2 * time.Second)
+		var list tunnelv1alpha1.PangolinResourceList
+		require.NoError(t, w.c.List(w.ctx, &list, client.InNamespace(named)))
+		var published []string
+		for _, r := range list.Items {
+			published = append(published, r.Spec.HTTPConfig.Subdomain+"."+r.Spec.HTTPConfig.DomainName)
+		}
+		assert.Equal(t, []string{w.host("app")}, published, "another tenant's host and an override out of the patterns publish nothing")
+	})
+}

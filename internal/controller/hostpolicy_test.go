@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+)
+
+// domainsSink is a sink that serves domains (nil: the public-suffix split).
+type domainsSink struct {
+	plugin.Sink
+	domains []string
+}
+
+func (s domainsSink) Features() engine.Features { return engine.Features{Domains: s.domains} }
+
+func TestAllowedHosts(t *testing.T) {
+	teamA := route.Origin{Kind: "Ingress", Namespace: "team-a", Name: "web", UID: "uid-web"}
+	host := func(h string) route.Route { return route.Route{Origin: teamA, Host: h} }
+	overridden := func(h, domain, sub string) route.Route {
+		r := host(h)
+		r.DomainOverride, r.SubdomainOverride = domain, sub
+		return r
+	}
+	port := route.RawRoute(teamA, route.ProtocolTCP, 5432, route.TunnelRef{}, route.Backend{}, route.Access{})
+	policy := hostpolicy.Policy{
+		{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}},
+		{NamespaceSelector: "tenant=shop", Hosts: []string{"shop.example.com"}},
+	}
+	labels := func(l map[string]string) func(context.Context, string) (map[string]string, error) {
+		return func(context.Context, string) (map[string]string, error) { return l, nil }
+	}
+	cases := []struct {
+		name     string
+		policy   hostpolicy.Policy
+		labels   map[string]string
+		domains  []string
+		routes   []route.Route
+		kept     []string
+		refused  []string
+		contains string
+	}{
+		{"without a policy every host is kept", nil, nil, nil, []route.Route{host("shop.example.com")}, []string{"shop.example.com"}, nil, ""},
+		{"a host the namespace's rule allows is kept", policy, nil, nil, []route.Route{host("app.team-a.example.com")}, []string{"app.team-a.example.com"}, nil, ""},
+		{"a host outside the namespace's patterns is refused, naming them", policy, nil, nil, []route.Route{host("app.example.com"), host("api.team-a.example.com")},
+			[]string{"api.team-a.example.com"}, []string{"app.example.com"}, "lets namespace team-a publish only *.team-a.example.com"},
+		{"an override is judged on the host it publishes", policy, nil, nil, []route.Route{overridden("app.team-a.example.com", "", "shop")},
+			nil, []string{"app.team-a.example.com"}, "host shop.example.com is not published"},
+		{"an override is judged under the org's domains", policy, nil, []string{"example.com", "team-a.example.com"}, []route.Route{overridden("x.team-a.example.com", "", "app")},
+			[]string{"x.team-a.example.com"}, nil, ""},
+		{"a namespace selected by its labels may publish its hosts", policy, map[string]string{"tenant": "shop"}, nil, []route.Route{host("shop.example.com")}, []string{"shop.example.com"}, nil, ""},
+		{"a TCP port is not a host, and is kept", policy, nil, nil, []route.Route{port}, []string{"tcp:5432"}, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reconciler{sink: domainsSink{domains: tc.domains}, policy: tc.policy, nsLabels: labels(tc.labels)}
+			kept, refused, err := r.allowedHosts(context.Background(), teamA, tc.routes)
+			require.NoError(t, err)
+			var keptHosts, refusedHosts []string
+			for _, rt := range kept {
+				keptHosts = append(keptHosts, rt.Host)
+			}
+			for _, rj := range refused {
+				refusedHosts = append(refusedHosts, rj.Host)
+				assert.Equal(t, pic.ReasonHostNotAllowed, rj.Reason)
+				assert.False(t, rj.Hold, "a host the policy refuses is not held")
+				assert.Contains(t, rj.Message, tc.contains)
+			}
+			assert.Equal(t, tc.kept, keptHosts)
+			assert.Equal(t, tc.refused, refusedHosts)
+		})
+	}
+
+	t.Run("a namespace that cannot be read fails the reconcile, which removes nothing", func(t *testing.T) {
+		r := &Reconciler{sink: domainsSink{}, policy: policy, nsLabels: func(context.Context, string) (map[string]string, error) {
+			return nil, errors.New("forbidden")
+		}}
+		_, _, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")})
+		assert.ErrorContains(t, err, "namespace team-a")
+	})
+}
