@@ -27,7 +27,9 @@ type NewtCredentials struct {
 }
 
 // String hides the secret from fmt.
-func (c NewtCredentials) String() string { return "NewtCredentials{ID: " + c.ID + ", Secret: " + redacted + "}" }
+func (c NewtCredentials) String() string {
+	return "NewtCredentials{ID: " + c.ID + ", Secret: " + redacted + "}"
+}
 
 // GoString hides the secret from %#v.
 func (c NewtCredentials) GoString() string { return c.String() }
