@@ -25,7 +25,9 @@ func newKeeper(objs ...client.Object) (*newt.Keeper, client.Client, *int) {
 	}}, c, &minted
 }
 
-func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "pic-system", Name: name} }
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "pic-system", Name: name}
+}
 
 func TestCredentials(t *testing.T) {
 	ctx := context.Background()
