@@ -86,8 +86,11 @@ func (a Agent) Deployment() *appsv1.Deployment {
 	fromSecret := func(key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: a.Name()}, Key: key}}
 	}
+	// Every number is set, the API server's defaults included: a zero number would read
+	// as a change from what the server stored (the keeper compares with DeepDerivative,
+	// which skips only unset pointers, slices, maps and strings).
 	probe := func(handler corev1.ProbeHandler, period int32) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: handler, PeriodSeconds: period, TimeoutSeconds: 2, FailureThreshold: 3}
+		return &corev1.Probe{ProbeHandler: handler, PeriodSeconds: period, TimeoutSeconds: 2, SuccessThreshold: 1, FailureThreshold: 3}
 	}
 	return &appsv1.Deployment{
 		ObjectMeta: a.meta(),
