@@ -12,14 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 )
 
@@ -180,5 +186,97 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			assert.Equal(t, creds.Secret, string(s.Data[newt.SecretKeySecret]))
 			assert.Equal(t, 1, minted)
 		})
+	})
+}
+
+// startManaged runs a direct-mode PIC whose default tunnel "edge" is a managed site,
+// in ns, where its own Deployment is created first.
+func startManaged(t *testing.T, env *testenv.Env, fake *inmemory.Server) (*world, *appsv1.Deployment) {
+	t.Helper()
+	ctx := context.Background()
+	ns := testenv.NewNamespace(t, env.Client)
+	labels := map[string]string{"app": "pic"}
+	pic := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "pangolin-ingress-controller", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "pic:test"}}},
+		}},
+	}
+	require.NoError(t, env.Client.Create(ctx, pic))
+	// PIC's namespace, as the Deployment's downward API gives it.
+	t.Setenv("POD_NAMESPACE", ns)
+	startDirect(t, env, fake, ns, func(cfg *config.Config) {
+		cfg.Tunnels.Default = tunnel.Tunnel{Name: "edge", ManagedSite: true}
+	})
+	return &world{t: t, ctx: ctx, c: env.Client, ns: ns}, pic
+}
+
+// TestManagedSiteThroughPIC runs PIC with a managed site against the in-repo Pangolin:
+// the site is created, the agent's Deployment and Secret are kept, and an Ingress is
+// published through the site before its agent connects.
+func TestManagedSiteThroughPIC(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{})
+		t.Cleanup(fake.Close)
+		w, owner := startManaged(t, env, fake)
+		w.service("web", 8080)
+		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
+
+		var site inmemory.Site
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			for _, s := range fake.Sites() {
+				if s.NiceID == "edge" {
+					site = s
+				}
+			}
+			assert.Equal(c, "edge (PIC integration)", site.Name)
+		}, wait, tick)
+		assert.Equal(t, "newt", site.Type)
+
+		var secret corev1.Secret
+		var d appsv1.Deployment
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.NoError(c, env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "newt-edge"}, &secret))
+			assert.NoError(c, env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "newt-edge"}, &d))
+		}, wait, tick)
+		assert.True(t, fake.NewtCredentialsMatch("edge", string(secret.Data[newt.SecretKeyID]), string(secret.Data[newt.SecretKeySecret])),
+			"the site accepts the credentials in the agent's Secret")
+		assert.Equal(t, owner.UID, d.OwnerReferences[0].UID)
+		assert.Equal(t, config.DefaultNewtImage, d.Spec.Template.Spec.Containers[0].Image)
+
+		eventuallyServed(t, fake, map[string][]string{"app.example.com": {"http://web." + w.ns + ".svc.cluster.local:8080"}})
+		for _, r := range fake.Resources() {
+			for _, tg := range fake.Targets(r.ID) {
+				assert.Equal(t, site.ID, tg.SiteID, "the target is on the managed site")
+			}
+		}
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonTunnelNotReady), `Pangolin site "edge" is not online`)
+
+		// No event, status or log of PIC's carries the secret.
+		var events eventsv1.EventList
+		require.NoError(t, env.Client.List(w.ctx, &events, client.InNamespace(w.ns)))
+		for _, e := range events.Items {
+			assert.NotContains(t, e.Note, string(secret.Data[newt.SecretKeySecret]))
+		}
+	})
+}
+
+// TestManagedSiteRefusedThroughPIC: a managed tunnel whose site PIC did not create is
+// refused, and neither Pangolin nor the cluster is written for it.
+func TestManagedSiteRefusedThroughPIC(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{Sites: []inmemory.Site{{ID: 1, NiceID: "edge", Name: "edge", Type: "newt"}}})
+		t.Cleanup(fake.Close)
+		w, _ := startManaged(t, env, fake)
+		w.service("web", 8080)
+		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
+
+		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonTunnelNotFound), `PIC (owner id "integration") did not create it`)
+		assert.Zero(t, fake.Writes(), "nothing is written to Pangolin")
+		var d appsv1.Deployment
+		assert.True(t, apierrors.IsNotFound(env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "newt-edge"}, &d)), "no agent runs")
+		var s corev1.Secret
+		assert.True(t, apierrors.IsNotFound(env.Client.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: "newt-edge"}, &s)), "no credentials are minted")
 	})
 }
