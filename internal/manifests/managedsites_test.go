@@ -73,6 +73,25 @@ func TestManagedSitesAreOptIn(t *testing.T) {
 			assert.Equal(t, d.Name, cfg.Pangolin.NewtOwner, "the agents are owned by PIC's own Deployment, so that uninstalling removes them")
 		})
 	}
+	t.Run("the chart renders the Role exactly when a tunnel of its values is managed", func(t *testing.T) {
+		cases := []struct {
+			values string
+			want   []string
+		}{
+			{"config: {sink: pangolin, defaultTunnel: {name: edge, managedSite: true}}", []string{"edge"}},
+			{"config: {sink: pangolin, defaultTunnel: {name: edge, managedSite: false}}", nil},
+			{"config: {sink: pangolin}\ntunnels: {lab: {managedSite: true}, edge: edge}", []string{"lab"}},
+			{"config: {sink: pangolin}\ntunnels: {lab: {allowedNamespaces: [a]}}", nil},
+		}
+		for _, tc := range cases {
+			objs := renderChart(t, tc.values+directConnectionValues)
+			cfg, _ := picConfig(t, objs)
+			assert.Equal(t, tc.want, cfg.ManagedSites(), tc.values)
+			d := only[appsv1.Deployment](t, objs, "Deployment")
+			role := named(objs, "Role", d.Namespace, d.Name+managedSitesRoleSuffix)
+			assert.Equal(t, tc.want != nil, role != nil, "the Role with %s", tc.values)
+		}
+	})
 	t.Run("config/rbac/managed-sites grants get, create, update and delete on Deployments and Secrets, and nothing else", func(t *testing.T) {
 		// sinks/pangolin/newt reads by name past the cache (no list, no watch); delete
 		// is what the API server asks of who sets an owner reference on update.
