@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -32,6 +34,14 @@ type ManagedSites struct {
 // DefaultSitePeriod is how often a managed site and its agent are checked: a site that
 // comes online, or a hand edit to the agent, is seen within it.
 const DefaultSitePeriod = 15 * time.Second
+
+// managedSiteOnline is each managed site's connection, as Pangolin last reported it.
+var managedSiteOnline = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_pangolin_managed_site_online",
+	Help: "1 when the managed site's Newt agent is connected to Pangolin, 0 while it is not (or the site is not created yet, or refused), by site.",
+}, []string{"site"})
+
+func init() { metrics.Registry.MustRegister(managedSiteOnline) }
 
 // siteName is the name of a site PIC creates: its niceId is the tunnel's name, which
 // the rest of the sink knows it by, and its name carries PIC's mark, which says who
@@ -133,6 +143,11 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 			continue
 		}
 		checks[name] = check
+		online := 0.0
+		if check.State == plugin.TunnelReady {
+			online = 1
+		}
+		managedSiteOnline.WithLabelValues(name).Set(online)
 	}
 	k.sink.mu.Lock()
 	wake := k.sink.recheckedTunnels(checks)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -123,10 +124,12 @@ func TestManagedSiteIsCreatedWithItsAgent(t *testing.T) {
 
 	check := w.tunnel()
 	assert.Equal(t, plugin.TunnelNotReady, check.State, "offline until its agent connects")
+	assert.Equal(t, 0.0, testutil.ToFloat64(managedSiteOnline.WithLabelValues(managedSite)))
 
 	w.fake.SetSiteOnline(managedSite, true)
 	w.keeper.Keep(w.ctx)
 	assert.Equal(t, plugin.TunnelReady, w.tunnel().State)
+	assert.Equal(t, 1.0, testutil.ToFloat64(managedSiteOnline.WithLabelValues(managedSite)), "the metric follows the site")
 	assert.Contains(t, w.wake.heard().tunnels, route.TunnelRef{Namespace: "shop", Name: managedSite}, "the objects waiting for it are woken")
 
 	writes := w.fake.Writes()
