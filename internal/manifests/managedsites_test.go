@@ -93,8 +93,8 @@ func TestManagedSitesAreOptIn(t *testing.T) {
 		}
 	})
 	t.Run("config/rbac/managed-sites grants get, create, update and delete on Deployments and Secrets, and nothing else", func(t *testing.T) {
-		// sinks/pangolin/newt reads by name past the cache (no list, no watch); delete
-		// is what the API server asks of who sets an owner reference on update.
+		// sinks/pangolin/newt reads by name past the cache (no list, no watch), and
+		// deletes the agent of a site PIC no longer manages.
 		assert.Equal(t, map[string][]string{
 			"apps deployments": {"create", "delete", "get", "update"},
 			"core secrets":     {"create", "delete", "get", "update"},

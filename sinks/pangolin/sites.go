@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -22,6 +23,9 @@ import (
 type ManagedSites struct {
 	// Names are the managed tunnels' names, which are their sites' niceIds.
 	Names []string
+	// Configured are every tunnel name the configuration gives, managed or not: a site
+	// one of them names is never removed, even once PIC no longer manages it.
+	Configured []string
 	// Agent is every agent's template: all but Site and Owner.
 	Agent newt.Agent
 	// OwnerName is PIC's own Deployment, in Agent.Namespace.
@@ -79,8 +83,13 @@ func managedSitesFrom(cfg *config.Config, deps plugin.SinkDeps, ownerID string) 
 	if namespace == "" || deps.Client == nil || deps.APIReader == nil {
 		return nil, errors.New("configure managed sites: PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file), and the Newt agents run there")
 	}
+	configured := []string{cfg.Tunnels.Default.Name}
+	for _, t := range cfg.Tunnels.Aliases {
+		configured = append(configured, t.Name)
+	}
 	return &ManagedSites{
-		Names: names,
+		Names:      names,
+		Configured: configured,
 		Agent: newt.Agent{Namespace: namespace, OwnerID: ownerID, Image: cfg.Pangolin.NewtImage,
 			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL()},
 		OwnerName: cfg.Pangolin.NewtOwner,
@@ -95,7 +104,8 @@ func mintCredentials() newt.Credentials {
 
 // siteKeeper keeps each managed site and its agent: it creates the site, with the
 // credentials of the agent's Secret, then the agent's Deployment, and puts back what was
-// edited. It deletes nothing, and touches no site PIC did not create.
+// edited; and it removes a site it created that the configuration no longer names, once
+// no resource is left on it (sweep). It touches no site PIC did not create.
 type siteKeeper struct {
 	sink    *Sink
 	managed *ManagedSites
@@ -134,7 +144,7 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 		agent := k.managed.Agent
 		agent.Site, agent.Owner = name, owner
 		if err := k.keep(ctx, agent); err != nil {
-			logger.Error(err, "cannot keep a managed site; trying again", "site", name, "in", k.managed.Period)
+			logger.Error(err, "cannot keep a managed site; trying again at the next pass", "site", name)
 			continue
 		}
 		check, err := k.sink.checkSite(ctx, name)
@@ -153,6 +163,43 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 	wake := k.sink.recheckedTunnels(checks)
 	k.sink.mu.Unlock()
 	k.sink.changes.publish(ctx, plugin.Change{Tunnels: wake})
+	k.sweep(ctx, owner)
+}
+
+// sweep removes the sites PIC created, with this owner id, that the configuration no
+// longer names, in order: once no resource has a target on one (PIC's own go when the
+// objects that published them are deleted or move to another tunnel), its agent's
+// Deployment and Secret, then the site. A site that still carries resources, PIC's or
+// anyone's, is kept, and the log says so at every pass.
+func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
+	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	sites, err := k.sink.api.ListSites(ctx)
+	if err != nil {
+		logger.Error(err, "cannot list the sites to find those PIC no longer manages; trying again at the next pass")
+		return
+	}
+	for _, site := range sites {
+		if !ownsSite(k.sink.ownerID, site) || k.inUse(site.NiceID) {
+			continue
+		}
+		if site.ResourceCount > 0 {
+			logger.Info("keeping a site PIC no longer manages: resources still have targets on it; it is removed once they are gone",
+				"site", site.NiceID, "resources", site.ResourceCount)
+			continue
+		}
+		agent := k.managed.Agent
+		agent.Site, agent.Owner = site.NiceID, owner
+		if err := k.managed.Keeper.Remove(ctx, agent); err != nil {
+			logger.Error(err, "cannot remove the Newt agent of a site PIC no longer manages; the site is kept", "site", site.NiceID)
+			continue
+		}
+		if err := k.sink.api.DeleteSite(ctx, site.SiteID); err != nil && !pangolinapi.IsNotFound(err) {
+			logger.Error(err, "cannot delete a site PIC no longer manages; trying again at the next pass", "site", site.NiceID)
+			continue
+		}
+		managedSiteOnline.DeleteLabelValues(site.NiceID)
+		logger.Info("removed a site PIC no longer manages, and its Newt agent", "site", site.NiceID, "siteId", site.SiteID)
+	}
 }
 
 // keep makes one managed site and its agent exist.
@@ -197,6 +244,18 @@ func (k *siteKeeper) keep(ctx context.Context, agent newt.Agent) error {
 		logger.Info("wrote a managed site's Newt Deployment", "site", agent.Site, "deployment", agent.Name())
 	}
 	return nil
+}
+
+// inUse reports whether a site is still a tunnel: managed, named by the configuration,
+// or asked about by an object (the tunnel-name annotation).
+func (k *siteKeeper) inUse(niceID string) bool {
+	if slices.Contains(k.managed.Names, niceID) || slices.Contains(k.managed.Configured, niceID) {
+		return true
+	}
+	k.sink.mu.Lock()
+	defer k.sink.mu.Unlock()
+	_, asked := k.sink.tunnels[niceID]
+	return asked
 }
 
 // isManaged reports whether niceID is a managed site's.

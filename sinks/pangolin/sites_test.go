@@ -3,6 +3,7 @@ package pangolin
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -39,6 +41,8 @@ type siteWorld struct {
 	keeper *siteKeeper
 	wake   *wakes
 	minted []newt.Credentials
+	// order are the deletions, in the cluster and in Pangolin, in order.
+	order []string
 }
 
 const managedSite = "edge"
@@ -56,7 +60,18 @@ func newSiteWorld(t *testing.T, sites ...inmemory.Site) *siteWorld {
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: w.fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	pic := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system", UID: "pic-uid"}}
-	w.kube = fake.NewClientBuilder().WithObjects(pic).Build()
+	w.kube = fake.NewClientBuilder().WithObjects(pic).WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			w.order = append(w.order, fmt.Sprintf("delete %T %s", obj, obj.GetName()))
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+	w.fake.SetFault(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodDelete {
+			w.order = append(w.order, "DELETE "+r.URL.Path)
+		}
+		return false
+	})
 	managed := &ManagedSites{
 		Names:     []string{managedSite},
 		Agent:     newt.Agent{Namespace: "pic-system", OwnerID: "cluster-a", Image: "docker.io/fosrl/newt:1.15.0", Replicas: 1, Endpoint: "https://pangolin.example.com"},
@@ -217,5 +232,86 @@ func assertNoCredential(t *testing.T, w *siteWorld) {
 	require.NotEmpty(t, w.logs.String(), "the test sees the logs")
 	for _, c := range w.minted {
 		assert.NotContains(t, w.logs.String(), c.Secret)
+	}
+}
+
+// seedAgent places the Newt agent PIC would have written for site.
+func (w *siteWorld) seedAgent(site string, labelled bool) {
+	w.t.Helper()
+	agent := w.keeper.managed.Agent
+	agent.Site = site
+	agent.Owner = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "pic", UID: "pic-uid"}
+	d, s := agent.Deployment(), agent.Secret(newt.Credentials{ID: "old-id", Secret: "old-secret"})
+	if !labelled {
+		d.Labels, s.Labels = nil, nil
+	}
+	require.NoError(w.t, w.kube.Create(w.ctx, d))
+	require.NoError(w.t, w.kube.Create(w.ctx, s))
+}
+
+func (w *siteWorld) has(obj client.Object, name string) bool {
+	return w.kube.Get(w.ctx, types.NamespacedName{Namespace: "pic-system", Name: name}, obj) == nil
+}
+
+func TestSitesNoLongerManaged(t *testing.T) {
+	old := inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
+	cases := []struct {
+		name        string
+		site        inmemory.Site
+		resources   bool // a resource has a target on the site
+		labelled    bool // the agent's objects carry PIC's labels
+		configured  bool // a tunnel of the configuration names it, without managedSite
+		asked       bool // an object asked about it (the tunnel-name annotation)
+		wantRemoved bool
+		wantLog     string
+	}{
+		{name: "a site PIC created and no longer manages, without resources, is removed with its agent, in order",
+			site: old, labelled: true, wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
+		{name: "a site that still carries resources is kept, and the log says why",
+			site: old, resources: true, labelled: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+		{name: "a site whose agent's objects PIC did not label is kept with them",
+			site: old, labelled: false, wantLog: "PIC did not create it and leaves it alone"},
+		{name: "another owner id's site is not touched",
+			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-b)", Type: "newt"}, labelled: true},
+		{name: "a site made by hand is not touched",
+			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old", Type: "newt"}, labelled: true},
+		{name: "a site the configuration still names as a tunnel, unmanaged, is kept",
+			site: old, labelled: true, configured: true},
+		{name: "a site an object asked about is kept",
+			site: old, labelled: true, asked: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSiteWorld(t, tc.site)
+			w.seedAgent("old", tc.labelled)
+			if tc.resources {
+				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: tc.site.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+			}
+			if tc.configured {
+				w.keeper.managed.Configured = append(w.keeper.managed.Configured, "old")
+			}
+			if tc.asked {
+				_, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "old"})
+				require.NoError(t, err)
+			}
+			w.keeper.Keep(w.ctx)
+
+			_, siteLeft := w.siteNamed("old")
+			deploymentLeft, secretLeft := w.has(&appsv1.Deployment{}, "newt-old"), w.has(&corev1.Secret{}, "newt-old")
+			if tc.wantRemoved {
+				assert.False(t, siteLeft || deploymentLeft || secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Equal(t, []string{"delete *v1.Deployment newt-old", "delete *v1.Secret newt-old", "DELETE /v1/site/7"}, w.order,
+					"the agent goes before its site")
+			} else {
+				assert.True(t, siteLeft && deploymentLeft && secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Empty(t, w.order, "nothing is deleted")
+			}
+			if tc.wantLog != "" {
+				assert.Contains(t, w.logs.String(), tc.wantLog)
+			}
+			_, managedLeft := w.siteNamed(managedSite)
+			assert.True(t, managedLeft, "the managed site is kept")
+		})
 	}
 }

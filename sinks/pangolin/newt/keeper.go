@@ -108,12 +108,17 @@ func (k *Keeper) Deployment(ctx context.Context, a Agent) (bool, error) {
 
 // hasMeta reports whether live carries want's labels and owner reference.
 func hasMeta(live, want metav1.ObjectMeta) bool {
-	for k, v := range want.Labels {
-		if live.Labels[k] != v {
+	return hasLabels(live.Labels, want.Labels) && ownerIndex(live.OwnerReferences, want.OwnerReferences[0]) >= 0
+}
+
+// hasLabels reports whether live holds every label of want.
+func hasLabels(live, want map[string]string) bool {
+	for k, v := range want {
+		if live[k] != v {
 			return false
 		}
 	}
-	return ownerIndex(live.OwnerReferences, want.OwnerReferences[0]) >= 0
+	return true
 }
 
 // putMeta gives live want's labels and owner reference, keeping the others.
@@ -144,4 +149,31 @@ func ownerIndex(refs []metav1.OwnerReference, owner metav1.OwnerReference) int {
 		}
 	}
 	return -1
+}
+
+// Remove deletes the agent's Deployment, then its Secret, each only if it carries the
+// agent's labels: an object of that name PIC did not create is left alone, and the error
+// says so. An object already gone is no error.
+func (k *Keeper) Remove(ctx context.Context, a Agent) error {
+	key := types.NamespacedName{Namespace: a.Namespace, Name: a.Name()}
+	for _, o := range []struct {
+		kind string
+		obj  client.Object
+	}{{"deployment", &appsv1.Deployment{}}, {"secret", &corev1.Secret{}}} {
+		err := k.Reader.Get(ctx, key, o.obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("get %s %s: %w", o.kind, key, err)
+		}
+		if !hasLabels(o.obj.GetLabels(), a.labels()) {
+			return fmt.Errorf("%s %s lacks the labels of the Newt agent of site %s: PIC did not create it and leaves it alone", o.kind, key, a.Site)
+		}
+		uid := o.obj.GetUID()
+		if err := k.Writer.Delete(ctx, o.obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete %s %s: %w", o.kind, key, err)
+		}
+	}
+	return nil
 }

@@ -57,6 +57,28 @@ func TestContractSites(t *testing.T) {
 		assert.NotContains(t, err.Error(), string(second.Secret))
 	})
 
+	t.Run("the site list counts the resources with a target on a site", func(t *testing.T) {
+		niceID := c.sub("site-count")
+		s, err := create(t, niceID, pangolinapi.NewNewtCredentials())
+		require.NoError(t, err)
+		count := func() int {
+			sites, err := cl.ListSites(ctx)
+			require.NoError(t, err)
+			for _, listed := range sites {
+				if listed.SiteID == s.SiteID {
+					return listed.ResourceCount
+				}
+			}
+			t.Fatalf("site %s is not listed", niceID)
+			return 0
+		}
+		assert.Zero(t, count())
+		r := c.create(t, "site-count")
+		_, err = cl.CreateTarget(ctx, r.ResourceID, pangolinapi.TargetSpec{SiteID: s.SiteID, IP: "web.count.svc", Port: 80, Method: "http", Enabled: true})
+		require.NoError(t, err)
+		assert.Equal(t, 1, count(), "PIC keeps a site it no longer manages while this is not 0")
+	})
+
 	t.Run("a deleted site is gone, and deleting it again is not found", func(t *testing.T) {
 		niceID := c.sub("site-del")
 		s, err := create(t, niceID, pangolinapi.NewNewtCredentials())
