@@ -186,6 +186,14 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			assert.Equal(t, creds.Secret, string(s.Data[newt.SecretKeySecret]))
 			assert.Equal(t, 1, minted)
 		})
+
+		t.Run("the agent of a site no longer managed is removed with the Role's rules alone", func(t *testing.T) {
+			require.NoError(t, keeper.Remove(ctx, agent))
+			key := client.ObjectKey{Namespace: ns, Name: "newt-edge"}
+			assert.True(t, apierrors.IsNotFound(env.Client.Get(ctx, key, &appsv1.Deployment{})))
+			assert.True(t, apierrors.IsNotFound(env.Client.Get(ctx, key, &corev1.Secret{})))
+			require.NoError(t, keeper.Remove(ctx, agent), "removing what is gone is no error")
+		})
 	})
 }
 
