@@ -44,9 +44,12 @@ func TestManagedSites(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"--config", writeConfig(t, tc.file)}
-			cfg, _ := mustLoad(t, args, tc.environ)
+			cfg, origins := mustLoad(t, args, tc.environ)
 			assert.Equal(t, tc.want, cfg.ManagedSites())
 			assert.Equal(t, tc.endpoint, cfg.Pangolin.NewtEndpointURL())
+			var printed bytes.Buffer
+			require.NoError(t, Print(&printed, cfg, origins))
+			assert.Equal(t, len(tc.want) > 0, strings.Contains(printed.String(), "managedSite: true"), "--print-config shows managed tunnels:\n%s", printed.String())
 		})
 	}
 }
