@@ -159,6 +159,11 @@ func TestE2E(t *testing.T) {
 		})
 		// Access policies need PIC's AccessPolicy CRD, which the default installs lack
 		// and the other specs run without: a cluster of their own.
+		t.Run("managed-site", func(t *testing.T) {
+			start := time.Now()
+			defer func() { t.Logf("managed-site took %s", time.Since(start).Round(time.Millisecond)) }()
+			specManagedSite(t, newManagedProvider(t))
+		})
 		t.Run("access", func(t *testing.T) {
 			start := time.Now()
 			defer func() { t.Logf("access took %s", time.Since(start).Round(time.Millisecond)) }()

@@ -86,6 +86,15 @@ type Pangolin struct {
 	DriftPeriod time.Duration `mapstructure:"driftPeriod"`
 	// MaxConcurrentReads is how many reads of one refresh are in flight at once.
 	MaxConcurrentReads int `mapstructure:"maxConcurrentReads"`
+	// Newt is how PIC runs the Newt agent of each managed site (docs/direct-mode.md,
+	// "Managed sites").
+	NewtImage    string `mapstructure:"newtImage"`
+	NewtReplicas int    `mapstructure:"newtReplicas"`
+	// NewtEndpoint is the URL Newt connects to; "" derives it from URL.
+	NewtEndpoint string `mapstructure:"newtEndpoint"`
+	// NewtOwner is PIC's own Deployment, which owns the Newt Deployments and Secrets
+	// so that uninstalling PIC removes them.
+	NewtOwner string `mapstructure:"newtOwner"`
 	// APIKey comes from PIC_PANGOLIN_API_KEY or the file APIKeyFile, never from a flag or
 	// the configuration file, so that it is in neither a process list nor a ConfigMap.
 	APIKey Secret `mapstructure:"-"`
@@ -200,6 +209,14 @@ var keys = []*key{
 		usage: "how often the pangolin sink reads every resource it owns whole, to find edits the resource list does not show (Go duration)", want: "want a positive Go duration such as 30m or 1h"},
 	{name: "pangolin.maxConcurrentReads", env: []string{"PIC_PANGOLIN_MAX_CONCURRENT_READS"}, flag: "pangolin-max-concurrent-reads", def: 4, ok: atLeastOne,
 		usage: "reads of Pangolin in flight at once when the pangolin sink reads what it owns", want: wantPositiveInt},
+	{name: "pangolin.newtImage", env: []string{"PIC_PANGOLIN_NEWT_IMAGE"}, flag: "pangolin-newt-image", def: DefaultNewtImage, ok: is(isImage),
+		usage: "image of the Newt agent PIC runs for each managed site; pin a digest with name:tag@sha256:...", want: "want an image reference such as docker.io/fosrl/newt:1.15.0, optionally followed by @sha256:<digest>"},
+	{name: "pangolin.newtReplicas", env: []string{"PIC_PANGOLIN_NEWT_REPLICAS"}, flag: "pangolin-newt-replicas", def: 1, ok: atLeastOne,
+		usage: "replicas of each managed site's Newt Deployment", want: wantPositiveInt},
+	{name: "pangolin.newtEndpoint", env: []string{"PIC_PANGOLIN_NEWT_ENDPOINT"}, flag: "pangolin-newt-endpoint", def: "", ok: optional(isURL),
+		usage: `URL the Newt agents connect to, Pangolin's dashboard URL ("": pangolin.url without its /v1)`, want: `want an absolute http or https URL such as https://pangolin.example.com, or "" for pangolin.url without its /v1`},
+	{name: "pangolin.newtOwner", env: []string{"PIC_PANGOLIN_NEWT_OWNER"}, flag: "pangolin-newt-owner", def: "pangolin-ingress-controller", ok: is(isSubdomain),
+		usage: "PIC's own Deployment, which owns the Newt Deployments and Secrets of managed sites so that uninstalling PIC removes them", want: "want a Deployment name: lowercase letters, digits, '-' and '.'"},
 	{name: "hostPolicy", def: hostpolicy.Policy{}, want: wantHostPolicy},
 	{name: "watchNamespaces", env: []string{"PIC_WATCH_NAMESPACES"}, flag: "watch-namespaces", def: []string{}, ok: func(v any) bool { return !slices.ContainsFunc(v.([]string), notNamespace) },
 		usage: "namespaces to watch, comma-separated (empty: all namespaces)", want: "want a comma-separated list of names of " + wantNamespace + ", or nothing for all namespaces"},
@@ -348,7 +365,7 @@ func Print(w io.Writer, c *Config, origins Origins) error {
 
 // asFile is a tunnel as the file writes it: "namespace/name", or a mapping with allowed namespaces.
 func asFile(t tunnel.Tunnel) any {
-	if t.AllowedNamespaces == nil {
+	if t.AllowedNamespaces == nil && !t.ManagedSite {
 		return refString(t)
 	}
 	return tunnelSpec(t)

@@ -98,6 +98,7 @@ func load(args []string, plugins Plugins, out io.Writer, offline bool) (*Config,
 	l.checkSecretNamespaces(c)
 	l.checkTunnels(c.Tunnels)
 	l.checkHostPolicy(c.HostPolicy)
+	l.checkManagedSites(c)
 
 	if err := l.problems.err(); err != nil {
 		return nil, nil, err
@@ -938,10 +939,11 @@ type tunnelSpec struct {
 	Name              string   `mapstructure:"name" yaml:"name"` // default: the alias
 	Namespace         string   `mapstructure:"namespace" yaml:"namespace,omitempty"`
 	AllowedNamespaces []string `mapstructure:"allowedNamespaces" yaml:"allowedNamespaces"`
+	ManagedSite       bool     `mapstructure:"managedSite" yaml:"managedSite,omitempty"`
 }
 
 // tunnelFields are the keys of a tunnel written as a mapping.
-var tunnelFields = []string{"name", "namespace", "allowedNamespaces"}
+var tunnelFields = []string{"name", "namespace", "allowedNamespaces", "managedSite"}
 
 // tunnelRef is the decode hook that reads a tunnel written as text, "name" or
 // "namespace/name"; "" is no tunnel.

@@ -381,6 +381,10 @@ var keyValues = map[string]any{
 	"pangolin.ownerId":            "cluster-a",
 	"pangolin.driftPeriod":        "30m",
 	"pangolin.maxConcurrentReads": 2,
+	"pangolin.newtImage":          "registry.example/newt:1.15.0",
+	"pangolin.newtReplicas":       2,
+	"pangolin.newtEndpoint":       "https://dashboard.example.com",
+	"pangolin.newtOwner":          "pic-owner",
 	"pangolin.caFile":             "", // set by withPangolinFiles
 	"pangolin.apiKeyFile":         "", // set by withPangolinFiles
 }

@@ -48,6 +48,10 @@ type rendering struct {
 	// or config/rbac/health-checks as a resource). Every other rendering must grant
 	// nothing on pods.
 	readPods bool
+	// managedSites: PIC creates sites and runs their Newt agents, with the Role of
+	// config/rbac/managed-sites in its namespace. Every other rendering must grant
+	// nothing on Deployments or Secrets.
+	managedSites bool
 }
 
 // sources are the sources PIC must load from the rendering, in the order the
@@ -135,6 +139,13 @@ config:
 config:
   sink: pangolin
   healthChecks: true
+` + directConnectionValues
+	directManagedSiteValues = `
+config:
+  sink: pangolin
+tunnels:
+  edge:
+    managedSite: true
 ` + directConnectionValues
 	directReadPodsValues = `
 config:
@@ -224,6 +235,11 @@ var renderings = []rendering{
 		[]string{"config/direct", "config/rbac/health-checks"}), direct: true, readPods: true},
 	{name: "the Helm chart with config.sink pangolin and config.healthChecks", render: charted(directHealthChecksValues), direct: true, readPods: true},
 	{name: "the Helm chart with config.sink pangolin and rbac.readPods", render: charted(directReadPodsValues), direct: true, readPods: true},
+	// Managed sites (docs/direct-mode.md#managed-sites): the component on config/direct,
+	// and a managed tunnel in the chart's values.
+	{name: "kustomize config/direct with the managed-site component", render: kustomizedOverlay(
+		[]string{"config/direct"}, "config/components/managed-site"), direct: true, managedSites: true},
+	{name: "the Helm chart with config.sink pangolin and a managed tunnel", render: charted(directManagedSiteValues), direct: true, managedSites: true},
 }
 
 // TestInstallations checks what must hold in every way of installing PIC.
@@ -287,8 +303,8 @@ func TestInstallations(t *testing.T) {
 				}
 			}
 		}},
-		{"no rule mentions secrets", func(t *testing.T, objs []*unstructured.Unstructured) {
-			for _, rule := range allRules(t, objs) {
+		{"no rule mentions secrets, but the managed sites' Role (TestManagedSitesAreOptIn)", func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, rule := range allRules(t, withoutManagedSitesRole(objs)) {
 				for _, r := range rule.Resources {
 					assert.False(t, r == "secrets" || strings.HasPrefix(r, "secrets/"), "rule %+v grants %s", rule, r)
 				}
@@ -679,7 +695,7 @@ func leaderElectionRole[T any](t *testing.T, objs []*unstructured.Unstructured, 
 	t.Helper()
 	var found []*unstructured.Unstructured
 	for _, o := range ofKind(objs, kind) {
-		if !strings.HasSuffix(o.GetName(), accessRecordSuffix) {
+		if !strings.HasSuffix(o.GetName(), accessRecordSuffix) && !strings.HasSuffix(o.GetName(), managedSitesRoleSuffix) {
 			found = append(found, o)
 		}
 	}

@@ -19,6 +19,9 @@ type Tunnel struct {
 	Namespace string
 	// AllowedNamespaces may publish through this tunnel; empty allows all, "*" too.
 	AllowedNamespaces []string
+	// ManagedSite asks PIC to create the tunnel's Pangolin site and run its Newt agent
+	// (direct mode only).
+	ManagedSite bool
 }
 
 // Resolver holds the tunnel configuration.

@@ -34,6 +34,8 @@ type Options struct {
 	// Record keeps what access policies wrote across restarts; nil keeps it in memory.
 	// Its digests are keyed with route.DigestKey(APIKey).
 	Record RecordStore
+	// Managed are the sites PIC creates and whose agents it runs; nil for none.
+	Managed *ManagedSites
 }
 
 // DefaultOwnerID is the owner id of a PIC that was given none.

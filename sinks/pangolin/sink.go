@@ -37,6 +37,9 @@ func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 		return nil, fmt.Errorf("configure the pangolin sink: %w", err)
 	}
 	opts.Record = recordStore(ctx, deps, opts.OwnerID, opts.APIKey)
+	if opts.Managed, err = managedSitesFrom(deps.Config, deps, opts.OwnerID); err != nil {
+		return nil, err
+	}
 	return New(client, opts), nil
 }
 
@@ -98,6 +101,8 @@ type Sink struct {
 	// a Newt site's targets get health checks (health.go).
 	siteTypes map[int]string
 	tunnels   map[string]*siteSeen // by niceId: the last Tunnel answers
+	// managed are the sites PIC creates and runs agents for (sites.go); nil for none.
+	managed *ManagedSites
 	// siteChecks keeps one question per site in flight: the workers that need a site
 	// at once (all of them, at start) share its answer.
 	siteChecks singleflight.Group
@@ -191,6 +196,7 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		sites:     map[int]string{},
 		siteTypes: map[int]string{},
 		tunnels:   map[string]*siteSeen{},
+		managed:   opts.Managed,
 	}
 }
 
@@ -245,12 +251,18 @@ func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCh
 func (s *Sink) checkSite(ctx context.Context, niceID string) (plugin.TunnelCheck, error) {
 	site, err := s.api.GetSiteByNiceID(ctx, niceID)
 	switch {
+	case pangolinapi.IsNotFound(err) && s.isManaged(niceID):
+		check, _ := managedSiteCheck(s.ownerID, s.api.Org(), niceID, nil)
+		return check, nil
 	case pangolinapi.IsNotFound(err):
 		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
 			"Pangolin site %q does not exist in org %q: nothing is published or removed until it does; in direct mode a tunnel is a site, named by its niceId: check the class, the %s annotation and the tunnel configuration",
 			niceID, s.api.Org(), pic.AnnotationTunnelName)}, nil
 	case err != nil:
 		return plugin.TunnelCheck{}, fmt.Errorf("get Pangolin site %s: %w", niceID, err)
+	}
+	if check, refused := managedSiteCheck(s.ownerID, s.api.Org(), niceID, &site); refused && s.isManaged(niceID) {
+		return check, nil
 	}
 	s.mu.Lock()
 	s.noteSites([]pangolinapi.Site{site})
@@ -452,9 +464,13 @@ func (s *Sink) Describe(r engine.Resource) plugin.Description {
 // change in Pangolin (a refresh, its own writes) reaches the controllers as Changes,
 // and the refresh runs on the leader only, where the controllers it tells run.
 func (s *Sink) Declare() plugin.SinkDeclaration {
+	runnables := []manager.Runnable{&refresher{sink: s}}
+	if s.managed != nil {
+		runnables = append(runnables, &siteKeeper{sink: s, managed: s.managed})
+	}
 	return plugin.SinkDeclaration{
 		Changes:   s.changes.subscribe,
-		Runnables: []manager.Runnable{&refresher{sink: s}},
+		Runnables: runnables,
 	}
 }
 

@@ -74,8 +74,8 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- $pangolin := dict }}
 {{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" "caSecret" }}
-{{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile" "driftPeriod" "maxConcurrentReads")) }}
-{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, driftPeriod, maxConcurrentReads, apiKeySecret, caSecret" $key) }}
+{{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile" "driftPeriod" "maxConcurrentReads" "newtImage" "newtReplicas" "newtEndpoint" "newtOwner")) }}
+{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, driftPeriod, maxConcurrentReads, newtImage, newtReplicas, newtEndpoint, newtOwner, apiKeySecret, caSecret" $key) }}
 {{- end }}
 {{- if not (kindIs "invalid" $value) }}
 {{- $_ := set $pangolin $key $value }}
@@ -86,6 +86,9 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- with (include "pic.pangolinCAFile" .) }}
 {{- $_ := set $pangolin "caFile" . }}
+{{- end }}
+{{- if and (include "pic.managedSites" .) (not (hasKey $pangolin "newtOwner")) }}
+{{- $_ := set $pangolin "newtOwner" (include "pic.fullname" .) }}
 {{- end }}
 {{- if $pangolin }}
 {{- $_ := set $file "pangolin" $pangolin }}
@@ -285,5 +288,22 @@ Where the Pangolin CA bundle Secret is mounted, when pangolin.caSecret names one
 {{- define "pic.pangolinCAFile" -}}
 {{- with (.Values.pangolin | default dict).caSecret }}
 {{- if .name }}/etc/pic-pangolin-ca/{{ .key | default "ca.crt" }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when a tunnel of the values is a managed site (docs/direct-mode.md#managed-sites):
+config.defaultTunnel or an entry of tunnels written as a mapping with managedSite true.
+PIC then creates the site and runs its Newt agent in the release's namespace, which the
+Role of templates/managed-sites.yaml lets it do, and owns the agent's objects by its
+Deployment (pangolin.newtOwner, the release's fullname unless set).
+*/}}
+{{- define "pic.managedSites" -}}
+{{- $tunnels := values (.Values.tunnels | default dict) }}
+{{- with (index (.Values.config | default dict) "defaultTunnel") }}
+{{- $tunnels = append $tunnels . }}
+{{- end }}
+{{- range $tunnels }}
+{{- if and (kindIs "map" .) (eq (toString (index . "managedSite")) "true") }}true{{ end }}
 {{- end }}
 {{- end }}

@@ -32,6 +32,10 @@ type Site struct {
 	Type   string // "local" (default), "newt", "wireguard"
 	// Offline makes GET site report online:false, as for a Newt agent not connected.
 	Offline bool
+	// NewtID is the id of the Newt agent a Newt site created through the API accepts;
+	// its secret is kept only as a hash, as Pangolin does (NewtCredentialsMatch).
+	NewtID         string
+	newtSecretHash [32]byte
 }
 
 // Key is an API key. The bearer token is Token().

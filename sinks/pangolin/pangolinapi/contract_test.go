@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -373,7 +374,12 @@ func TestContract(t *testing.T) {
 		require.NoError(t, err)
 		listed := c.site
 		listed.Online = false // the list does not report it
-		assert.Contains(t, sites, listed)
+		i := slices.IndexFunc(sites, func(s pangolinapi.Site) bool { return s.SiteID == c.site.SiteID })
+		if assert.GreaterOrEqual(t, i, 0, "the site is listed") {
+			got := sites[i]
+			got.ResourceCount = 0 // only the list reports it, and the resources of this run change it
+			assert.Equal(t, listed, got)
+		}
 
 		// The other paging style is refused, so a client that mixed them up would fail
 		// loudly rather than read one page.

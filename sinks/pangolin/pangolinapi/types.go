@@ -26,6 +26,9 @@ type Site struct {
 	// Online is whether the site's agent is connected. Only the single-site GET reports
 	// it: the list leaves it out, so a listed site reads false.
 	Online bool `json:"online"`
+	// ResourceCount is how many resources have a target on the site. Only the list
+	// reports it: a site read alone reads 0.
+	ResourceCount int `json:"resourceCount"`
 }
 
 // Resource is a public resource as GET, create and update report it: one host (mode

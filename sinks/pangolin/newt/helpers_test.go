@@ -1,0 +1,5 @@
+package newt_test
+
+import "fmt"
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

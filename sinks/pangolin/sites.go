@@ -1,0 +1,264 @@
+package pangolin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+)
+
+// ManagedSites are the sites PIC creates in Pangolin and whose Newt agents it runs
+// beside itself (docs/direct-mode.md, "Managed sites").
+type ManagedSites struct {
+	// Names are the managed tunnels' names, which are their sites' niceIds.
+	Names []string
+	// Configured are every tunnel name the configuration gives, managed or not: a site
+	// one of them names is never removed, even once PIC no longer manages it.
+	Configured []string
+	// Agent is every agent's template: all but Site and Owner.
+	Agent newt.Agent
+	// OwnerName is PIC's own Deployment, in Agent.Namespace.
+	OwnerName string
+	Keeper    *newt.Keeper
+	// Period is how often each site and its agent are checked; 0 is DefaultSitePeriod.
+	Period time.Duration
+}
+
+// DefaultSitePeriod is how often a managed site and its agent are checked: a site that
+// comes online, or a hand edit to the agent, is seen within it.
+const DefaultSitePeriod = 15 * time.Second
+
+// managedSiteOnline is each managed site's connection, as Pangolin last reported it.
+var managedSiteOnline = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_pangolin_managed_site_online",
+	Help: "1 when the managed site's Newt agent is connected to Pangolin, 0 while it is not (or the site is not created yet, or refused), by site.",
+}, []string{"site"})
+
+func init() { metrics.Registry.MustRegister(managedSiteOnline) }
+
+// siteName is the name of a site PIC creates: its niceId is the tunnel's name, which
+// the rest of the sink knows it by, and its name carries PIC's mark, which says who
+// created it. "edge (PIC cluster-a)".
+func siteName(ownerID, niceID string) string { return niceID + " (PIC " + ownerID + ")" }
+
+// ownsSite reports whether PIC, with this owner id, created site.
+func ownsSite(ownerID string, site pangolinapi.Site) bool {
+	return site.Type == pangolinapi.SiteTypeNewt && site.Name == siteName(ownerID, site.NiceID)
+}
+
+// managedSiteCheck is the verdict on a managed tunnel's site, when it is not the
+// ordinary one: a site still to create, or one PIC did not create, which it never
+// takes over. ok is false when the ordinary checks apply.
+func managedSiteCheck(ownerID, org, niceID string, site *pangolinapi.Site) (check plugin.TunnelCheck, ok bool) {
+	switch {
+	case site == nil:
+		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
+			"Pangolin site %q is a managed site PIC has not created yet in org %q: nothing is published until it exists", niceID, org)}, true
+	case !ownsSite(ownerID, *site):
+		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
+			"Pangolin site %q exists in org %q but PIC (owner id %q) did not create it: a managed tunnel uses only a site PIC created, and never takes over another; rename the tunnel, or remove managedSite to publish through that site as it is",
+			niceID, org, ownerID)}, true
+	}
+	return plugin.TunnelCheck{}, false
+}
+
+// managedSitesFrom is the managed sites of the configuration, nil when there are none.
+func managedSitesFrom(cfg *config.Config, deps plugin.SinkDeps, ownerID string) (*ManagedSites, error) {
+	names := cfg.ManagedSites()
+	if len(names) == 0 {
+		return nil, nil
+	}
+	namespace := ownNamespace()
+	if namespace == "" || deps.Client == nil || deps.APIReader == nil {
+		return nil, errors.New("configure managed sites: PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file), and the Newt agents run there")
+	}
+	configured := []string{cfg.Tunnels.Default.Name}
+	for _, t := range cfg.Tunnels.Aliases {
+		configured = append(configured, t.Name)
+	}
+	return &ManagedSites{
+		Names:      names,
+		Configured: configured,
+		Agent: newt.Agent{Namespace: namespace, OwnerID: ownerID, Image: cfg.Pangolin.NewtImage,
+			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL()},
+		OwnerName: cfg.Pangolin.NewtOwner,
+		Keeper:    &newt.Keeper{Reader: deps.APIReader, Writer: deps.Client, Mint: mintCredentials},
+	}, nil
+}
+
+func mintCredentials() newt.Credentials {
+	c := pangolinapi.NewNewtCredentials()
+	return newt.Credentials{ID: c.ID, Secret: string(c.Secret)}
+}
+
+// siteKeeper keeps each managed site and its agent: it creates the site, with the
+// credentials of the agent's Secret, then the agent's Deployment, and puts back what was
+// edited; and it removes a site it created that the configuration no longer names, once
+// no resource is left on it (sweep). It touches no site PIC did not create.
+type siteKeeper struct {
+	sink    *Sink
+	managed *ManagedSites
+}
+
+// NeedLeaderElection: one replica creates sites.
+func (k *siteKeeper) NeedLeaderElection() bool { return true }
+
+// Start keeps the sites until ctx ends.
+func (k *siteKeeper) Start(ctx context.Context) error {
+	period := k.managed.Period
+	if period <= 0 {
+		period = DefaultSitePeriod
+	}
+	for {
+		k.Keep(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(period):
+		}
+	}
+}
+
+// Keep does one pass over the managed sites, then asks again about their state and
+// wakes the objects waiting for one whose state changed.
+func (k *siteKeeper) Keep(ctx context.Context) {
+	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	owner, err := k.managed.Keeper.Owner(ctx, k.managed.Agent.Namespace, k.managed.OwnerName)
+	if err != nil {
+		logger.Error(err, "cannot keep the managed sites' agents")
+		return
+	}
+	checks := map[string]plugin.TunnelCheck{}
+	for _, name := range k.managed.Names {
+		agent := k.managed.Agent
+		agent.Site, agent.Owner = name, owner
+		if err := k.keep(ctx, agent); err != nil {
+			logger.Error(err, "cannot keep a managed site; trying again at the next pass", "site", name)
+			continue
+		}
+		check, err := k.sink.checkSite(ctx, name)
+		if err != nil {
+			logger.Error(err, "cannot read a managed site's state", "site", name)
+			continue
+		}
+		checks[name] = check
+		online := 0.0
+		if check.State == plugin.TunnelReady {
+			online = 1
+		}
+		managedSiteOnline.WithLabelValues(name).Set(online)
+	}
+	k.sink.mu.Lock()
+	wake := k.sink.recheckedTunnels(checks)
+	k.sink.mu.Unlock()
+	k.sink.changes.publish(ctx, plugin.Change{Tunnels: wake})
+	k.sweep(ctx, owner)
+}
+
+// sweep removes the sites PIC created, with this owner id, that the configuration no
+// longer names, in order: once no resource has a target on one (PIC's own go when the
+// objects that published them are deleted or move to another tunnel), its agent's
+// Deployment and Secret, then the site. A site that still carries resources, PIC's or
+// anyone's, is kept, and the log says so at every pass.
+func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
+	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	sites, err := k.sink.api.ListSites(ctx)
+	if err != nil {
+		logger.Error(err, "cannot list the sites to find those PIC no longer manages; trying again at the next pass")
+		return
+	}
+	for _, site := range sites {
+		if !ownsSite(k.sink.ownerID, site) || k.inUse(site.NiceID) {
+			continue
+		}
+		if site.ResourceCount > 0 {
+			logger.Info("keeping a site PIC no longer manages: resources still have targets on it; it is removed once they are gone",
+				"site", site.NiceID, "resources", site.ResourceCount)
+			continue
+		}
+		agent := k.managed.Agent
+		agent.Site, agent.Owner = site.NiceID, owner
+		if err := k.managed.Keeper.Remove(ctx, agent); err != nil {
+			logger.Error(err, "cannot remove the Newt agent of a site PIC no longer manages; the site is kept", "site", site.NiceID)
+			continue
+		}
+		if err := k.sink.api.DeleteSite(ctx, site.SiteID); err != nil && !pangolinapi.IsNotFound(err) {
+			logger.Error(err, "cannot delete a site PIC no longer manages; trying again at the next pass", "site", site.NiceID)
+			continue
+		}
+		managedSiteOnline.DeleteLabelValues(site.NiceID)
+		logger.Info("removed a site PIC no longer manages, and its Newt agent", "site", site.NiceID, "siteId", site.SiteID)
+	}
+}
+
+// keep makes one managed site and its agent exist.
+func (k *siteKeeper) keep(ctx context.Context, agent newt.Agent) error {
+	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	api, keeper := k.sink.api, k.managed.Keeper
+	site, err := api.GetSiteByNiceID(ctx, agent.Site)
+	switch {
+	case pangolinapi.IsNotFound(err):
+		// The credentials are written to the Secret before the site is created: the
+		// server shows the secret only once, and keeps a hash.
+		creds, err := keeper.Credentials(ctx, agent, true)
+		if err != nil {
+			return err
+		}
+		site, err = api.CreateNewtSite(ctx, pangolinapi.NewtSite{NiceID: agent.Site, Name: siteName(k.sink.ownerID, agent.Site),
+			Credentials: pangolinapi.NewtCredentials{ID: creds.ID, Secret: pangolinapi.Secret(creds.Secret)}})
+		if err != nil {
+			return fmt.Errorf("create the managed site %s: %w", agent.Site, err)
+		}
+		logger.Info("created a managed site", "site", agent.Site, "siteId", site.SiteID)
+	case err != nil:
+		return fmt.Errorf("get the managed site %s: %w", agent.Site, err)
+	case !ownsSite(k.sink.ownerID, site):
+		// Refused where the tunnel is checked (managedSiteCheck); no agent runs with
+		// credentials that could never match that site.
+		logger.V(1).Info("skipping a managed site PIC did not create", "site", agent.Site, "name", site.Name, "type", site.Type)
+		return nil
+	default:
+		if _, err := keeper.Credentials(ctx, agent, false); err != nil {
+			if errors.Is(err, newt.ErrNoCredentials) {
+				return fmt.Errorf("%w: delete the site %s in Pangolin (its targets go with it; PIC writes them again) and PIC creates it again with new credentials", err, agent.Site)
+			}
+			return err
+		}
+	}
+	wrote, err := keeper.Deployment(ctx, agent)
+	if err != nil {
+		return err
+	}
+	if wrote {
+		logger.Info("wrote a managed site's Newt Deployment", "site", agent.Site, "deployment", agent.Name())
+	}
+	return nil
+}
+
+// inUse reports whether a site is still a tunnel: managed, named by the configuration,
+// or asked about by an object (the tunnel-name annotation).
+func (k *siteKeeper) inUse(niceID string) bool {
+	if slices.Contains(k.managed.Names, niceID) || slices.Contains(k.managed.Configured, niceID) {
+		return true
+	}
+	k.sink.mu.Lock()
+	defer k.sink.mu.Unlock()
+	_, asked := k.sink.tunnels[niceID]
+	return asked
+}
+
+// isManaged reports whether niceID is a managed site's.
+func (s *Sink) isManaged(niceID string) bool {
+	return s.managed != nil && slices.Contains(s.managed.Names, niceID)
+}

@@ -1,0 +1,317 @@
+package pangolin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+)
+
+// siteWorld is a Pangolin, a cluster holding PIC's Deployment, and a sink managing the
+// site "edge" for owner id cluster-a.
+type siteWorld struct {
+	t      *testing.T
+	ctx    context.Context
+	logs   *bytes.Buffer
+	fake   *inmemory.Server
+	kube   client.Client
+	sink   *Sink
+	keeper *siteKeeper
+	wake   *wakes
+	minted []newt.Credentials
+	// order are the deletions, in the cluster and in Pangolin, in order.
+	order []string
+}
+
+const managedSite = "edge"
+
+func newSiteWorld(t *testing.T, sites ...inmemory.Site) *siteWorld {
+	t.Helper()
+	w := &siteWorld{t: t, logs: &bytes.Buffer{}}
+	w.ctx = log.IntoContext(context.Background(), funcr.New(func(prefix, args string) { w.logs.WriteString(prefix + " " + args + "\n") }, funcr.Options{Verbosity: 1}))
+	o := inmemory.Options{Keys: []inmemory.Key{secretKey}}
+	if sites != nil {
+		o.Sites = append([]inmemory.Site{{ID: 1, NiceID: site, Name: "k8s-local"}}, sites...)
+	}
+	w.fake = inmemory.NewServer(o)
+	t.Cleanup(w.fake.Close)
+	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: w.fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	pic := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system", UID: "pic-uid"}}
+	w.kube = fake.NewClientBuilder().WithObjects(pic).WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			w.order = append(w.order, fmt.Sprintf("delete %T %s", obj, obj.GetName()))
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+	w.fake.SetFault(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodDelete {
+			w.order = append(w.order, "DELETE "+r.URL.Path)
+		}
+		return false
+	})
+	managed := &ManagedSites{
+		Names:     []string{managedSite},
+		Agent:     newt.Agent{Namespace: "pic-system", OwnerID: "cluster-a", Image: "docker.io/fosrl/newt:1.15.0", Replicas: 1, Endpoint: "https://pangolin.example.com"},
+		OwnerName: "pic",
+		Keeper: &newt.Keeper{Reader: w.kube, Writer: w.kube, Mint: func() newt.Credentials {
+			c := mintCredentials()
+			w.minted = append(w.minted, c)
+			return c
+		}},
+	}
+	w.sink = New(api, Options{OwnerID: "cluster-a", APIKey: secretKey.Token(), Managed: managed})
+	decl := w.sink.Declare()
+	require.Len(t, decl.Runnables, 2, "the refresher and the site keeper")
+	w.keeper = decl.Runnables[1].(*siteKeeper)
+	w.wake = &wakes{changes: decl.Changes()}
+	return w
+}
+
+func (w *siteWorld) tunnel() plugin.TunnelCheck {
+	w.t.Helper()
+	check, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: managedSite})
+	require.NoError(w.t, err)
+	return check
+}
+
+func (w *siteWorld) secret() (*corev1.Secret, bool) {
+	var s corev1.Secret
+	err := w.kube.Get(w.ctx, types.NamespacedName{Namespace: "pic-system", Name: "newt-" + managedSite}, &s)
+	return &s, err == nil
+}
+
+func (w *siteWorld) deployment() (*appsv1.Deployment, bool) {
+	var d appsv1.Deployment
+	err := w.kube.Get(w.ctx, types.NamespacedName{Namespace: "pic-system", Name: "newt-" + managedSite}, &d)
+	return &d, err == nil
+}
+
+func (w *siteWorld) siteNamed(niceID string) (inmemory.Site, bool) {
+	for _, s := range w.fake.Sites() {
+		if s.NiceID == niceID {
+			return s, true
+		}
+	}
+	return inmemory.Site{}, false
+}
+
+func TestManagedSiteIsCreatedWithItsAgent(t *testing.T) {
+	w := newSiteWorld(t)
+	assert.Equal(t, plugin.TunnelNotFound, w.tunnel().State, "not created yet")
+
+	w.keeper.Keep(w.ctx)
+
+	created, ok := w.siteNamed(managedSite)
+	require.True(t, ok, "the site is created, named by the tunnel")
+	assert.Equal(t, "newt", created.Type)
+	assert.Equal(t, "edge (PIC cluster-a)", created.Name, "its name carries PIC's mark")
+	secret, ok := w.secret()
+	require.True(t, ok, "the agent's Secret")
+	require.Len(t, w.minted, 1)
+	assert.True(t, w.fake.NewtCredentialsMatch(managedSite, string(secret.Data[newt.SecretKeyID]), string(secret.Data[newt.SecretKeySecret])),
+		"the site accepts the credentials the Secret holds")
+	d, ok := w.deployment()
+	require.True(t, ok, "the agent's Deployment")
+	assert.Equal(t, types.UID("pic-uid"), d.OwnerReferences[0].UID, "owned by PIC's Deployment")
+
+	check := w.tunnel()
+	assert.Equal(t, plugin.TunnelNotReady, check.State, "offline until its agent connects")
+	assert.Equal(t, 0.0, testutil.ToFloat64(managedSiteOnline.WithLabelValues(managedSite)))
+
+	w.fake.SetSiteOnline(managedSite, true)
+	w.keeper.Keep(w.ctx)
+	assert.Equal(t, plugin.TunnelReady, w.tunnel().State)
+	assert.Equal(t, 1.0, testutil.ToFloat64(managedSiteOnline.WithLabelValues(managedSite)), "the metric follows the site")
+	assert.Contains(t, w.wake.heard().tunnels, route.TunnelRef{Namespace: "shop", Name: managedSite}, "the objects waiting for it are woken")
+
+	writes := w.fake.Writes()
+	w.keeper.Keep(w.ctx)
+	assert.Equal(t, writes, w.fake.Writes(), "a pass with nothing to do writes nothing to Pangolin")
+	assert.Len(t, w.minted, 1, "nor mints again")
+	assertNoCredential(t, w)
+}
+
+func TestManagedSiteRefusal(t *testing.T) {
+	cases := []struct {
+		name     string
+		existing inmemory.Site
+	}{
+		{"a site PIC did not create, of the tunnel's name, is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge", Type: "newt"}},
+		{"a local site of the tunnel's name is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-a)", Type: "local"}},
+		{"a site of another owner id is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-b)", Type: "newt"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSiteWorld(t, tc.existing)
+			w.keeper.Keep(w.ctx)
+
+			assert.Zero(t, w.fake.Writes(), "nothing is written to Pangolin")
+			got, _ := w.siteNamed(managedSite)
+			assert.Equal(t, tc.existing.Name, got.Name, "the site is left as it is")
+			_, hasSecret := w.secret()
+			_, hasDeployment := w.deployment()
+			assert.False(t, hasSecret, "no credentials are minted for a site that could never accept them")
+			assert.False(t, hasDeployment, "no agent runs")
+			check := w.tunnel()
+			assert.Equal(t, plugin.TunnelNotFound, check.State, "nothing is published through it")
+			assert.Contains(t, check.Message, `PIC (owner id "cluster-a") did not create it`)
+			assert.Contains(t, check.Message, "rename the tunnel, or remove managedSite")
+		})
+	}
+}
+
+func TestManagedSiteCreationRetriesWithTheSameCredentials(t *testing.T) {
+	w := newSiteWorld(t)
+	failing := true
+	w.fake.SetFault(func(rw http.ResponseWriter, r *http.Request) bool {
+		if failing && r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/site") {
+			rw.WriteHeader(http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	w.keeper.Keep(w.ctx)
+	_, created := w.siteNamed(managedSite)
+	assert.False(t, created)
+	_, hasDeployment := w.deployment()
+	assert.False(t, hasDeployment, "no agent before its site exists")
+
+	failing = false
+	w.keeper.Keep(w.ctx)
+	secret, ok := w.secret()
+	require.True(t, ok)
+	assert.Len(t, w.minted, 1, "the credentials written before the failed create are the ones used")
+	assert.True(t, w.fake.NewtCredentialsMatch(managedSite, string(secret.Data[newt.SecretKeyID]), string(secret.Data[newt.SecretKeySecret])))
+	assertNoCredential(t, w)
+}
+
+func TestManagedSiteWithLostCredentialsIsKept(t *testing.T) {
+	w := newSiteWorld(t)
+	w.keeper.Keep(w.ctx)
+	secret, ok := w.secret()
+	require.True(t, ok)
+	require.NoError(t, w.kube.Delete(w.ctx, secret))
+
+	w.keeper.Keep(w.ctx)
+	_, ok = w.siteNamed(managedSite)
+	assert.True(t, ok, "the site is not deleted")
+	assert.Zero(t, w.fake.Deletes())
+	_, ok = w.secret()
+	assert.False(t, ok, "no fresh credentials that the site would refuse")
+	assert.Len(t, w.minted, 1)
+	assert.Contains(t, w.logs.String(), "delete the site edge in Pangolin", "the log says how to start over")
+	assertNoCredential(t, w)
+}
+
+// assertNoCredential checks that no credential PIC minted is in its logs.
+func assertNoCredential(t *testing.T, w *siteWorld) {
+	t.Helper()
+	require.NotEmpty(t, w.logs.String(), "the test sees the logs")
+	for _, c := range w.minted {
+		assert.NotContains(t, w.logs.String(), c.Secret)
+	}
+}
+
+// seedAgent places the Newt agent PIC would have written for site.
+func (w *siteWorld) seedAgent(site string, labelled bool) {
+	w.t.Helper()
+	agent := w.keeper.managed.Agent
+	agent.Site = site
+	agent.Owner = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "pic", UID: "pic-uid"}
+	d, s := agent.Deployment(), agent.Secret(newt.Credentials{ID: "old-id", Secret: "old-secret"})
+	if !labelled {
+		d.Labels, s.Labels = nil, nil
+	}
+	require.NoError(w.t, w.kube.Create(w.ctx, d))
+	require.NoError(w.t, w.kube.Create(w.ctx, s))
+}
+
+func (w *siteWorld) has(obj client.Object, name string) bool {
+	return w.kube.Get(w.ctx, types.NamespacedName{Namespace: "pic-system", Name: name}, obj) == nil
+}
+
+func TestSitesNoLongerManaged(t *testing.T) {
+	old := inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
+	cases := []struct {
+		name        string
+		site        inmemory.Site
+		resources   bool // a resource has a target on the site
+		labelled    bool // the agent's objects carry PIC's labels
+		configured  bool // a tunnel of the configuration names it, without managedSite
+		asked       bool // an object asked about it (the tunnel-name annotation)
+		wantRemoved bool
+		wantLog     string
+	}{
+		{name: "a site PIC created and no longer manages, without resources, is removed with its agent, in order",
+			site: old, labelled: true, wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
+		{name: "a site that still carries resources is kept, and the log says why",
+			site: old, resources: true, labelled: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+		{name: "a site whose agent's objects PIC did not label is kept with them",
+			site: old, labelled: false, wantLog: "PIC did not create it and leaves it alone"},
+		{name: "another owner id's site is not touched",
+			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-b)", Type: "newt"}, labelled: true},
+		{name: "a site made by hand is not touched",
+			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old", Type: "newt"}, labelled: true},
+		{name: "a site the configuration still names as a tunnel, unmanaged, is kept",
+			site: old, labelled: true, configured: true},
+		{name: "a site an object asked about is kept",
+			site: old, labelled: true, asked: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSiteWorld(t, tc.site)
+			w.seedAgent("old", tc.labelled)
+			if tc.resources {
+				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: tc.site.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+			}
+			if tc.configured {
+				w.keeper.managed.Configured = append(w.keeper.managed.Configured, "old")
+			}
+			if tc.asked {
+				_, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "old"})
+				require.NoError(t, err)
+			}
+			w.keeper.Keep(w.ctx)
+
+			_, siteLeft := w.siteNamed("old")
+			deploymentLeft, secretLeft := w.has(&appsv1.Deployment{}, "newt-old"), w.has(&corev1.Secret{}, "newt-old")
+			if tc.wantRemoved {
+				assert.False(t, siteLeft || deploymentLeft || secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Equal(t, []string{"delete *v1.Deployment newt-old", "delete *v1.Secret newt-old", "DELETE /v1/site/7"}, w.order,
+					"the agent goes before its site")
+			} else {
+				assert.True(t, siteLeft && deploymentLeft && secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Empty(t, w.order, "nothing is deleted")
+			}
+			if tc.wantLog != "" {
+				assert.Contains(t, w.logs.String(), tc.wantLog)
+			}
+			_, managedLeft := w.siteNamed(managedSite)
+			assert.True(t, managedLeft, "the managed site is kept")
+		})
+	}
+}
