@@ -45,7 +45,23 @@ var managedSiteOnline = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1 when the managed site's Newt agent is connected to Pangolin, 0 while it is not (or the site is not created yet, or refused), by site.",
 }, []string{"site"})
 
-func init() { metrics.Registry.MustRegister(managedSiteOnline) }
+// managedSiteNewt is the Newt version each managed site's agent last reported, an info
+// metric: the series of the current version is 1, and the only one of its site.
+var managedSiteNewt = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_pangolin_managed_site_newt_info",
+	Help: "1 for the Newt version the managed site's agent reported when it last connected, by site and version; no series while no agent has connected.",
+}, []string{"site", "version"})
+
+func init() { metrics.Registry.MustRegister(managedSiteOnline, managedSiteNewt) }
+
+// setManagedSiteNewt records the Newt version of a managed site PIC created; "" (no
+// agent connected yet, or a site PIC did not create) leaves the site no series.
+func setManagedSiteNewt(niceID, version string) {
+	managedSiteNewt.DeletePartialMatch(prometheus.Labels{"site": niceID})
+	if version != "" {
+		managedSiteNewt.WithLabelValues(niceID, version).Set(1)
+	}
+}
 
 // siteName is the name of a site PIC creates: its niceId is the tunnel's name, which
 // the rest of the sink knows it by, and its name carries PIC's mark, which says who
@@ -71,6 +87,18 @@ func managedSiteCheck(ownerID, org, niceID string, site *pangolinapi.Site) (chec
 			niceID, org, ownerID)}, true
 	}
 	return plugin.TunnelCheck{}, false
+}
+
+// managedSiteOffline is why a managed site's tunnel is not ready while its site exists:
+// its agent is not connected. Newt's version says whether an agent ever connected, and
+// which one, which is where to look next (its Deployment's pods).
+func managedSiteOffline(site pangolinapi.Site) string {
+	agent := "no Newt agent has connected to it yet"
+	if site.NewtVersion != "" {
+		agent = fmt.Sprintf("its Newt agent (version %s when it last connected) is not connected", site.NewtVersion)
+	}
+	return fmt.Sprintf("managed Pangolin site %q is not online: %s; its routes are written, and Pangolin serves them once the agent of Deployment %s connects",
+		site.NiceID, agent, newt.Agent{Site: site.NiceID}.Name())
 }
 
 // managedSitesFrom is the managed sites of the configuration, nil when there are none.
@@ -147,7 +175,7 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 			logger.Error(err, "cannot keep a managed site; trying again at the next pass", "site", name)
 			continue
 		}
-		check, err := k.sink.checkSite(ctx, name)
+		check, site, err := k.sink.readSite(ctx, name)
 		if err != nil {
 			logger.Error(err, "cannot read a managed site's state", "site", name)
 			continue
@@ -158,6 +186,11 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 			online = 1
 		}
 		managedSiteOnline.WithLabelValues(name).Set(online)
+		version := ""
+		if ownsSite(k.sink.ownerID, site) {
+			version = site.NewtVersion
+		}
+		setManagedSiteNewt(name, version)
 	}
 	k.sink.mu.Lock()
 	wake := k.sink.recheckedTunnels(checks)
@@ -198,6 +231,7 @@ func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
 			continue
 		}
 		managedSiteOnline.DeleteLabelValues(site.NiceID)
+		setManagedSiteNewt(site.NiceID, "")
 		logger.Info("removed a site PIC no longer manages, and its Newt agent", "site", site.NiceID, "siteId", site.SiteID)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -312,6 +314,66 @@ func TestSitesNoLongerManaged(t *testing.T) {
 			}
 			_, managedLeft := w.siteNamed(managedSite)
 			assert.True(t, managedLeft, "the managed site is kept")
+		})
+	}
+}
+
+// newtVersions are the versions the info metric holds for a site.
+func newtVersions(t *testing.T, niceID string) []string {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 16)
+	managedSiteNewt.Collect(ch)
+	close(ch)
+	var out []string
+	for m := range ch {
+		var pb dto.Metric
+		require.NoError(t, m.Write(&pb))
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["site"] == niceID {
+			out = append(out, labels["version"])
+		}
+	}
+	return out
+}
+
+func TestManagedSiteReportsNewtVersion(t *testing.T) {
+	w := newSiteWorld(t)
+	w.keeper.Keep(w.ctx)
+	check := w.tunnel()
+	assert.Equal(t, plugin.TunnelNotReady, check.State)
+	assert.Contains(t, check.Message, "no Newt agent has connected to it yet")
+	assert.Contains(t, check.Message, "newt-edge", "the message names the agent's Deployment")
+	assert.Empty(t, newtVersions(t, managedSite), "no version before an agent connects")
+
+	w.fake.SetNewtVersion(managedSite, "1.15.0")
+	w.keeper.Keep(w.ctx)
+	assert.Contains(t, w.tunnel().Message, "version 1.15.0", "an agent that connected once and left says which it was")
+	assert.Equal(t, []string{"1.15.0"}, newtVersions(t, managedSite))
+
+	w.fake.SetNewtVersion(managedSite, "1.16.0")
+	w.fake.SetSiteOnline(managedSite, true)
+	w.keeper.Keep(w.ctx)
+	assert.Equal(t, plugin.TunnelReady, w.tunnel().State)
+	assert.Equal(t, []string{"1.16.0"}, newtVersions(t, managedSite), "one series per site: the old version's goes")
+}
+
+func TestManagedSiteOfflineMessage(t *testing.T) {
+	cases := []struct {
+		name    string
+		version string
+		want    string
+	}{
+		{name: "a site no agent has connected to says so", version: "",
+			want: `managed Pangolin site "edge" is not online: no Newt agent has connected to it yet; its routes are written, and Pangolin serves them once the agent of Deployment newt-edge connects`},
+		{name: "a site whose agent left gives the version it had", version: "1.15.0",
+			want: `managed Pangolin site "edge" is not online: its Newt agent (version 1.15.0 when it last connected) is not connected; its routes are written, and Pangolin serves them once the agent of Deployment newt-edge connects`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, managedSiteOffline(pangolinapi.Site{NiceID: "edge", NewtVersion: tc.version}))
 		})
 	}
 }
