@@ -15,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -113,8 +114,13 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 		}}
 		owner, err := keeper.Owner(ctx, ns, pic.Name)
 		require.NoError(t, err, "the managed sites' rules may read PIC's Deployment")
+		// A CPU limit without a CPU request: the API server defaults the request to the
+		// limit, which must not read as drift.
 		agent := newt.Agent{Namespace: ns, Site: "edge", OwnerID: "cluster-a", Image: "docker.io/fosrl/newt:1.15.0", Replicas: 1,
-			Endpoint: "https://pangolin.example.com", Owner: owner}
+			Endpoint: "https://pangolin.example.com", Owner: owner, Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			}}
 
 		t.Run("the Secret is created with fresh credentials, owned by PIC's Deployment", func(t *testing.T) {
 			creds, err := keeper.Credentials(ctx, agent, true)
@@ -159,6 +165,7 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(d *appsv1.Deployment) {
 				d.Spec.Template.Spec.Containers[0].Image = "docker.io/fosrl/newt:latest"
 				d.Spec.Replicas = ptr.To[int32](5)
+				d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 				d.OwnerReferences = nil
 			}, 10*time.Second))
 			wrote, err := keeper.Deployment(ctx, agent)
@@ -168,6 +175,7 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, &d))
 			assert.Equal(t, "docker.io/fosrl/newt:1.15.0", d.Spec.Template.Spec.Containers[0].Image)
 			assert.Equal(t, int32(1), *d.Spec.Replicas)
+			assert.Equal(t, "128Mi", ptr.To(d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]).String(), "the configured limit")
 			require.Len(t, d.OwnerReferences, 1)
 			assert.Equal(t, pic.UID, d.OwnerReferences[0].UID)
 		})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -119,10 +121,29 @@ func managedSitesFrom(cfg *config.Config, deps plugin.SinkDeps, ownerID string) 
 		Names:      names,
 		Configured: configured,
 		Agent: newt.Agent{Namespace: namespace, OwnerID: ownerID, Image: cfg.Pangolin.NewtImage,
-			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL()},
+			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL(), Resources: newtResources(cfg.Pangolin)},
 		OwnerName: cfg.Pangolin.NewtOwner,
 		Keeper:    &newt.Keeper{Reader: deps.APIReader, Writer: deps.Client, Mint: mintCredentials},
 	}, nil
+}
+
+// newtResources are the agent container's requests and limits, from the configuration,
+// which has checked each quantity; an empty one sets none.
+func newtResources(p config.Pangolin) corev1.ResourceRequirements {
+	list := func(cpu, memory string) corev1.ResourceList {
+		out := corev1.ResourceList{}
+		if cpu != "" {
+			out[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if memory != "" {
+			out[corev1.ResourceMemory] = resource.MustParse(memory)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return corev1.ResourceRequirements{Requests: list(p.NewtCPURequest, p.NewtMemoryRequest), Limits: list(p.NewtCPULimit, p.NewtMemoryLimit)}
 }
 
 func mintCredentials() newt.Credentials {

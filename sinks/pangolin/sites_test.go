@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
@@ -374,6 +376,33 @@ func TestManagedSiteOfflineMessage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, managedSiteOffline(pangolinapi.Site{NiceID: "edge", NewtVersion: tc.version}))
+		})
+	}
+}
+
+func TestNewtResourcesFromConfiguration(t *testing.T) {
+	cases := []struct {
+		name string
+		in   config.Pangolin
+		want corev1.ResourceRequirements
+	}{
+		{name: "the defaults request CPU and memory and limit memory",
+			in: config.Pangolin{NewtCPURequest: "10m", NewtMemoryRequest: "32Mi", NewtMemoryLimit: "128Mi"},
+			want: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+			}},
+		{name: "every one set sets all four",
+			in: config.Pangolin{NewtCPURequest: "50m", NewtMemoryRequest: "64Mi", NewtCPULimit: "1", NewtMemoryLimit: "256Mi"},
+			want: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			}},
+		{name: "none set sets neither requests nor limits", in: config.Pangolin{}, want: corev1.ResourceRequirements{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, newtResources(tc.in))
 		})
 	}
 }
