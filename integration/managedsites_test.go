@@ -195,6 +195,23 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			assert.Equal(t, 1, minted)
 		})
 
+		t.Run("credentials rotated by hand and a rollout restart are kept, as the docs tell the user", func(t *testing.T) {
+			rotated := newt.Credentials{ID: "rotatedidabcdef", Secret: "rotated-newt-secret-0123456789abcdefghijklmnopqr"}
+			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(s *corev1.Secret) {
+				s.Data[newt.SecretKeyID], s.Data[newt.SecretKeySecret] = []byte(rotated.ID), []byte(rotated.Secret)
+			}, 10*time.Second))
+			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(d *appsv1.Deployment) {
+				d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}
+			}, 10*time.Second))
+			creds, err := keeper.Credentials(ctx, agent, false)
+			require.NoError(t, err)
+			assert.Equal(t, rotated, creds, "the Secret's credentials are the agent's")
+			wrote, err := keeper.Deployment(ctx, agent)
+			require.NoError(t, err)
+			assert.False(t, wrote, "a restart is not a change to put back")
+			assert.Equal(t, 1, minted, "nothing minted")
+		})
+
 		t.Run("the agent of a site no longer managed is removed with the Role's rules alone", func(t *testing.T) {
 			require.NoError(t, keeper.Remove(ctx, agent))
 			key := client.ObjectKey{Namespace: ns, Name: "newt-edge"}
