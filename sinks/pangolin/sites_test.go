@@ -406,3 +406,15 @@ func TestNewtResourcesFromConfiguration(t *testing.T) {
 		})
 	}
 }
+
+func TestImageVersion(t *testing.T) {
+	cases := []struct{ name, image, want string }{
+		{"a tag is the version", "docker.io/fosrl/newt:1.15.0", "1.15.0"},
+		{"a leading v is dropped", "fosrl/newt:v1.16.0", "1.16.0"},
+		{"a tag with a digest is the tag", "docker.io/fosrl/newt:1.15.0@sha256:" + strings.Repeat("ab", 32), "1.15.0"},
+		{"a registry port is not a tag", "registry.example:5000/newt@sha256:" + strings.Repeat("ab", 32), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, imageVersion(tc.image)) })
+	}
+}
