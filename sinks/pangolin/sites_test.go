@@ -3,6 +3,7 @@ package pangolin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -28,6 +31,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -47,6 +51,9 @@ type siteWorld struct {
 	minted []newt.Credentials
 	// order are the deletions, in the cluster and in Pangolin, in order.
 	order []string
+	// forbidden makes every read of a Deployment or Secret forbidden, as without the
+	// managed sites' Role.
+	forbidden bool
 }
 
 const managedSite = "edge"
@@ -65,6 +72,12 @@ func newSiteWorld(t *testing.T, sites ...inmemory.Site) *siteWorld {
 	require.NoError(t, err)
 	pic := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system", UID: "pic-uid"}}
 	w.kube = fake.NewClientBuilder().WithObjects(pic).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if w.forbidden {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: fmt.Sprintf("%T", obj)}, key.Name, errors.New("no Role"))
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			w.order = append(w.order, fmt.Sprintf("delete %T %s", obj, obj.GetName()))
 			return c.Delete(ctx, obj, opts...)
@@ -416,5 +429,96 @@ func TestImageVersion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, imageVersion(tc.image)) })
+	}
+}
+
+func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
+	cases := []struct {
+		name        string
+		resources   bool // a resource has a target on the site
+		forbidden   bool // the managed sites' Role is gone
+		wantRemoved bool
+		wantLog     string
+	}{
+		{name: "the last managed site, once taken off, is removed with its agent, in order",
+			wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
+		{name: "a site that still carries resources is kept",
+			resources: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+		{name: "without the Role, the agent cannot be seen gone, so the site is kept and the log says what to do",
+			forbidden: true, wantLog: "delete the Deployment and Secret, then the site, by hand"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSiteWorld(t)
+			w.keeper.Keep(w.ctx)
+			created, ok := w.siteNamed(managedSite)
+			require.True(t, ok)
+			if tc.resources {
+				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: created.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+			}
+			// The configuration manages no site any more, nor names this one.
+			w.keeper.managed.Names = nil
+			w.forbidden = tc.forbidden
+			require.NoError(t, w.kube.Delete(w.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system"}}))
+			w.order = nil
+
+			w.keeper.Keep(w.ctx)
+
+			_, siteLeft := w.siteNamed(managedSite)
+			w.forbidden = false
+			deploymentLeft, secretLeft := w.has(&appsv1.Deployment{}, "newt-edge"), w.has(&corev1.Secret{}, "newt-edge")
+			if tc.wantRemoved {
+				assert.False(t, siteLeft || deploymentLeft || secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Equal(t, []string{"delete *v1.Deployment newt-edge", "delete *v1.Secret newt-edge", fmt.Sprintf("DELETE /v1/site/%d", created.ID)}, w.order,
+					"the agent goes before its site, and PIC's own Deployment is not needed")
+			} else {
+				assert.True(t, siteLeft && deploymentLeft && secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Empty(t, w.order, "nothing is deleted")
+			}
+			assert.Contains(t, w.logs.String(), tc.wantLog)
+			assert.NotContains(t, w.logs.String(), "cannot keep the managed sites' agents", "managing none, PIC looks for no owner")
+			assertNoCredential(t, w)
+		})
+	}
+}
+
+func TestManagedSitesFromConfiguration(t *testing.T) {
+	kube := fake.NewClientBuilder().Build()
+	deps := plugin.SinkDeps{Client: kube, APIReader: kube}
+	cases := []struct {
+		name       string
+		namespace  string
+		managed    bool
+		wantNil    bool
+		wantPeriod time.Duration
+		wantErr    string
+	}{
+		{name: "managed tunnels in a cluster keep their sites every 15 s", namespace: "pic-system", managed: true},
+		{name: "no managed tunnel in a cluster still removes PIC's sites, every 5 minutes", namespace: "pic-system", wantPeriod: DefaultSweepPeriod},
+		{name: "no managed tunnel outside a cluster runs nothing", wantNil: true},
+		{name: "a managed tunnel outside a cluster is an error", managed: true, wantErr: "PIC's namespace is not known"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("POD_NAMESPACE", tc.namespace)
+			cfg := config.Config{Sink: "pangolin"}
+			cfg.Tunnels.Default = tunnel.Tunnel{Name: "edge", ManagedSite: tc.managed}
+			got, err := managedSitesFrom(&cfg, deps, "cluster-a")
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			if tc.wantNil {
+				if ownNamespace() == "" {
+					assert.Nil(t, got)
+				}
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, tc.wantPeriod, got.Period)
+			assert.Equal(t, []string{"edge"}, got.Configured)
+		})
 	}
 }
