@@ -116,12 +116,14 @@ func specManagedSite(t *testing.T, p Provider) {
 	d.eventuallyServed(map[string][]string{e.host("app"): {"http://" + e.svcAddr("web", 8080)}})
 	e.eventuallyNormal(app, "TunnelNotReady")
 
-	t.Run("the site's connection reaches the metric once its agent is online", func(t *testing.T) {
+	t.Run("the site's connection and Newt's version reach the metrics once its agent is online", func(t *testing.T) {
+		server.SetNewtVersion(managedSite, "1.15.0")
 		server.SetSiteOnline(managedSite, true)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			_, body, err := pic.Get(e.ctx, Metrics, "/metrics")
 			assert.NoError(c, err)
 			assert.Contains(c, body, `pic_pangolin_managed_site_online{site="`+managedSite+`"} 1`)
+			assert.Contains(c, body, `pic_pangolin_managed_site_newt_info{site="`+managedSite+`",version="1.15.0"} 1`)
 		}, eventually, tick)
 	})
 

@@ -15,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -113,8 +114,13 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 		}}
 		owner, err := keeper.Owner(ctx, ns, pic.Name)
 		require.NoError(t, err, "the managed sites' rules may read PIC's Deployment")
+		// A CPU limit without a CPU request: the API server defaults the request to the
+		// limit, which must not read as drift.
 		agent := newt.Agent{Namespace: ns, Site: "edge", OwnerID: "cluster-a", Image: "docker.io/fosrl/newt:1.15.0", Replicas: 1,
-			Endpoint: "https://pangolin.example.com", Owner: owner}
+			Endpoint: "https://pangolin.example.com", Owner: owner, Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			}}
 
 		t.Run("the Secret is created with fresh credentials, owned by PIC's Deployment", func(t *testing.T) {
 			creds, err := keeper.Credentials(ctx, agent, true)
@@ -159,6 +165,7 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(d *appsv1.Deployment) {
 				d.Spec.Template.Spec.Containers[0].Image = "docker.io/fosrl/newt:latest"
 				d.Spec.Replicas = ptr.To[int32](5)
+				d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 				d.OwnerReferences = nil
 			}, 10*time.Second))
 			wrote, err := keeper.Deployment(ctx, agent)
@@ -168,6 +175,7 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, &d))
 			assert.Equal(t, "docker.io/fosrl/newt:1.15.0", d.Spec.Template.Spec.Containers[0].Image)
 			assert.Equal(t, int32(1), *d.Spec.Replicas)
+			assert.Equal(t, "128Mi", ptr.To(d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]).String(), "the configured limit")
 			require.Len(t, d.OwnerReferences, 1)
 			assert.Equal(t, pic.UID, d.OwnerReferences[0].UID)
 		})
@@ -185,6 +193,23 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 			assert.Equal(t, pic.UID, s.OwnerReferences[0].UID)
 			assert.Equal(t, creds.Secret, string(s.Data[newt.SecretKeySecret]))
 			assert.Equal(t, 1, minted)
+		})
+
+		t.Run("credentials rotated by hand and a rollout restart are kept, as the docs tell the user", func(t *testing.T) {
+			rotated := newt.Credentials{ID: "rotatedidabcdef", Secret: "rotated-newt-secret-0123456789abcdefghijklmnopqr"}
+			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(s *corev1.Secret) {
+				s.Data[newt.SecretKeyID], s.Data[newt.SecretKeySecret] = []byte(rotated.ID), []byte(rotated.Secret)
+			}, 10*time.Second))
+			require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKey{Namespace: ns, Name: "newt-edge"}, func(d *appsv1.Deployment) {
+				d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}
+			}, 10*time.Second))
+			creds, err := keeper.Credentials(ctx, agent, false)
+			require.NoError(t, err)
+			assert.Equal(t, rotated, creds, "the Secret's credentials are the agent's")
+			wrote, err := keeper.Deployment(ctx, agent)
+			require.NoError(t, err)
+			assert.False(t, wrote, "a restart is not a change to put back")
+			assert.Equal(t, 1, minted, "nothing minted")
 		})
 
 		t.Run("the agent of a site no longer managed is removed with the Role's rules alone", func(t *testing.T) {

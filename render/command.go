@@ -59,7 +59,10 @@ where the input has one (an object without one is newer than every object with o
 then by namespace/name. UIDs come from the input's metadata.uid, or else from each
 object's kind, namespace and name: a cluster's differ.
 
-Direct mode: every site a tunnel names exists and is online. The org's domains are
+Direct mode: every site a tunnel names exists and is online. A managed site of the
+configuration (managedSite) is printed after the resources: its name, online (assumed),
+the Newt version of the configured image, and its agent's Deployment; never credentials,
+which PIC draws only when it creates the site. The org's domains are
 those --domain gives; without it, the registrable domain of every host (its public
 suffix and one label) and every domain the domain-name annotation names. Give the
 org's domains to see hosts split as Pangolin will split them (apps.example.com as a

@@ -230,3 +230,29 @@ spec:
 `, "served")
 	assert.Empty(t, got.stderr)
 }
+
+// TestMainDirectManagedSite: a managed site of the configuration is printed after the
+// resources, with its agent and the version it would run, and no credential.
+func TestMainDirectManagedSite(t *testing.T) {
+	dir := write(t, map[string]string{
+		"app.yaml": scenario,
+		"pic.yaml": "sink: pangolin\npangolin:\n  ownerId: prod\n  newtImage: docker.io/fosrl/newt:1.16.0@sha256:" + strings.Repeat("ab", 32) +
+			"\n  newtReplicas: 2\ndefaultTunnel: {name: edge, managedSite: true}\n",
+	})
+	got := run("", "-f", filepath.Join(dir, "app.yaml"), "--config", filepath.Join(dir, "pic.yaml"))
+	require.Equal(t, render.ExitOK, got.code, got.stderr)
+	assert.Contains(t, got.stdout, "site: edge", "the resources are published through the managed site")
+	docs := strings.Split(got.stdout, "---\n")
+	assert.Equal(t, strings.Join([]string{
+		"deployment: newt-edge",
+		"image: docker.io/fosrl/newt:1.16.0@sha256:" + strings.Repeat("ab", 32),
+		"managedSite: edge",
+		`name: edge (PIC prod)`,
+		"newtVersion: 1.16.0",
+		"online: true",
+		"replicas: 2",
+		"type: newt",
+	}, "\n")+"\n", docs[len(docs)-1], "the managed site comes last")
+	assert.NotContains(t, strings.ToLower(got.stdout), "secret")
+	assert.NotContains(t, got.stdout, "NEWT_ID")
+}

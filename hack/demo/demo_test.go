@@ -47,6 +47,9 @@ func TestDemoDirectOneShot(t *testing.T) {
 	assert.NotContains(t, output, "ApexHost", "the organization's domain itself can be published")
 	assert.Regexp(t, `postgres\s+tcp:5432\s+pic-default-[0-9a-f]+\s+postgres\.demo\.svc\.cluster\.local:5432\s+`+demoAddress, output,
 		"the TCP service is published, and its status shows the address")
+	assert.Regexp(t, `lab\s+lab \(PIC default\)\s+true\s+1\.15\.0\s+pangolin-system/newt-lab`, output,
+		"the managed site is created with its agent, and shows online with Newt's version once the agent connects")
+	assert.NotContains(t, output, "NEWT_SECRET", "never a credential")
 }
 
 // slowToStop wraps manager in a script that, asked to stop, waits 2 s before passing the

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
@@ -17,10 +18,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -110,9 +114,14 @@ func run() error {
 			Sites:   []inmemory.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
 		})
 		defer pangolin.Close()
-		args = append(args, "--sink=pangolin", "--pangolin-url="+pangolin.BaseURL(), "--pangolin-org=demo")
-		env = append(env, "PIC_PANGOLIN_API_KEY="+inmemory.RootKey.Token())
+		configPath, err := managedSiteSetup(ctx, c, dir)
+		if err != nil {
+			return interrupted(ctx, err)
+		}
+		args = append(args, "--sink=pangolin", "--pangolin-url="+pangolin.BaseURL(), "--pangolin-org=demo", "--config", configPath)
+		env = append(env, "PIC_PANGOLIN_API_KEY="+inmemory.RootKey.Token(), "POD_NAMESPACE="+picNamespace)
 		fmt.Printf("direct mode: an in-repo Pangolin Integration API server at %s (org demo, domain example.com, sites default and edge-eu-tunnel)\n", pangolin.BaseURL())
+		fmt.Printf("  and the managed site %s, which PIC creates with its Newt agent in %s (the demo plays the agent: no kubelet runs it)\n", managedSite, picNamespace)
 	}
 	pic, err := testenv.NewProcess("pic", manager, logPath, args...)
 	if err != nil {
@@ -315,7 +324,74 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *inmemory.Ser
 	if err := c.List(ctx, &events, client.InNamespace("demo")); err != nil {
 		return "", false, err
 	}
-	return b.String() + ports + warningsTable(events), expectedDirect.met(hosts, events), nil
+	playNewt(ctx, c, pangolin)
+	sites, online := managedSitesTable(ctx, c, pangolin)
+	return b.String() + ports + sites + warningsTable(events), expectedDirect.met(hosts, events) && online, nil
+}
+
+// The managed site of the direct mode, and PIC's namespace, where its Newt agent goes.
+const (
+	managedSite  = "lab"
+	picNamespace = "pangolin-system"
+	// demoNewtVersion is the version the demo's stand-in agent reports on connecting.
+	demoNewtVersion = "1.15.0"
+)
+
+// managedSiteSetup prepares PIC to manage the site managedSite: a configuration file
+// asking for it, and a stand-in for PIC's own Deployment, which owns the agent's objects
+// (the demo runs PIC as a process, not in a pod). It returns the file's path.
+func managedSiteSetup(ctx context.Context, c client.Client, dir string) (string, error) {
+	labels := map[string]string{"app.kubernetes.io/name": "pangolin-ingress-controller"}
+	owner := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "pangolin-ingress-controller", Namespace: picNamespace},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "pangolin-ingress-controller:demo"}}},
+		}},
+	}
+	if err := c.Create(ctx, owner); err != nil {
+		return "", fmt.Errorf("create the stand-in for PIC's Deployment: %w", err)
+	}
+	path := filepath.Join(dir, "pic.yaml")
+	if err := os.WriteFile(path, []byte("tunnels:\n  "+managedSite+": {managedSite: true}\n"), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// playNewt connects the managed site's agent once PIC has created the site and the
+// agent's Deployment, as Newt would once its pod runs: the demo has no kubelet.
+func playNewt(ctx context.Context, c client.Client, pangolin *inmemory.Server) {
+	var d appsv1.Deployment
+	if c.Get(ctx, client.ObjectKey{Namespace: picNamespace, Name: "newt-" + managedSite}, &d) != nil {
+		return
+	}
+	pangolin.SetNewtVersion(managedSite, demoNewtVersion)
+	pangolin.SetSiteOnline(managedSite, true)
+}
+
+// managedSitesTable lists the managed sites PIC created, with their connection, Newt's
+// version and the agent's Deployment; never credentials. It reports whether every one is
+// online.
+func managedSitesTable(ctx context.Context, c client.Client, pangolin *inmemory.Server) (string, bool) {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "MANAGED SITE\tNAME\tONLINE\tNEWT\tAGENT")
+	online := false
+	for _, s := range pangolin.Sites() {
+		if s.Type != "newt" || s.NiceID != managedSite {
+			continue
+		}
+		agent := "-"
+		var d appsv1.Deployment
+		if c.Get(ctx, client.ObjectKey{Namespace: picNamespace, Name: "newt-" + s.NiceID}, &d) == nil {
+			agent = picNamespace + "/" + d.Name
+		}
+		online = !s.Offline
+		fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\n", s.NiceID, s.Name, !s.Offline, cmp.Or(s.NewtVersion, "-"), agent)
+	}
+	w.Flush()
+	return "\n" + b.String(), online
 }
 
 // outcome is what a demo run must show before it is complete.

@@ -90,6 +90,12 @@ type Pangolin struct {
 	// "Managed sites").
 	NewtImage    string `mapstructure:"newtImage"`
 	NewtReplicas int    `mapstructure:"newtReplicas"`
+	// NewtCPURequest, NewtMemoryRequest, NewtCPULimit and NewtMemoryLimit are the Newt
+	// container's resources, Kubernetes quantities; "" sets none.
+	NewtCPURequest    string `mapstructure:"newtCPURequest"`
+	NewtMemoryRequest string `mapstructure:"newtMemoryRequest"`
+	NewtCPULimit      string `mapstructure:"newtCPULimit"`
+	NewtMemoryLimit   string `mapstructure:"newtMemoryLimit"`
 	// NewtEndpoint is the URL Newt connects to; "" derives it from URL.
 	NewtEndpoint string `mapstructure:"newtEndpoint"`
 	// NewtOwner is PIC's own Deployment, which owns the Newt Deployments and Secrets
@@ -213,6 +219,14 @@ var keys = []*key{
 		usage: "image of the Newt agent PIC runs for each managed site; pin a digest with name:tag@sha256:...", want: "want an image reference such as docker.io/fosrl/newt:1.15.0, optionally followed by @sha256:<digest>"},
 	{name: "pangolin.newtReplicas", env: []string{"PIC_PANGOLIN_NEWT_REPLICAS"}, flag: "pangolin-newt-replicas", def: 1, ok: atLeastOne,
 		usage: "replicas of each managed site's Newt Deployment", want: wantPositiveInt},
+	{name: "pangolin.newtCPURequest", env: []string{"PIC_PANGOLIN_NEWT_CPU_REQUEST"}, flag: "pangolin-newt-cpu-request", def: DefaultNewtCPURequest, ok: optional(isQuantity),
+		usage: `CPU request of each managed site's Newt container, a Kubernetes quantity ("": none)`, want: wantQuantity},
+	{name: "pangolin.newtMemoryRequest", env: []string{"PIC_PANGOLIN_NEWT_MEMORY_REQUEST"}, flag: "pangolin-newt-memory-request", def: DefaultNewtMemoryRequest, ok: optional(isQuantity),
+		usage: `memory request of each managed site's Newt container, a Kubernetes quantity ("": none)`, want: wantQuantity},
+	{name: "pangolin.newtCPULimit", env: []string{"PIC_PANGOLIN_NEWT_CPU_LIMIT"}, flag: "pangolin-newt-cpu-limit", def: "", ok: optional(isQuantity),
+		usage: `CPU limit of each managed site's Newt container, a Kubernetes quantity ("": none)`, want: wantQuantity},
+	{name: "pangolin.newtMemoryLimit", env: []string{"PIC_PANGOLIN_NEWT_MEMORY_LIMIT"}, flag: "pangolin-newt-memory-limit", def: DefaultNewtMemoryLimit, ok: optional(isQuantity),
+		usage: `memory limit of each managed site's Newt container, a Kubernetes quantity ("": none)`, want: wantQuantity},
 	{name: "pangolin.newtEndpoint", env: []string{"PIC_PANGOLIN_NEWT_ENDPOINT"}, flag: "pangolin-newt-endpoint", def: "", ok: optional(isURL),
 		usage: `URL the Newt agents connect to, Pangolin's dashboard URL ("": pangolin.url without its /v1)`, want: `want an absolute http or https URL such as https://pangolin.example.com, or "" for pangolin.url without its /v1`},
 	{name: "pangolin.newtOwner", env: []string{"PIC_PANGOLIN_NEWT_OWNER"}, flag: "pangolin-newt-owner", def: "pangolin-ingress-controller", ok: is(isSubdomain),

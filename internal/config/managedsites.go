@@ -6,12 +6,31 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 )
 
 // DefaultNewtImage is the Newt agent PIC runs for a managed site unless
 // pangolin.newtImage says otherwise: the release PIC was checked with.
 const DefaultNewtImage = "docker.io/fosrl/newt:1.15.0"
+
+// The Newt container's resources unless pangolin.newt*Request and newt*Limit say
+// otherwise: Newt idles at a few MiB and a few millicores, and a memory limit keeps a
+// leak from taking the node.
+const (
+	DefaultNewtCPURequest    = "10m"
+	DefaultNewtMemoryRequest = "32Mi"
+	DefaultNewtMemoryLimit   = "128Mi"
+)
+
+const wantQuantity = `want a positive Kubernetes quantity such as 50m, 0.5, 64Mi or 1Gi, or "" for none`
+
+// isQuantity accepts a positive Kubernetes quantity.
+func isQuantity(s string) bool {
+	q, err := resource.ParseQuantity(s)
+	return err == nil && q.Sign() > 0
+}
 
 // maxManagedSiteName keeps "newt-<tunnel>", the Newt Deployment's name and a label
 // value, within the 63 characters of a DNS label.
@@ -76,4 +95,21 @@ func (l *loader) checkManagedSites(c *Config) {
 	for _, alias := range slices.Sorted(maps.Keys(c.Tunnels.Aliases)) {
 		check("tunnels."+alias, c.Tunnels.Aliases[alias])
 	}
+	l.checkNewtResources(c.Pangolin)
+}
+
+// checkNewtResources refuses a request above its limit, which the API server would
+// refuse on every write of the agent's Deployment, long after PIC started.
+func (l *loader) checkNewtResources(p Pangolin) {
+	check := func(kind, requestKey, request, limitKey, limit string) {
+		if request == "" || limit == "" || !isQuantity(request) || !isQuantity(limit) {
+			return
+		}
+		if r, m := resource.MustParse(request), resource.MustParse(limit); r.Cmp(m) > 0 {
+			l.problems.add(requestKey, "%s (%s) = %q is above %s (%s) = %q: the API server refuses a %s request above its limit; lower the request or raise the limit",
+				requestKey, l.where(requestKey), request, limitKey, l.where(limitKey), limit, kind)
+		}
+	}
+	check("CPU", "pangolin.newtCPURequest", p.NewtCPURequest, "pangolin.newtCPULimit", p.NewtCPULimit)
+	check("memory", "pangolin.newtMemoryRequest", p.NewtMemoryRequest, "pangolin.newtMemoryLimit", p.NewtMemoryLimit)
 }

@@ -91,6 +91,23 @@ func TestInvalidManagedSites(t *testing.T) {
 			want:    `pangolin.newtImage (file {file}) = "fosrl/newt": want an image reference such as docker.io/fosrl/newt:1.15.0, optionally followed by @sha256:<digest>`,
 		},
 		{
+			name:    "a resource that is not a quantity is refused",
+			file:    "pangolin:\n  newtMemoryLimit: lots\n",
+			environ: directEnv,
+			want:    `pangolin.newtMemoryLimit (file {file}) = "lots": want a positive Kubernetes quantity such as 50m, 0.5, 64Mi or 1Gi, or "" for none`,
+		},
+		{
+			name:    "a zero request is refused",
+			environ: append(directEnv[:len(directEnv):len(directEnv)], "PIC_PANGOLIN_NEWT_CPU_REQUEST=0"),
+			want:    `pangolin.newtCPURequest (PIC_PANGOLIN_NEWT_CPU_REQUEST) = "0": want a positive Kubernetes quantity`,
+		},
+		{
+			name:    "a request above its limit is refused, naming both",
+			file:    "pangolin:\n  newtMemoryRequest: 256Mi\n",
+			environ: directEnv,
+			want:    `pangolin.newtMemoryRequest (file {file}) = "256Mi" is above pangolin.newtMemoryLimit (default) = "128Mi": the API server refuses a memory request above its limit`,
+		},
+		{
 			name:    "no Newt replica is refused",
 			file:    "pangolin:\n  newtReplicas: 0\n",
 			environ: directEnv,
@@ -126,5 +143,31 @@ func TestImageReferences(t *testing.T) {
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.ok, isImage(tc.image), tc.image)
+	}
+}
+
+func TestNewtResources(t *testing.T) {
+	cases := []struct {
+		name    string
+		file    string
+		environ []string
+		want    [4]string // CPU request, memory request, CPU limit, memory limit
+	}{
+		{name: "the defaults request a little and limit memory only", environ: directEnv,
+			want: [4]string{"10m", "32Mi", "", "128Mi"}},
+		{name: "each is set from the file", environ: directEnv,
+			file: "pangolin:\n  newtCPURequest: 50m\n  newtMemoryRequest: 64Mi\n  newtCPULimit: \"1\"\n  newtMemoryLimit: 256Mi\n",
+			want: [4]string{"50m", "64Mi", "1", "256Mi"}},
+		{name: "an empty limit sets none, and a request of any size is then accepted",
+			environ: append(directEnv[:len(directEnv):len(directEnv)], "PIC_PANGOLIN_NEWT_MEMORY_REQUEST=1Gi"),
+			file:    "pangolin:\n  newtMemoryLimit: \"\"\n",
+			want:    [4]string{"10m", "1Gi", "", ""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := mustLoad(t, []string{"--config", writeConfig(t, tc.file)}, tc.environ)
+			p := cfg.Pangolin
+			assert.Equal(t, tc.want, [4]string{p.NewtCPURequest, p.NewtMemoryRequest, p.NewtCPULimit, p.NewtMemoryLimit})
+		})
 	}
 }

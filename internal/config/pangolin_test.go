@@ -90,7 +90,8 @@ func TestPangolin(t *testing.T) {
 			environ: pangolinEnv,
 			check: func(t *testing.T, c *Config, o Origins) {
 				assert.Equal(t, "pangolin", c.Sink)
-				assert.Equal(t, Pangolin{URL: "https://pangolin.example.com/v1", Org: "acme", OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4, NewtImage: DefaultNewtImage, NewtReplicas: 1, NewtOwner: "pangolin-ingress-controller", APIKey: testAPIKey}, c.Pangolin)
+				assert.Equal(t, Pangolin{URL: "https://pangolin.example.com/v1", Org: "acme", OwnerID: "default", DriftPeriod: time.Hour, MaxConcurrentReads: 4, NewtImage: DefaultNewtImage, NewtReplicas: 1, NewtOwner: "pangolin-ingress-controller", APIKey: testAPIKey,
+					NewtCPURequest: DefaultNewtCPURequest, NewtMemoryRequest: DefaultNewtMemoryRequest, NewtMemoryLimit: DefaultNewtMemoryLimit}, c.Pangolin)
 				assert.Equal(t, testAPIKey, c.Pangolin.APIKey.Reveal())
 				assert.Equal(t, "env PIC_PANGOLIN_ORG", o["pangolin.org"].String())
 			},
@@ -204,7 +205,7 @@ func TestInvalidPangolin(t *testing.T) {
 			want:    []string{`sink (PIC_SINK) = "pangolin-resource": unknown sink "pangolin-resource" (did you mean "pangolinresource"?); want one of pangolinresource, pangolin, inmemory`}},
 		{name: "a pangolin group that is not a mapping",
 			file: "pangolin: https://pangolin.example.com\n",
-			want: []string{`pangolin (file {file}) = "https://pangolin.example.com": want a mapping with keys url, org, apiKeyFile, ownerId, caFile, driftPeriod, maxConcurrentReads, newtImage, newtReplicas, newtEndpoint, newtOwner`}},
+			want: []string{`pangolin (file {file}) = "https://pangolin.example.com": want a mapping with keys url, org, apiKeyFile, ownerId, caFile, driftPeriod, maxConcurrentReads, newtImage, newtReplicas, newtCPURequest, newtMemoryRequest, newtCPULimit, newtMemoryLimit, newtEndpoint, newtOwner`}},
 		{name: "a misspelt pangolin key",
 			file: "pangolin:\n  URL: https://pangolin.example.com/v1\n  orgId: acme\n",
 			want: []string{`file {file}: unknown key "pangolin.orgId" (did you mean "org"?)`}},

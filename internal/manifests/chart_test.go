@@ -383,6 +383,10 @@ var keyValues = map[string]any{
 	"pangolin.maxConcurrentReads": 2,
 	"pangolin.newtImage":          "registry.example/newt:1.15.0",
 	"pangolin.newtReplicas":       2,
+	"pangolin.newtCPURequest":     "20m",
+	"pangolin.newtMemoryRequest":  "48Mi",
+	"pangolin.newtCPULimit":       "1",
+	"pangolin.newtMemoryLimit":    "256Mi",
 	"pangolin.newtEndpoint":       "https://dashboard.example.com",
 	"pangolin.newtOwner":          "pic-owner",
 	"pangolin.caFile":             "", // set by withPangolinFiles

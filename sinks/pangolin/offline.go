@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -141,6 +143,47 @@ func publishedHealthCheck(t inmemory.Target) *PublishedHealthCheck {
 	}
 }
 
+// PublishedManagedSite is a managed site as render shows it, after the resources: the
+// site PIC would create and the Newt agent it would run for it. Render runs no agent:
+// Online is render's assumption (every site online), and NewtVersion the version of the
+// configured image's tag, the one that would connect. It holds no credential: PIC draws
+// them only when it creates the site.
+type PublishedManagedSite struct {
+	ManagedSite string `json:"managedSite"`
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Online      bool   `json:"online"`
+	NewtVersion string `json:"newtVersion,omitempty"`
+	Deployment  string `json:"deployment"`
+	Image       string `json:"image"`
+	Replicas    int    `json:"replicas"`
+}
+
+// publishedManagedSites are the configuration's managed sites, by name.
+func publishedManagedSites(cfg *config.Config, ownerID string) []PublishedManagedSite {
+	var out []PublishedManagedSite
+	for _, name := range cfg.ManagedSites() {
+		out = append(out, PublishedManagedSite{
+			ManagedSite: name, Name: siteName(ownerID, name), Type: pangolinapi.SiteTypeNewt, Online: true,
+			NewtVersion: imageVersion(cfg.Pangolin.NewtImage), Deployment: newt.Agent{Site: name}.Name(),
+			Image: cfg.Pangolin.NewtImage, Replicas: cfg.Pangolin.NewtReplicas,
+		})
+	}
+	return out
+}
+
+// imageVersion is an image reference's tag without a leading v, "" for a reference by
+// digest alone: docker.io/fosrl/newt:1.15.0@sha256:... is 1.15.0.
+func imageVersion(image string) string {
+	name, _, _ := strings.Cut(image, "@")
+	last := name[strings.LastIndex(name, "/")+1:]
+	_, tag, found := strings.Cut(last, ":")
+	if !found {
+		return ""
+	}
+	return strings.TrimPrefix(tag, "v")
+}
+
 // renderOrg is the org of the simulated Pangolin when the configuration names none.
 const renderOrg = "render"
 
@@ -172,7 +215,7 @@ func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, 
 	if err := sink.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
-	return &simulated{Sink: sink, server: server, domains: byID}, nil
+	return &simulated{Sink: sink, server: server, domains: byID, managed: publishedManagedSites(cfg, cfg.Pangolin.OwnerID)}, nil
 }
 
 // simulated is the sink against the in-memory Pangolin server.
@@ -180,6 +223,7 @@ type simulated struct {
 	*Sink
 	server  *inmemory.Server
 	domains map[string]string // base domain by domainId
+	managed []PublishedManagedSite
 }
 
 // Apply implements plugin.Sink: the real sink's, on a simulated org that first gets
@@ -310,9 +354,12 @@ func (p *simulated) Published(context.Context) ([]any, error) {
 	slices.SortFunc(resources, func(a, b PublishedResource) int {
 		return cmp.Or(cmp.Compare(a.FullDomain, b.FullDomain), cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.ProxyPort, b.ProxyPort), cmp.Compare(a.NiceID, b.NiceID))
 	})
-	out := make([]any, len(resources))
-	for i := range resources {
-		out[i] = resources[i]
+	out := make([]any, 0, len(resources)+len(p.managed))
+	for _, r := range resources {
+		out = append(out, r)
+	}
+	for _, m := range p.managed {
+		out = append(out, m)
 	}
 	return out, nil
 }

@@ -249,29 +249,39 @@ func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCh
 
 // checkSite asks Pangolin about one site.
 func (s *Sink) checkSite(ctx context.Context, niceID string) (plugin.TunnelCheck, error) {
+	check, _, err := s.readSite(ctx, niceID)
+	return check, err
+}
+
+// readSite asks Pangolin about one site: the verdict, and the site as read (the zero
+// Site when it does not exist).
+func (s *Sink) readSite(ctx context.Context, niceID string) (plugin.TunnelCheck, pangolinapi.Site, error) {
 	site, err := s.api.GetSiteByNiceID(ctx, niceID)
 	switch {
 	case pangolinapi.IsNotFound(err) && s.isManaged(niceID):
 		check, _ := managedSiteCheck(s.ownerID, s.api.Org(), niceID, nil)
-		return check, nil
+		return check, site, nil
 	case pangolinapi.IsNotFound(err):
 		return plugin.TunnelCheck{State: plugin.TunnelNotFound, Message: fmt.Sprintf(
 			"Pangolin site %q does not exist in org %q: nothing is published or removed until it does; in direct mode a tunnel is a site, named by its niceId: check the class, the %s annotation and the tunnel configuration",
-			niceID, s.api.Org(), pic.AnnotationTunnelName)}, nil
+			niceID, s.api.Org(), pic.AnnotationTunnelName)}, site, nil
 	case err != nil:
-		return plugin.TunnelCheck{}, fmt.Errorf("get Pangolin site %s: %w", niceID, err)
+		return plugin.TunnelCheck{}, site, fmt.Errorf("get Pangolin site %s: %w", niceID, err)
 	}
 	if check, refused := managedSiteCheck(s.ownerID, s.api.Org(), niceID, &site); refused && s.isManaged(niceID) {
-		return check, nil
+		return check, site, nil
 	}
 	s.mu.Lock()
 	s.noteSites([]pangolinapi.Site{site})
 	s.mu.Unlock()
 	if !site.Online {
+		if s.isManaged(niceID) {
+			return plugin.TunnelCheck{State: plugin.TunnelNotReady, Message: managedSiteOffline(site)}, site, nil
+		}
 		return plugin.TunnelCheck{State: plugin.TunnelNotReady, Message: fmt.Sprintf(
-			"Pangolin site %q is not online: its routes are written, and Pangolin serves them once the site connects", niceID)}, nil
+			"Pangolin site %q is not online: its routes are written, and Pangolin serves them once the site connects", niceID)}, site, nil
 	}
-	return plugin.TunnelCheck{State: plugin.TunnelReady}, nil
+	return plugin.TunnelCheck{State: plugin.TunnelReady}, site, nil
 }
 
 // Current implements plugin.Sink: the resources this owner id keeps for the object of

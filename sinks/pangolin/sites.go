@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -21,7 +23,8 @@ import (
 // ManagedSites are the sites PIC creates in Pangolin and whose Newt agents it runs
 // beside itself (docs/direct-mode.md, "Managed sites").
 type ManagedSites struct {
-	// Names are the managed tunnels' names, which are their sites' niceIds.
+	// Names are the managed tunnels' names, which are their sites' niceIds. With none,
+	// PIC only removes the sites it created that nothing names any more (sweep).
 	Names []string
 	// Configured are every tunnel name the configuration gives, managed or not: a site
 	// one of them names is never removed, even once PIC no longer manages it.
@@ -39,13 +42,34 @@ type ManagedSites struct {
 // comes online, or a hand edit to the agent, is seen within it.
 const DefaultSitePeriod = 15 * time.Second
 
+// DefaultSweepPeriod is how often PIC, managing no site, looks for the sites it created
+// to remove: each pass is one list of the org's sites, and nothing is urgent once
+// nothing is managed.
+const DefaultSweepPeriod = 5 * time.Minute
+
 // managedSiteOnline is each managed site's connection, as Pangolin last reported it.
 var managedSiteOnline = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "pic_pangolin_managed_site_online",
 	Help: "1 when the managed site's Newt agent is connected to Pangolin, 0 while it is not (or the site is not created yet, or refused), by site.",
 }, []string{"site"})
 
-func init() { metrics.Registry.MustRegister(managedSiteOnline) }
+// managedSiteNewt is the Newt version each managed site's agent last reported, an info
+// metric: the series of the current version is 1, and the only one of its site.
+var managedSiteNewt = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_pangolin_managed_site_newt_info",
+	Help: "1 for the Newt version the managed site's agent reported when it last connected, by site and version; no series while no agent has connected.",
+}, []string{"site", "version"})
+
+func init() { metrics.Registry.MustRegister(managedSiteOnline, managedSiteNewt) }
+
+// setManagedSiteNewt records the Newt version of a managed site PIC created; "" (no
+// agent connected yet, or a site PIC did not create) leaves the site no series.
+func setManagedSiteNewt(niceID, version string) {
+	managedSiteNewt.DeletePartialMatch(prometheus.Labels{"site": niceID})
+	if version != "" {
+		managedSiteNewt.WithLabelValues(niceID, version).Set(1)
+	}
+}
 
 // siteName is the name of a site PIC creates: its niceId is the tunnel's name, which
 // the rest of the sink knows it by, and its name carries PIC's mark, which says who
@@ -73,15 +97,33 @@ func managedSiteCheck(ownerID, org, niceID string, site *pangolinapi.Site) (chec
 	return plugin.TunnelCheck{}, false
 }
 
+// managedSiteOffline is why a managed site's tunnel is not ready while its site exists:
+// its agent is not connected. Newt's version says whether an agent ever connected, and
+// which one, which is where to look next (its Deployment's pods).
+func managedSiteOffline(site pangolinapi.Site) string {
+	agent := "no Newt agent has connected to it yet"
+	if site.NewtVersion != "" {
+		agent = fmt.Sprintf("its Newt agent (version %s when it last connected) is not connected", site.NewtVersion)
+	}
+	return fmt.Sprintf("managed Pangolin site %q is not online: %s; its routes are written, and Pangolin serves them once the agent of Deployment %s connects",
+		site.NiceID, agent, newt.Agent{Site: site.NiceID}.Name())
+}
+
 // managedSitesFrom is the managed sites of the configuration, nil when there are none.
 func managedSitesFrom(cfg *config.Config, deps plugin.SinkDeps, ownerID string) (*ManagedSites, error) {
 	names := cfg.ManagedSites()
-	if len(names) == 0 {
+	namespace := ownNamespace()
+	known := namespace != "" && deps.Client != nil && deps.APIReader != nil
+	switch {
+	case len(names) > 0 && !known:
+		return nil, errors.New("configure managed sites: PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file), and the Newt agents run there")
+	case !known:
+		// Outside a cluster no agent of PIC's can be found, so no site of PIC's is removed.
 		return nil, nil
 	}
-	namespace := ownNamespace()
-	if namespace == "" || deps.Client == nil || deps.APIReader == nil {
-		return nil, errors.New("configure managed sites: PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file), and the Newt agents run there")
+	period := time.Duration(0)
+	if len(names) == 0 {
+		period = DefaultSweepPeriod
 	}
 	configured := []string{cfg.Tunnels.Default.Name}
 	for _, t := range cfg.Tunnels.Aliases {
@@ -91,10 +133,30 @@ func managedSitesFrom(cfg *config.Config, deps plugin.SinkDeps, ownerID string) 
 		Names:      names,
 		Configured: configured,
 		Agent: newt.Agent{Namespace: namespace, OwnerID: ownerID, Image: cfg.Pangolin.NewtImage,
-			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL()},
+			Replicas: int32(cfg.Pangolin.NewtReplicas), Endpoint: cfg.Pangolin.NewtEndpointURL(), Resources: newtResources(cfg.Pangolin)},
 		OwnerName: cfg.Pangolin.NewtOwner,
 		Keeper:    &newt.Keeper{Reader: deps.APIReader, Writer: deps.Client, Mint: mintCredentials},
+		Period:    period,
 	}, nil
+}
+
+// newtResources are the agent container's requests and limits, from the configuration,
+// which has checked each quantity; an empty one sets none.
+func newtResources(p config.Pangolin) corev1.ResourceRequirements {
+	list := func(cpu, memory string) corev1.ResourceList {
+		out := corev1.ResourceList{}
+		if cpu != "" {
+			out[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if memory != "" {
+			out[corev1.ResourceMemory] = resource.MustParse(memory)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return corev1.ResourceRequirements{Requests: list(p.NewtCPURequest, p.NewtMemoryRequest), Limits: list(p.NewtCPULimit, p.NewtMemoryLimit)}
 }
 
 func mintCredentials() newt.Credentials {
@@ -114,11 +176,19 @@ type siteKeeper struct {
 // NeedLeaderElection: one replica creates sites.
 func (k *siteKeeper) NeedLeaderElection() bool { return true }
 
-// Start keeps the sites until ctx ends.
+// Start keeps the sites until ctx ends. Managing none, it first waits a period: the
+// objects that ask for a site by annotation have asked by then, which keeps their site.
 func (k *siteKeeper) Start(ctx context.Context) error {
 	period := k.managed.Period
 	if period <= 0 {
 		period = DefaultSitePeriod
+	}
+	if len(k.managed.Names) == 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(period):
+		}
 	}
 	for {
 		k.Keep(ctx)
@@ -131,9 +201,15 @@ func (k *siteKeeper) Start(ctx context.Context) error {
 }
 
 // Keep does one pass over the managed sites, then asks again about their state and
-// wakes the objects waiting for one whose state changed.
+// wakes the objects waiting for one whose state changed; then it removes the sites no
+// longer named. Managing none, it only removes: it needs no owner for agents it will not
+// write.
 func (k *siteKeeper) Keep(ctx context.Context) {
 	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	if len(k.managed.Names) == 0 {
+		k.sweep(ctx)
+		return
+	}
 	owner, err := k.managed.Keeper.Owner(ctx, k.managed.Agent.Namespace, k.managed.OwnerName)
 	if err != nil {
 		logger.Error(err, "cannot keep the managed sites' agents")
@@ -147,7 +223,7 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 			logger.Error(err, "cannot keep a managed site; trying again at the next pass", "site", name)
 			continue
 		}
-		check, err := k.sink.checkSite(ctx, name)
+		check, site, err := k.sink.readSite(ctx, name)
 		if err != nil {
 			logger.Error(err, "cannot read a managed site's state", "site", name)
 			continue
@@ -158,12 +234,17 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 			online = 1
 		}
 		managedSiteOnline.WithLabelValues(name).Set(online)
+		version := ""
+		if ownsSite(k.sink.ownerID, site) {
+			version = site.NewtVersion
+		}
+		setManagedSiteNewt(name, version)
 	}
 	k.sink.mu.Lock()
 	wake := k.sink.recheckedTunnels(checks)
 	k.sink.mu.Unlock()
 	k.sink.changes.publish(ctx, plugin.Change{Tunnels: wake})
-	k.sweep(ctx, owner)
+	k.sweep(ctx)
 }
 
 // sweep removes the sites PIC created, with this owner id, that the configuration no
@@ -171,7 +252,7 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 // objects that published them are deleted or move to another tunnel), its agent's
 // Deployment and Secret, then the site. A site that still carries resources, PIC's or
 // anyone's, is kept, and the log says so at every pass.
-func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
+func (k *siteKeeper) sweep(ctx context.Context) {
 	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
 	sites, err := k.sink.api.ListSites(ctx)
 	if err != nil {
@@ -188,8 +269,15 @@ func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
 			continue
 		}
 		agent := k.managed.Agent
-		agent.Site, agent.Owner = site.NiceID, owner
+		agent.Site = site.NiceID
 		if err := k.managed.Keeper.Remove(ctx, agent); err != nil {
+			if apierrors.IsForbidden(err) {
+				// The managed sites' Role went with the last managed tunnel: PIC cannot
+				// see whether the agent is gone, so the site stays.
+				logger.Info("keeping a site PIC no longer manages: PIC may no longer read or delete its Newt agent (the managed sites' Role is not installed); delete the Deployment and Secret, then the site, by hand",
+					"site", site.NiceID, "deployment", agent.Name(), "namespace", agent.Namespace)
+				continue
+			}
 			logger.Error(err, "cannot remove the Newt agent of a site PIC no longer manages; the site is kept", "site", site.NiceID)
 			continue
 		}
@@ -198,6 +286,7 @@ func (k *siteKeeper) sweep(ctx context.Context, owner metav1.OwnerReference) {
 			continue
 		}
 		managedSiteOnline.DeleteLabelValues(site.NiceID)
+		setManagedSiteNewt(site.NiceID, "")
 		logger.Info("removed a site PIC no longer manages, and its Newt agent", "site", site.NiceID, "siteId", site.SiteID)
 	}
 }

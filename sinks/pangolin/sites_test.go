@@ -3,6 +3,7 @@ package pangolin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,20 +11,27 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -43,6 +51,9 @@ type siteWorld struct {
 	minted []newt.Credentials
 	// order are the deletions, in the cluster and in Pangolin, in order.
 	order []string
+	// forbidden makes every read of a Deployment or Secret forbidden, as without the
+	// managed sites' Role.
+	forbidden bool
 }
 
 const managedSite = "edge"
@@ -61,6 +72,12 @@ func newSiteWorld(t *testing.T, sites ...inmemory.Site) *siteWorld {
 	require.NoError(t, err)
 	pic := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system", UID: "pic-uid"}}
 	w.kube = fake.NewClientBuilder().WithObjects(pic).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if w.forbidden {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: fmt.Sprintf("%T", obj)}, key.Name, errors.New("no Role"))
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			w.order = append(w.order, fmt.Sprintf("delete %T %s", obj, obj.GetName()))
 			return c.Delete(ctx, obj, opts...)
@@ -312,6 +329,196 @@ func TestSitesNoLongerManaged(t *testing.T) {
 			}
 			_, managedLeft := w.siteNamed(managedSite)
 			assert.True(t, managedLeft, "the managed site is kept")
+		})
+	}
+}
+
+// newtVersions are the versions the info metric holds for a site.
+func newtVersions(t *testing.T, niceID string) []string {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 16)
+	managedSiteNewt.Collect(ch)
+	close(ch)
+	var out []string
+	for m := range ch {
+		var pb dto.Metric
+		require.NoError(t, m.Write(&pb))
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["site"] == niceID {
+			out = append(out, labels["version"])
+		}
+	}
+	return out
+}
+
+func TestManagedSiteReportsNewtVersion(t *testing.T) {
+	w := newSiteWorld(t)
+	w.keeper.Keep(w.ctx)
+	check := w.tunnel()
+	assert.Equal(t, plugin.TunnelNotReady, check.State)
+	assert.Contains(t, check.Message, "no Newt agent has connected to it yet")
+	assert.Contains(t, check.Message, "newt-edge", "the message names the agent's Deployment")
+	assert.Empty(t, newtVersions(t, managedSite), "no version before an agent connects")
+
+	w.fake.SetNewtVersion(managedSite, "1.15.0")
+	w.keeper.Keep(w.ctx)
+	assert.Contains(t, w.tunnel().Message, "version 1.15.0", "an agent that connected once and left says which it was")
+	assert.Equal(t, []string{"1.15.0"}, newtVersions(t, managedSite))
+
+	w.fake.SetNewtVersion(managedSite, "1.16.0")
+	w.fake.SetSiteOnline(managedSite, true)
+	w.keeper.Keep(w.ctx)
+	assert.Equal(t, plugin.TunnelReady, w.tunnel().State)
+	assert.Equal(t, []string{"1.16.0"}, newtVersions(t, managedSite), "one series per site: the old version's goes")
+}
+
+func TestManagedSiteOfflineMessage(t *testing.T) {
+	cases := []struct {
+		name    string
+		version string
+		want    string
+	}{
+		{name: "a site no agent has connected to says so", version: "",
+			want: `managed Pangolin site "edge" is not online: no Newt agent has connected to it yet; its routes are written, and Pangolin serves them once the agent of Deployment newt-edge connects`},
+		{name: "a site whose agent left gives the version it had", version: "1.15.0",
+			want: `managed Pangolin site "edge" is not online: its Newt agent (version 1.15.0 when it last connected) is not connected; its routes are written, and Pangolin serves them once the agent of Deployment newt-edge connects`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, managedSiteOffline(pangolinapi.Site{NiceID: "edge", NewtVersion: tc.version}))
+		})
+	}
+}
+
+func TestNewtResourcesFromConfiguration(t *testing.T) {
+	cases := []struct {
+		name string
+		in   config.Pangolin
+		want corev1.ResourceRequirements
+	}{
+		{name: "the defaults request CPU and memory and limit memory",
+			in: config.Pangolin{NewtCPURequest: "10m", NewtMemoryRequest: "32Mi", NewtMemoryLimit: "128Mi"},
+			want: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+			}},
+		{name: "every one set sets all four",
+			in: config.Pangolin{NewtCPURequest: "50m", NewtMemoryRequest: "64Mi", NewtCPULimit: "1", NewtMemoryLimit: "256Mi"},
+			want: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			}},
+		{name: "none set sets neither requests nor limits", in: config.Pangolin{}, want: corev1.ResourceRequirements{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, newtResources(tc.in))
+		})
+	}
+}
+
+func TestImageVersion(t *testing.T) {
+	cases := []struct{ name, image, want string }{
+		{"a tag is the version", "docker.io/fosrl/newt:1.15.0", "1.15.0"},
+		{"a leading v is dropped", "fosrl/newt:v1.16.0", "1.16.0"},
+		{"a tag with a digest is the tag", "docker.io/fosrl/newt:1.15.0@sha256:" + strings.Repeat("ab", 32), "1.15.0"},
+		{"a registry port is not a tag", "registry.example:5000/newt@sha256:" + strings.Repeat("ab", 32), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, imageVersion(tc.image)) })
+	}
+}
+
+func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
+	cases := []struct {
+		name        string
+		resources   bool // a resource has a target on the site
+		forbidden   bool // the managed sites' Role is gone
+		wantRemoved bool
+		wantLog     string
+	}{
+		{name: "the last managed site, once taken off, is removed with its agent, in order",
+			wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
+		{name: "a site that still carries resources is kept",
+			resources: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+		{name: "without the Role, the agent cannot be seen gone, so the site is kept and the log says what to do",
+			forbidden: true, wantLog: "delete the Deployment and Secret, then the site, by hand"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSiteWorld(t)
+			w.keeper.Keep(w.ctx)
+			created, ok := w.siteNamed(managedSite)
+			require.True(t, ok)
+			if tc.resources {
+				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: created.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+			}
+			// The configuration manages no site any more, nor names this one.
+			w.keeper.managed.Names = nil
+			w.forbidden = tc.forbidden
+			require.NoError(t, w.kube.Delete(w.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pic", Namespace: "pic-system"}}))
+			w.order = nil
+
+			w.keeper.Keep(w.ctx)
+
+			_, siteLeft := w.siteNamed(managedSite)
+			w.forbidden = false
+			deploymentLeft, secretLeft := w.has(&appsv1.Deployment{}, "newt-edge"), w.has(&corev1.Secret{}, "newt-edge")
+			if tc.wantRemoved {
+				assert.False(t, siteLeft || deploymentLeft || secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Equal(t, []string{"delete *v1.Deployment newt-edge", "delete *v1.Secret newt-edge", fmt.Sprintf("DELETE /v1/site/%d", created.ID)}, w.order,
+					"the agent goes before its site, and PIC's own Deployment is not needed")
+			} else {
+				assert.True(t, siteLeft && deploymentLeft && secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
+				assert.Empty(t, w.order, "nothing is deleted")
+			}
+			assert.Contains(t, w.logs.String(), tc.wantLog)
+			assert.NotContains(t, w.logs.String(), "cannot keep the managed sites' agents", "managing none, PIC looks for no owner")
+			assertNoCredential(t, w)
+		})
+	}
+}
+
+func TestManagedSitesFromConfiguration(t *testing.T) {
+	kube := fake.NewClientBuilder().Build()
+	deps := plugin.SinkDeps{Client: kube, APIReader: kube}
+	cases := []struct {
+		name       string
+		namespace  string
+		managed    bool
+		wantNil    bool
+		wantPeriod time.Duration
+		wantErr    string
+	}{
+		{name: "managed tunnels in a cluster keep their sites every 15 s", namespace: "pic-system", managed: true},
+		{name: "no managed tunnel in a cluster still removes PIC's sites, every 5 minutes", namespace: "pic-system", wantPeriod: DefaultSweepPeriod},
+		{name: "no managed tunnel outside a cluster runs nothing", wantNil: true},
+		{name: "a managed tunnel outside a cluster is an error", managed: true, wantErr: "PIC's namespace is not known"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("POD_NAMESPACE", tc.namespace)
+			cfg := config.Config{Sink: "pangolin"}
+			cfg.Tunnels.Default = tunnel.Tunnel{Name: "edge", ManagedSite: tc.managed}
+			got, err := managedSitesFrom(&cfg, deps, "cluster-a")
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			if tc.wantNil {
+				if ownNamespace() == "" {
+					assert.Nil(t, got)
+				}
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, tc.wantPeriod, got.Period)
+			assert.Equal(t, []string{"edge"}, got.Configured)
 		})
 	}
 }

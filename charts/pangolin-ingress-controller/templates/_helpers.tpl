@@ -74,8 +74,8 @@ empty when there is nothing to write. Unknown keys fail the render.
 {{- end }}
 {{- $pangolin := dict }}
 {{- range $key, $value := omit (.Values.pangolin | default dict) "apiKeySecret" "caSecret" }}
-{{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile" "driftPeriod" "maxConcurrentReads" "newtImage" "newtReplicas" "newtEndpoint" "newtOwner")) }}
-{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, driftPeriod, maxConcurrentReads, newtImage, newtReplicas, newtEndpoint, newtOwner, apiKeySecret, caSecret" $key) }}
+{{- if not (has $key (list "url" "org" "ownerId" "caFile" "apiKeyFile" "driftPeriod" "maxConcurrentReads" "newtImage" "newtReplicas" "newtCPURequest" "newtMemoryRequest" "newtCPULimit" "newtMemoryLimit" "newtEndpoint" "newtOwner")) }}
+{{- fail (printf "pangolin.%s is not a PIC setting; the keys are: url, org, ownerId, caFile, apiKeyFile, driftPeriod, maxConcurrentReads, newtImage, newtReplicas, newtCPURequest, newtMemoryRequest, newtCPULimit, newtMemoryLimit, newtEndpoint, newtOwner, apiKeySecret, caSecret" $key) }}
 {{- end }}
 {{- if not (kindIs "invalid" $value) }}
 {{- $_ := set $pangolin $key $value }}

@@ -208,7 +208,8 @@ type siteJSON struct {
 }
 
 func (s *Server) siteJSON(st Site) siteJSON {
-	return siteJSON{SiteID: st.ID, OrgID: s.opts.Org, NiceID: st.NiceID, Name: st.Name, ExitNodeSubnet: "0.0.0.0/32", Type: st.Type, Online: !st.Offline, Status: "approved"}
+	return siteJSON{SiteID: st.ID, OrgID: s.opts.Org, NiceID: st.NiceID, Name: st.Name, ExitNodeSubnet: "0.0.0.0/32", Type: st.Type, Online: !st.Offline, Status: "approved",
+		NewtVersion: strp(st.NewtVersion)}
 }
 
 func (s *Server) listSites(q *request) response {
@@ -230,6 +231,7 @@ func (s *Server) listSites(q *request) response {
 			all = append(all, siteListJSON{
 				SiteID: st.ID, NiceID: st.NiceID, Name: st.Name, Subnet: "0.0.0.0/32", OrgName: s.opts.Org,
 				Type: st.Type, ResourceCount: s.resourceCount(st.ID), Status: "approved", Labels: []any{},
+				NewtVersion: strp(st.NewtVersion),
 			})
 		}
 	}

@@ -36,6 +36,8 @@ type Site struct {
 	// its secret is kept only as a hash, as Pangolin does (NewtCredentialsMatch).
 	NewtID         string
 	newtSecretHash [32]byte
+	// NewtVersion is the version its Newt agent reported on connecting ("" reads null).
+	NewtVersion string
 }
 
 // Key is an API key. The bearer token is Token().

@@ -52,8 +52,15 @@ func TestNewtSiteCredentialsAndOnlineState(t *testing.T) {
 	assert.Equal(t, false, got.data()["online"], "offline until the agent connects")
 	assert.Equal(t, "newt", got.data()["type"])
 	assert.NotContains(t, got.Body, "s3cret", "a read never shows the secret")
+	assert.Nil(t, got.data()["newtVersion"], "null until an agent connects")
 	s.SetSiteOnline("edge", true)
-	assert.Equal(t, true, do(t, s, "GET", "/v1/org/interop/site/edge", "").data()["online"])
+	s.SetNewtVersion("edge", "1.15.0")
+	got = do(t, s, "GET", "/v1/org/interop/site/edge", "")
+	assert.Equal(t, true, got.data()["online"])
+	assert.Equal(t, "1.15.0", got.data()["newtVersion"], "the version the agent reported")
+	listed := do(t, s, "GET", "/v1/org/interop/sites", "").data()["sites"].([]any)
+	require.NotEmpty(t, listed)
+	assert.Equal(t, "1.15.0", listed[0].(map[string]any)["newtVersion"], "the list reports it too (sorted by name: edge first)")
 }
 
 func TestDeleteSite(t *testing.T) {

@@ -309,6 +309,18 @@ func (s *Server) resourceByNiceID(org, niceID string) *resource {
 	return nil
 }
 
+// SetNewtVersion sets the version a site's Newt agent reports, as a real server records
+// it when the agent connects.
+func (s *Server) SetNewtVersion(niceID, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.opts.Sites {
+		if s.opts.Sites[i].NiceID == niceID {
+			s.opts.Sites[i].NewtVersion = version
+		}
+	}
+}
+
 // SetSiteOnline changes whether a site's agent is connected, as GET site reports it.
 func (s *Server) SetSiteOnline(niceID string, online bool) {
 	s.mu.Lock()

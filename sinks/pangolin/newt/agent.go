@@ -52,6 +52,8 @@ type Agent struct {
 	// Image is the agent's image reference, with a tag or digest.
 	Image    string
 	Replicas int32
+	// Resources are the container's requests and limits.
+	Resources corev1.ResourceRequirements
 	// Endpoint is the URL Newt connects to: Pangolin's dashboard URL.
 	Endpoint string
 	// Owner is PIC's own Deployment, whose deletion removes the agent's objects.
@@ -122,11 +124,8 @@ func (a Agent) Deployment() *appsv1.Deployment {
 							{Name: "NEWT_ADMIN_ADDR", Value: ":" + strconv.Itoa(adminPort)},
 							{Name: "NEWT_METRICS_PROMETHEUS_ENABLED", Value: "true"},
 						},
-						Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: adminPort, Protocol: corev1.ProtocolTCP}},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
-						},
+						Ports:         []corev1.ContainerPort{{Name: "admin", ContainerPort: adminPort, Protocol: corev1.ProtocolTCP}},
+						Resources:     a.Resources,
 						LivenessProbe: probe(corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("admin")}}, 20),
 						// Ready once connected to Pangolin: Newt writes its health file then.
 						ReadinessProbe: probe(corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", healthFile}}}, 10),

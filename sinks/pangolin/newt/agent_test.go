@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
@@ -18,6 +19,10 @@ import (
 var testAgent = newt.Agent{
 	Namespace: "pic-system", Site: "edge", OwnerID: "cluster-a",
 	Image: "docker.io/fosrl/newt:1.15.0", Replicas: 2, Endpoint: "https://pangolin.example.com",
+	Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+	},
 	Owner: metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "pangolin-ingress-controller", UID: "uid-1", Controller: ptr.To(true)},
 }
 
@@ -54,8 +59,7 @@ func TestAgentDeployment(t *testing.T) {
 	assert.Equal(t, "docker.io/fosrl/newt:1.15.0", c.Image)
 	assert.NotNil(t, c.LivenessProbe)
 	assert.NotNil(t, c.ReadinessProbe)
-	assert.NotEmpty(t, c.Resources.Requests)
-	assert.NotEmpty(t, c.Resources.Limits)
+	assert.Equal(t, testAgent.Resources, c.Resources, "the configured requests and limits")
 	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
 	env := map[string]corev1.EnvVar{}
 	for _, e := range c.Env {

@@ -43,6 +43,7 @@ func TestContractSites(t *testing.T) {
 		assert.Equal(t, s.SiteID, got.SiteID)
 		assert.Equal(t, pangolinapi.SiteTypeNewt, got.Type)
 		assert.False(t, got.Online, "no Newt agent has connected")
+		assert.Empty(t, got.NewtVersion, "no agent has reported a version (newtVersion null)")
 	})
 
 	t.Run("a taken niceId is a client error that does not echo the secret", func(t *testing.T) {

@@ -29,6 +29,9 @@ type Site struct {
 	// ResourceCount is how many resources have a target on the site. Only the list
 	// reports it: a site read alone reads 0.
 	ResourceCount int `json:"resourceCount"`
+	// NewtVersion is the version the site's Newt agent reported when it last connected;
+	// "" for a site no agent has connected to, or one of another type.
+	NewtVersion string `json:"newtVersion"`
 }
 
 // Resource is a public resource as GET, create and update report it: one host (mode
