@@ -217,12 +217,15 @@ func (p *Policies) Protect(ctx context.Context, res *plugin.Result, object acces
 		}
 		seen[rt.Host] = cachedPolicies{origin: rt.Origin, targets: append([]access.Target{object}, gws...), policies: all}
 		attachment := access.Attach(all, object, gws)
-		if rj := p.secretsForbidden(attachment.Policy, rt); rj != nil {
+		// A TCP or UDP port takes the policy's name alone (access.Resolve), which
+		// unpublishes it: its Secrets are neither needed nor read, so that a policy
+		// whose Secrets PIC may not read, or cannot read now, never holds a port open.
+		if rj := p.secretsForbidden(attachment.Policy, rt); rj != nil && !rt.Raw() {
 			res.Rejections = append(res.Rejections, *rj)
 			continue
 		}
 		var secrets access.Secrets
-		if attachment.Policy != nil {
+		if attachment.Policy != nil && !rt.Raw() {
 			var read bool
 			if secrets, read = secretsOf[attachment.Policy.UID]; !read {
 				if secrets, err = p.readSecrets(ctx, attachment.Policy); err != nil {

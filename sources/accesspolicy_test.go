@@ -188,3 +188,35 @@ func TestConfirmWaitsForAPolicyTheCacheHasNotSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestAPortIsNotHeldByAPolicyWhoseSecretsPICMayNotRead: a TCP or UDP port gets no
+// access control, so any policy on it, valid or not, unpublishes it (the engine's
+// AccessControlUnsupported). A Gateway policy whose Secrets are outside secretNamespaces
+// must not hold the port either, which would keep it published open; and its Secrets,
+// which a port cannot use, are not read.
+func TestAPortIsNotHeldByAPolicyWhoseSecretsPICMayNotRead(t *testing.T) {
+	password := &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "edge-auth", Key: "password"}}
+	onGateway := &accessv1alpha1.AccessPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "edge", UID: "uid-edge"},
+		Spec: accessv1alpha1.AccessPolicySpec{Password: password, TargetRefs: []gatewayv1.LocalPolicyTargetReference{{
+			Group: accessv1alpha1.GroupGateway, Kind: accessv1alpha1.KindGateway, Name: "edge",
+		}}},
+	}
+	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(onGateway)
+	for _, idx := range PolicyIndexes() {
+		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+	}
+	cache := builder.Build()
+	p := &Policies{client: cache, secrets: refusingReader{t: t}, enabled: true, secretNamespaces: []string{"team-a"}}
+	origin := route.Origin{Kind: "TCPRoute", Namespace: "team-b", Name: "db"}
+	port := route.Route{Origin: origin, Host: "tcp:5432", Protocol: route.ProtocolTCP, Port: 5432}
+	res := plugin.Result{Origin: &origin, Managed: true, Routes: []route.Route{port}}
+	gateways := func(string) []access.Target {
+		return []access.Target{{Kind: accessv1alpha1.KindGateway, Namespace: "infra", Name: "edge"}}
+	}
+	require.NoError(t, p.Protect(context.Background(), &res, access.Target{Kind: "TCPRoute", Namespace: "team-b", Name: "db"}, gateways))
+	assert.Empty(t, res.Rejections, "nothing holds the port")
+	require.Len(t, res.Routes, 1, "the port goes on to the engine, which unpublishes it")
+	require.NotNil(t, res.Routes[0].Access.Policy, "the policy's name, for the engine's refusal")
+	assert.Equal(t, types.NamespacedName{Namespace: "infra", Name: "edge"}, res.Routes[0].Access.Policy.Name)
+}

@@ -39,6 +39,8 @@ type Input struct {
 //	                                       | policy says true, else what is said |
 //	with roles, users or autoLoginIdp      | sso true (they act only through SSO)| the policy
 //	  and sso unset                        |                                     |
+//	a Gateway's, in mode Override, leaving | an annotation's false is ignored    | the policy
+//	  sso or blockAccess unset             |   (the default applies); true wins  |
 //	invalid, or a Secret or key missing    | rejected, Hold                      | -
 //	any, on a TCP or UDP port              | the annotations                     | the policy's name
 //	  (valid or not)                       |                                     |   alone
@@ -88,13 +90,20 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	}
 	notices := []route.Notice{{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAttached, Message: attached}}
 
+	asked := r.Access
+	if overrides(p) && in.Attachment.Via.Kind == accessv1alpha1.KindGateway {
+		var ignored []route.Notice
+		asked.SSO, ignored = notWeaker(pic.AnnotationSSO, "sso", asked.SSO, c.sso, in.Attachment.Via, name, r.Origin, ignored)
+		asked.BlockAccess, ignored = notWeaker(pic.AnnotationBlockAccess, "blockAccess", asked.BlockAccess, c.block, in.Attachment.Via, name, r.Origin, ignored)
+		notices = append(notices, ignored...)
+	}
 	access := route.Access{Policy: c.policy}
 	var note string
-	access.SSO, note = stricter(pic.AnnotationSSO, "sso", r.Access.SSO, c.sso, name)
+	access.SSO, note = stricter(pic.AnnotationSSO, "sso", asked.SSO, c.sso, name)
 	if note != "" {
 		notices = append(notices, route.Notice{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAnnotationConflict, Message: note})
 	}
-	access.BlockAccess, note = stricter(pic.AnnotationBlockAccess, "blockAccess", r.Access.BlockAccess, c.block, name)
+	access.BlockAccess, note = stricter(pic.AnnotationBlockAccess, "blockAccess", asked.BlockAccess, c.block, name)
 	if note != "" {
 		notices = append(notices, route.Notice{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAnnotationConflict, Message: note})
 	}
@@ -104,6 +113,21 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 			name, strings.Join(c.geoRules, ", "))})
 	}
 	return access, nil, notices
+}
+
+// notWeaker is a route's annotation as a Gateway's override (mode Override) lets it
+// apply: the route's owner writes it, and the override speaks for the platform team, so
+// it may make the host stricter, never weaker. A "false" where the override leaves the
+// field unset would beat PIC's default (sso on, unless configured otherwise): it is
+// dropped, with a notice, and the default applies. A "true", or a "false" the override
+// says too, stays.
+func notWeaker(annotation, field string, fromAnnotation, fromPolicy *bool, via Target, policy string, origin route.Origin, notices []route.Notice) (*bool, []route.Notice) {
+	if fromAnnotation == nil || *fromAnnotation || fromPolicy != nil {
+		return fromAnnotation, notices
+	}
+	return nil, append(notices, route.Notice{Origin: origin, Reason: pic.ReasonAccessPolicyAnnotationConflict, Message: fmt.Sprintf(
+		"the annotation %s is \"false\" and is ignored: AccessPolicy %s on %s has mode %s and leaves %s unset, so PIC's default applies; under an override an annotation can only make the host stricter",
+		annotation, policy, via, accessv1alpha1.ModeOverride, field)})
 }
 
 // stricter merges an annotation with the policy's field of the same meaning, where true

@@ -487,3 +487,71 @@ func TestResolveOnAPortNamesThePolicyWhateverItSays(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveAnnotationsCannotWeakenAGatewayOverride: a Gateway policy in mode Override
+// speaks for the platform team; a route's owner controls its annotations, so under an
+// override they may make the host stricter, never weaker. Where the override leaves sso
+// or blockAccess unset, PIC's default applies, not the route's "false".
+func TestResolveAnnotationsCannotWeakenAGatewayOverride(t *testing.T) {
+	rules := func(s *accessv1alpha1.AccessPolicySpec) {
+		s.Rules = []accessv1alpha1.Rule{{Action: accessv1alpha1.RuleDeny, Match: accessv1alpha1.MatchCountry, Value: "RU"}}
+	}
+	override := func(edit func(*accessv1alpha1.AccessPolicySpec)) func(*accessv1alpha1.AccessPolicySpec) {
+		return func(s *accessv1alpha1.AccessPolicySpec) {
+			s.Mode = accessv1alpha1.ModeOverride
+			if edit != nil {
+				edit(s)
+			}
+		}
+	}
+	origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web"}
+	cases := []struct {
+		name        string
+		spec        func(*accessv1alpha1.AccessPolicySpec)
+		via         access.Target
+		annotations route.Access
+		want        route.Access
+		ignored     bool // a notice says the annotation is ignored
+	}{
+		{name: "an override without sso ignores the route's sso false: the default applies",
+			spec: override(rules), via: gateway("edge"), annotations: route.Access{SSO: ptr(false)}, want: route.Access{}, ignored: true},
+		{name: "an override without blockAccess ignores the route's block-access false: the default applies",
+			spec: override(rules), via: gateway("edge"), annotations: route.Access{BlockAccess: ptr(false)}, want: route.Access{}, ignored: true},
+		{name: "an override without sso takes the route's sso true: stricter",
+			spec: override(rules), via: gateway("edge"), annotations: route.Access{SSO: ptr(true), BlockAccess: ptr(true)}, want: route.Access{SSO: ptr(true), BlockAccess: ptr(true)}},
+		{name: "an override's own sso false agrees with the route's sso false",
+			spec: override(func(s *accessv1alpha1.AccessPolicySpec) { s.SSO = ptr(false) }), via: gateway("edge"), annotations: route.Access{SSO: ptr(false)}, want: route.Access{SSO: ptr(false)}},
+		{name: "a Gateway default policy without sso takes the route's sso false, as the route's own policy would replace it",
+			spec: rules, via: gateway("edge"), annotations: route.Access{SSO: ptr(false)}, want: route.Access{SSO: ptr(false)}},
+		{name: "the route's own policy in mode Override takes its own sso false: nothing is below it",
+			spec: override(rules), via: httpRoute("web"), annotations: route.Access{SSO: ptr(false)}, want: route.Access{SSO: ptr(false)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := gatewayRef("edge")
+			if tc.via.Kind == accessv1alpha1.KindHTTPRoute {
+				ref = routeRef("web")
+			}
+			p := policy("platform", 0, tc.spec, ref)
+			got, rejections, notices := access.Resolve(access.Input{
+				Route:      route.Route{Origin: origin, Host: "web.example.com", Access: tc.annotations},
+				Attachment: access.Attachment{Policy: &p, Via: tc.via},
+			})
+			require.Empty(t, rejections)
+			assert.Equal(t, tc.want.SSO, got.SSO, "sso")
+			assert.Equal(t, tc.want.BlockAccess, got.BlockAccess, "blockAccess")
+			var conflicts []string
+			for _, n := range notices {
+				if n.Reason == pic.ReasonAccessPolicyAnnotationConflict {
+					conflicts = append(conflicts, n.Message)
+				}
+			}
+			if tc.ignored {
+				require.Len(t, conflicts, 1)
+				assert.Contains(t, conflicts[0], "mode Override")
+			} else {
+				assert.Empty(t, conflicts)
+			}
+		})
+	}
+}

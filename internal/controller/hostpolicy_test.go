@@ -63,7 +63,7 @@ func TestAllowedHosts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{sink: domainsSink{domains: tc.domains}, policy: tc.policy, nsLabels: labels(tc.labels)}
-			kept, refused, err := r.allowedHosts(context.Background(), teamA, tc.routes)
+			kept, refused, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.domains)
 			require.NoError(t, err)
 			var keptHosts, refusedHosts []string
 			for _, rt := range kept {
@@ -84,7 +84,7 @@ func TestAllowedHosts(t *testing.T) {
 		r := &Reconciler{sink: domainsSink{}, policy: policy, nsLabels: func(context.Context, string) (map[string]string, error) {
 			return nil, errors.New("forbidden")
 		}}
-		_, _, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")})
+		_, _, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil)
 		assert.ErrorContains(t, err, "namespace team-a")
 	})
 }

@@ -133,7 +133,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !res.Managed {
 		routes = nil
 	}
-	routes, notAllowed, err := r.allowedHosts(ctx, origin, routes)
+	// One view of the sink's features, the org's domains included, for the whole
+	// reconcile: the host an override publishes depends on the domains, and the host
+	// policy, ownership and what is published must be decided on the same host, even
+	// when a refresh of the domains lands in between.
+	features := r.sink.Features()
+	routes, notAllowed, err := r.allowedHosts(ctx, origin, routes, features.Domains)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -145,7 +150,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
-	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, r.sink.Features().Domains))
+	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, features.Domains))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -160,7 +165,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	refused := slices.Concat(dropped, notAllowed)
 
 	desired, engineRejections := engine.Desired(engine.Input{
-		Routes: routes, Features: r.sink.Features(), Defaults: r.defaults, Owners: owners,
+		Routes: routes, Features: features, Defaults: r.defaults, Owners: owners,
 	})
 	desired, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, desired, existing)
 	if err != nil {
@@ -213,8 +218,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 // object's namespace publish, with a HostNotAllowed rejection each: not held, so what
 // was published for such a host goes. A TCP or UDP port is not a host: the policy does
 // not concern it. An error reading the namespace fails the reconcile, which removes
-// nothing.
-func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route) ([]route.Route, []route.Rejection, error) {
+// nothing. domains are the sink's, as the rest of the reconcile sees them.
+func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string) ([]route.Route, []route.Rejection, error) {
 	if !r.policy.Enabled() {
 		return routes, nil, nil
 	}
@@ -225,7 +230,6 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			return nil, nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
-	domains := r.sink.Features().Domains
 	kept := routes[:0:0]
 	var refused []route.Rejection
 	for _, rt := range routes {

@@ -103,6 +103,9 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
+	if err := checkNamespaceRead(ctx, mgr.GetAPIReader(), cfg.HostPolicy); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add health check: %w", err)
 	}

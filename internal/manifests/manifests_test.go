@@ -52,6 +52,10 @@ type rendering struct {
 	// config/rbac/managed-sites in its namespace. Every other rendering must grant
 	// nothing on Deployments or Secrets.
 	managedSites bool
+	// readNamespaces: the installation grants read on namespaces for hostPolicy rules
+	// with a namespaceSelector (config/rbac/host-policy). Every other rendering without
+	// a Gateway API source must grant nothing on namespaces.
+	readNamespaces bool
 }
 
 // sources are the sources PIC must load from the rendering, in the order the
@@ -240,6 +244,11 @@ var renderings = []rendering{
 	{name: "kustomize config/direct with the managed-site component", render: kustomizedOverlay(
 		[]string{"config/direct"}, "config/components/managed-site"), direct: true, managedSites: true},
 	{name: "the Helm chart with config.sink pangolin and a managed tunnel", render: charted(directManagedSiteValues), direct: true, managedSites: true},
+	// A hostPolicy that selects namespaces by labels (docs/multi-tenancy.md#rbac): the
+	// component on config/direct, and a rule with a namespaceSelector in the chart.
+	{name: "kustomize config/direct with the host-policy component", render: kustomizedOverlay(
+		[]string{"config/direct"}, "config/components/host-policy"), direct: true, readNamespaces: true},
+	{name: "the Helm chart with a hostPolicy namespaceSelector", render: charted(hostPolicySelectorValues), readNamespaces: true},
 }
 
 // TestInstallations checks what must hold in every way of installing PIC.
@@ -625,6 +634,9 @@ var clusterRoleFiles = []struct {
 		return cfg.Sink == pangolinResourceSink && slices.Contains(cfg.Sources, serviceSource)
 	}, false},
 	{healthChecksRoleNameSuffix, []string{"health-checks", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HealthChecks }, true},
+	// A kustomize install's configuration file is the user's: the component grants
+	// ahead of the hostPolicy it will hold.
+	{hostPolicyRoleNameSuffix, []string{"host-policy", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HostPolicy.NeedsLabels() }, true},
 }
 
 // wantClusterRoles are the ClusterRoles an installation must render, by name, with their

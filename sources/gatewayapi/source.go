@@ -18,6 +18,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -40,6 +41,10 @@ type Config struct {
 	Policies *sources.Policies
 	// Health derives the backends' health checks.
 	Health sources.HealthChecks
+	// HostPolicy is which hosts each namespace may publish. The core refuses the hosts
+	// a route publishes itself (HostNotAllowed); a route merged into another's host
+	// publishes through that route, so the source keeps it out of the merge here.
+	HostPolicy hostpolicy.Policy
 }
 
 // Factory builds the HTTPRoute source from PIC's configuration. It is unavailable
@@ -116,7 +121,8 @@ func (s sharedGatewayAPI) Declare() plugin.SharedDeclaration {
 }
 
 func configOf(cfg *config.Config) Config {
-	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain, Health: sources.HealthChecks{Default: cfg.HealthChecks}}
+	return Config{Tunnels: cfg.Tunnels, BackendScheme: cfg.BackendScheme, ClusterDomain: cfg.ClusterDomain, Health: sources.HealthChecks{Default: cfg.HealthChecks},
+		HostPolicy: cfg.HostPolicy}
 }
 
 // Source reads HTTPRoutes attached to PIC's Gateways.
@@ -214,6 +220,17 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			return plugin.Result{}, err
 		}
 		if owner != ev {
+			allowed, err := s.mayMerge(ctx, ev, host)
+			if err != nil {
+				return plugin.Result{}, err
+			}
+			if !allowed {
+				// Published alone, for the core to judge: it refuses the host
+				// (HostNotAllowed), or, allowed after all, settles it with the owner.
+				owner, paths = ev, ev.paths
+			}
+		}
+		if owner != ev {
 			// Published through the oldest route that shares the host. Its access
 			// settings are the host's: rules asking for others are not merged, so that
 			// a route that relies on SSO is never served through a public host.
@@ -288,7 +305,14 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 			}
 			evaluated[sib.UID] = sev
 		}
-		if sev.served && sev.hosts[host] == gw {
+		if !sev.served || sev.hosts[host] != gw {
+			continue
+		}
+		allowed, err := s.mayMerge(ctx, sev, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		if allowed {
 			group[sev.origin.UID] = sev
 			others = append(others, claim(sev, sib.DeletionTimestamp != nil))
 		}
@@ -302,6 +326,32 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 		paths = merge(paths, group[member.UID].paths)
 	}
 	return paths, ev, nil
+}
+
+// mayMerge reports whether the host policy lets e's namespace publish host, so that e
+// may publish through a route of another namespace that shares it: every host e's
+// overrides may make of it (hostname.Claimable, whatever the org's domains; without
+// overrides, host itself) must be allowed. Routes that merge share their overrides, so
+// this is the host their owner publishes, which the core judges for the owner alone.
+func (s *gatewayAPI) mayMerge(ctx context.Context, e *evaluation, host string) (bool, error) {
+	policy := s.config.HostPolicy
+	if !policy.Enabled() {
+		return true, nil
+	}
+	var labels map[string]string
+	if policy.NeedsLabels() {
+		ns, err := s.routeNamespace(ctx, e.route.Namespace)
+		if err != nil {
+			return false, err
+		}
+		labels = ns.Labels
+	}
+	for _, published := range hostname.Claimable(host, e.options.Domain, e.options.Subdomain) {
+		if allowed, _ := policy.Allows(e.route.Namespace, labels, published); !allowed {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // settingsKey is the host-wide settings of a route, as one comparable value: routes

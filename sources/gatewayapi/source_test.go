@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -69,4 +71,91 @@ func TestRouteReconcileReadsEachServicesPodsOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"x.example.com", "y.example.com"}, res.MergedInto, "both hosts are published through the older route")
 	assert.Equal(t, 1, podLists, "the pods of Service web, read once for both routes and both hosts")
+}
+
+// TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish: with a hostPolicy, a route of a
+// namespace the policy does not let publish a host cannot reach it by sharing it with an
+// older route of another namespace on the same Gateway: its paths (a /login beside the
+// owner's /) are not merged into the owner's resource, and it is published alone, for
+// the core to refuse (HostNotAllowed). Without the policy, routes of any namespace the
+// listener admits merge, as the Gateway API has them.
+func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
+	all := gatewayv1.NamespacesFromAll
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "edge"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "pangolin", Listeners: []gatewayv1.Listener{{
+			Name: "http", Protocol: gatewayv1.HTTPProtocolType, Port: 80,
+			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}},
+		}}},
+	}
+	prefix := gatewayv1.PathMatchPathPrefix
+	route := func(namespace, path string, created time.Time) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "web", UID: types.UID("uid-" + namespace), CreationTimestamp: metav1.NewTime(created)},
+			Spec: gatewayv1.HTTPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "edge", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
+				Hostnames:       []gatewayv1.Hostname{"app.team-a.example.com"},
+				Rules: []gatewayv1.HTTPRouteRule{{
+					Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: &prefix, Value: ptr.To(path)}}},
+					BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: backendRef("web", 80)}},
+				}},
+			},
+		}
+	}
+	service := func(namespace string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	}
+	now := time.Now()
+	policy := hostpolicy.Policy{
+		{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}},
+		{NamespaceSelector: "tenant=b", Hosts: []string{"*.team-b.example.com"}},
+	}
+	cases := []struct {
+		name   string
+		policy hostpolicy.Policy
+		merged bool
+	}{
+		{name: "a namespace the hostPolicy keeps off the host is not merged into it", policy: policy, merged: false},
+		{name: "without a hostPolicy, the younger route of another namespace is merged", policy: nil, merged: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			objs := []client.Object{
+				&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "pangolin"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName}},
+				gw,
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b", Labels: map[string]string{"tenant": "b"}}},
+				service("team-a"), service("team-b"),
+				route("team-a", "/", now.Add(-time.Hour)), route("team-b", "/login", now),
+			}
+			builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
+			for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
+				builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+			}
+			conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local", HostPolicy: c.policy}
+			s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+
+			owner, err := s.Routes(context.Background(), types.NamespacedName{Namespace: "team-a", Name: "web"})
+			require.NoError(t, err)
+			require.Len(t, owner.Routes, 1)
+			var paths []string
+			for _, p := range owner.Routes[0].Paths {
+				paths = append(paths, p.Path)
+			}
+			younger, err := s.Routes(context.Background(), types.NamespacedName{Namespace: "team-b", Name: "web"})
+			require.NoError(t, err)
+			if c.merged {
+				assert.ElementsMatch(t, []string{"/", "/login"}, paths, "the owner's resource serves both routes")
+				assert.Equal(t, []string{"app.team-a.example.com"}, younger.MergedInto)
+				assert.Empty(t, younger.Routes)
+				return
+			}
+			assert.Equal(t, []string{"/"}, paths, "team-b's /login is not served on team-a's host")
+			assert.Empty(t, younger.MergedInto)
+			require.Len(t, younger.Routes, 1, "published alone, for the core's HostNotAllowed")
+			assert.Equal(t, "app.team-a.example.com", younger.Routes[0].Host)
+			assert.Equal(t, "team-b", younger.Routes[0].Origin.Namespace)
+		})
+	}
 }

@@ -181,6 +181,21 @@ internal/manifests tests that this agrees with the configuration PIC loads.
 {{- end }}
 
 {{/*
+"true" when a rule of config.hostPolicy selects namespaces by labels (a namespaceSelector
+that is not blank), else "": PIC then reads namespaces, and the chart grants it
+<fullname>-host-policy. hostPolicy is read from the file only, so the values say it all.
+internal/manifests tests that this agrees with the configuration PIC loads.
+*/}}
+{{- define "pic.hostPolicySelectors" -}}
+{{- $rules := index (.Values.config | default dict) "hostPolicy" }}
+{{- if kindIs "slice" $rules }}
+{{- range $rules }}
+{{- if and (kindIs "map" .) (ne (trim (toString (index . "namespaceSelector" | default ""))) "") }}true{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 "true" when the chart grants PIC list on pods (<fullname>-health-checks): health checks
 are on for every object (pic.healthChecks), or rbac.readPods lets objects ask for them
 with the health-check annotation while the default stays off.
