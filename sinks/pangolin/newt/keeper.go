@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -133,13 +134,10 @@ func putMeta(live *metav1.ObjectMeta, want metav1.ObjectMeta) {
 		return
 	}
 	// An object has one controller: a reference that claims it too is replaced.
-	var kept []metav1.OwnerReference
-	for _, ref := range live.OwnerReferences {
-		if !ptr.Deref(ref.Controller, false) {
-			kept = append(kept, ref)
-		}
-	}
-	live.OwnerReferences = append(kept, owner)
+	live.OwnerReferences = slices.DeleteFunc(live.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return ptr.Deref(ref.Controller, false)
+	})
+	live.OwnerReferences = append(live.OwnerReferences, owner)
 }
 
 func ownerIndex(refs []metav1.OwnerReference, owner metav1.OwnerReference) int {
