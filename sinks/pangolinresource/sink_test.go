@@ -43,6 +43,7 @@ func newWorld(t *testing.T, objects ...client.Object) *world {
 	w.client = fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
 		WithStatusSubresource(&tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
 		WithIndex(&tunnelv1alpha1.PangolinResource{}, OwnerIndex, IndexOwner).
+		WithIndex(&tunnelv1alpha1.PangolinResource{}, HostIndex, IndexHost).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 				w.writes["create"]++
