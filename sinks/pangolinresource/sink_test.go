@@ -312,6 +312,30 @@ func TestCurrent(t *testing.T) {
 	assert.Equal(t, engine.PhasePending, got[0].Status.Phase)
 }
 
+// TestHolders: the owners of PIC's PangolinResources on a published host, whatever
+// host they name; a resource PIC does not own holds nothing.
+func TestHolders(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	mine := resource(caps)
+	other := resource(caps)
+	other.Name, other.Origin.UID, other.Origin.Name = "pic-prod-other-1", "uid-other", "other"
+	other.Host, other.Subdomain = "x.example.com", "www" // an override: published on www.example.com
+	decoy := stored(resource(caps), caps, "decoy")
+	decoy.Name, decoy.OwnerReferences = "pic-prod-web-decoy", nil
+	w := newWorld(t, stored(mine, caps, "1"), stored(other, caps, "2"), decoy)
+	s := New(w.client, w.client, caps)
+
+	for host, want := range map[string][]route.Origin{
+		"app.example.com": {{Kind: "Ingress", Namespace: "prod", Name: "web", UID: "uid-web"}},
+		"www.example.com": {{Kind: "Ingress", Namespace: "prod", Name: "other", UID: "uid-other"}},
+		"x.example.com":   nil,
+	} {
+		got, err := s.Holders(context.Background(), host)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, host)
+	}
+}
+
 // TestTunnel: a tunnel is a PangolinTunnel, Ready when the operator says so.
 func TestTunnel(t *testing.T) {
 	ready := &tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "ready", Namespace: "prod"}, Status: tunnelv1alpha1.PangolinTunnelStatus{Status: "Ready"}}
