@@ -145,7 +145,9 @@ func TestHoldersNameWhoKeepsAHost(t *testing.T) {
 		require.NoError(t, err)
 		return got
 	}
-	noUID := func(o route.Origin) route.Origin { return route.Origin{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name} }
+	noUID := func(o route.Origin) route.Origin {
+		return route.Origin{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+	}
 	assert.Equal(t, []route.Origin{noUID(shop)}, holders("app.example.com"), "the kept host is still the object's")
 	assert.Empty(t, holders("blog.example.com"), "a hand-made resource is nobody's")
 	assert.Equal(t, []route.Origin{noUID(api)}, holders("api.example.com"), "held on the published host")
