@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/utils/ptr"
 
@@ -92,5 +93,36 @@ func TestKeptPangolinResourceStaysClaimed(t *testing.T) {
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("www") })
 		w.eventuallyOwners(w.host("www"), w.ns+"/shop")
 		w.eventuallyOwners(w.host("app"), w.ns+"/late")
+	})
+}
+
+// TestDirectModeHeldPortStaysClaimed: a Service whose public-ports annotation moves a
+// port with an error holds what it published, so it still owns that port: the younger
+// Service on the same port keeps its PortConflict until the annotation is fixed and the
+// old port goes, which hands it over.
+func TestDirectModeHeldPortStaysClaimed(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := inmemory.NewServer(inmemory.Options{})
+		t.Cleanup(fake.Close)
+		ns := testenv.NewNamespace(t, env.Client)
+		startDirect(t, env, fake, ns, withPorts)
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		db, db2 := "db."+ns+".svc.cluster.local:5432", "db2."+ns+".svc.cluster.local:5432"
+
+		w.create(loadBalancer("db", corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}))
+		eventuallyRawServed(t, fake, map[string][]string{"tcp-5432": {db}})
+		time.Sleep(1100 * time.Millisecond) // creation times are in seconds: db2 must be younger
+		w.create(loadBalancer("db2", corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}))
+		assert.Contains(t, w.eventuallyNote("db2", pic.ReasonPortConflict), "Service "+ns+"/db")
+
+		update(t, w, "db", func(s *corev1.Service) {
+			s.Annotations = map[string]string{pic.AnnotationPublicPorts: "pg=45441,bogus"}
+		})
+		w.eventuallyNote("db", pic.ReasonInvalidAnnotation)
+		time.Sleep(2 * time.Second) // db2, woken by db's change, has looked again
+		assert.Equal(t, map[string][]string{"tcp-5432": {db}}, rawServed(fake), "the held port has one owner")
+
+		update(t, w, "db", func(s *corev1.Service) { s.Annotations = map[string]string{pic.AnnotationPublicPorts: "pg=45441"} })
+		eventuallyRawServed(t, fake, map[string][]string{"tcp-45441": {db}, "tcp-5432": {db2}})
 	})
 }
