@@ -69,6 +69,9 @@ func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []strin
 			return nil, err
 		}
 		for _, holder := range holders {
+			if sameObject(holder, self) || slices.ContainsFunc(others, func(o engine.Claim) bool { return sameObject(holder, o.Origin) }) {
+				continue // known already: no read
+			}
 			c, ok, err := h.holder(ctx, holder)
 			if err != nil {
 				return nil, err
@@ -106,4 +109,11 @@ func (h hostClaims) keeps(ctx context.Context, owner route.Origin, host string) 
 		return false, err
 	}
 	return slices.ContainsFunc(kept, func(e engine.Existing) bool { return e.ClaimKey() == host }), nil
+}
+
+// sameObject reports whether the holder a sink names is known, the object of that kind,
+// namespace and name: the sink's UID, when it has one, may be a predecessor's, whose
+// resources the garbage collector removes.
+func sameObject(holder, known route.Origin) bool {
+	return holder.Kind == known.Kind && holder.NamespacedName() == known.NamespacedName()
 }
