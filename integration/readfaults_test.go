@@ -90,6 +90,7 @@ func newFaultyClient(clusterDomain string, objects ...client.Object) *faultyClie
 	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
 		WithStatusSubresource(&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
 		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.OwnerIndex, pangolinresource.IndexOwner).
+		WithIndex(&tunnelv1alpha1.PangolinResource{}, pangolinresource.HostIndex, pangolinresource.IndexHost).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if fault := f.failing(ctx, "get", obj); fault != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // configMapSource is the walkthrough of docs/development.md ("Adding a source"), whole:
@@ -93,6 +94,11 @@ func (s *configMapSource) Declare() plugin.Declaration {
 				claims[i] = engine.Claim{Origin: configMapOrigin(&list.Items[i])}
 			}
 			return claims, nil
+		},
+		Holder: func(ctx context.Context, holder route.Origin) (engine.Claim, bool, error) {
+			return sources.Holder(ctx, s.client, "ConfigMap", holder, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) engine.Claim {
+				return engine.Claim{Origin: configMapOrigin(cm)}
+			})
 		},
 	}}
 }

@@ -6,8 +6,10 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Claim is what is known of one object that names a host: facts read from indexes
-// (who names the host, what the sink keeps), never by translating the object again.
+// Claim is what is known of one object that names a host, or that the sink holds a
+// resource on it for (whatever it names now: a refused move, a hold): facts read from
+// indexes (who names the host, what the sink keeps), never by translating the object
+// again.
 type Claim struct {
 	Origin route.Origin
 	// Deleting: the object's deletion has begun, so it claims nothing any more.

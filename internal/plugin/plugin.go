@@ -72,6 +72,12 @@ type Claims struct {
 	// has begun. It may name an object that publishes another host under the org's
 	// actual domains: the core compares what the sink keeps for it.
 	Claimants func(ctx context.Context, host string) ([]engine.Claim, error)
+	// Holder returns the claim of the source's object that a sink names as holding a
+	// resource (Sink.Holders), read from the cache: its origin, and whether its deletion
+	// has begun. ok is false when holder is not of the source's kind, or when no object
+	// of that kind, namespace and name exists with holder's UID (any UID when the sink
+	// does not know it): a gone object claims nothing.
+	Holder func(ctx context.Context, holder route.Origin) (claim engine.Claim, ok bool, err error)
 	// Movers are related kinds whose objects decide which hosts claimants claim (a
 	// Gateway's listener hostnames): a change to one concerns the claimants, of every
 	// kind, of the hosts it named before and names now.
@@ -222,6 +228,14 @@ type Sink interface {
 	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
 	// Current returns what the sink keeps for owner: only what it created for it.
 	Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error)
+	// Holders returns the objects the sink keeps a resource for whose ClaimKey is host
+	// (a published host, or a port key), whatever hosts those objects name now: an
+	// object whose move away from host was refused, or whose host is held, still holds
+	// it. Each origin carries its kind, namespace and name, and its UID when the sink
+	// knows it. It answers from the sink's own record, never by listing every object,
+	// and fails rather than answer from a record it could not read: a holder left out
+	// would let a younger object publish the host beside it.
+	Holders(ctx context.Context, host string) ([]route.Origin, error)
 	// Apply carries out plan for owner. It stops at the first infrastructure error,
 	// which the caller retries with backoff; what was done before it is in Applied.
 	Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (Applied, error)

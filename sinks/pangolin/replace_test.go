@@ -124,3 +124,34 @@ func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
 	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement that carries no target replaces nothing")
 	assert.Len(t, w.fake.Targets(live.ID), 1)
 }
+
+// TestHoldersNameWhoKeepsAHost: an object whose move away from a host was refused
+// still holds that host; a host is held under the key it is published on.
+func TestHoldersNameWhoKeepsAHost(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	w.converge(shop, web(shop, "app.example.com", 8080))
+	w.fake.SeedResource(inmemory.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
+	require.NotEmpty(t, w.reconcile(shop, web(shop, "blog.example.com", 8080)).rejections, "the move is refused")
+	api := ingress("shop", "api")
+	overridden := web(api, "x.example.com", 8080)
+	overridden.SubdomainOverride = "api"
+	w.converge(api, overridden)
+	db := service("prod", "db")
+	w.converge(db, rawRoute(db, route.ProtocolTCP, 45432, 5432))
+
+	holders := func(host string) []route.Origin {
+		got, err := w.sink.Holders(w.ctx, host)
+		require.NoError(t, err)
+		return got
+	}
+	noUID := func(o route.Origin) route.Origin {
+		return route.Origin{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+	}
+	assert.Equal(t, []route.Origin{noUID(shop)}, holders("app.example.com"), "the kept host is still the object's")
+	assert.Empty(t, holders("blog.example.com"), "a hand-made resource is nobody's")
+	assert.Equal(t, []route.Origin{noUID(api)}, holders("api.example.com"), "held on the published host")
+	assert.Empty(t, holders("x.example.com"), "not on the host as written")
+	assert.Equal(t, []route.Origin{noUID(db)}, holders("tcp:45432"))
+	assert.Empty(t, holders("tcp:45433"))
+}

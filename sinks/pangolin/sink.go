@@ -330,6 +330,37 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	return out, nil
 }
 
+// Holders implements plugin.Sink: the objects this owner id keeps a resource for on
+// host (a published host or a port key, as Current's ClaimKey), from the sink's record,
+// whatever those objects name now. Pangolin keeps no UID: the origins carry none. It
+// waits for the first refresh's lists and fails while the last refresh failed, as
+// Current does: a holder left out would let a younger object publish the host too.
+func (s *Sink) Holders(ctx context.Context, host string) ([]route.Origin, error) {
+	select {
+	case <-s.listed:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, unreachable(fmt.Errorf("who holds %s in Pangolin is not known: the last read of Pangolin failed: %w", host, s.err))
+	}
+	var out []route.Origin
+	for _, e := range s.entries {
+		// A resource's claim key is its mark's host or the host Pangolin serves it on:
+		// only those entries are worth reading back whole.
+		if e.mark.Host != host && !strings.EqualFold(e.res.FullDomain, host) {
+			continue
+		}
+		o := e.mark.origin()
+		if s.existing(e, o).ClaimKey() == host && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
 // existing reads an entry back into the engine's model. Drifted is set for what the
 // model does not hold and PIC owns: the resource and its targets enabled, every target
 // on one site, the stored subdomain in step with the routed host, the name. s.mu is held.

@@ -105,9 +105,13 @@ func (s *Sink) Describe(r engine.Resource) plugin.Description {
 	}
 }
 
-// indexes are the sink's cache indexes: PangolinResources by owner, for Current.
+// indexes are the sink's cache indexes: PangolinResources by owner, for Current, and
+// by published host, for Holders.
 func indexes(*config.Config) []plugin.Index {
-	return []plugin.Index{{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner}}
+	return []plugin.Index{
+		{Object: &tunnelv1alpha1.PangolinResource{}, Field: OwnerIndex, Func: IndexOwner},
+		{Object: &tunnelv1alpha1.PangolinResource{}, Field: HostIndex, Func: IndexHost},
+	}
 }
 
 // Declare implements plugin.Sink. A PangolinResource's change concerns its owner; its

@@ -41,6 +41,22 @@ func IndexOwner(obj client.Object) []string {
 	return nil
 }
 
+// HostIndex indexes PIC's PangolinResources by the published host (or port key) they
+// serve, engine.Resource's ClaimKey, so that Holders reads one index key.
+const HostIndex = "pic.published-host"
+
+// IndexHost is the index function for HostIndex.
+func IndexHost(obj client.Object) []string {
+	pr, ok := obj.(*tunnelv1alpha1.PangolinResource)
+	if !ok {
+		return nil
+	}
+	if _, ok := owner(pr); !ok {
+		return nil
+	}
+	return resourceHost(pr)
+}
+
 // CacheSelector limits the PangolinResource informer to objects that carry PIC's uid
 // label: the operator's other resources are none of PIC's business and cost memory.
 func CacheSelector() labels.Selector {
@@ -99,6 +115,24 @@ func (s *Sink) Current(ctx context.Context, origin route.Origin) ([]engine.Exist
 		// the dependent's own): a copy elsewhere that names it is not PIC's.
 		if list.Items[i].Namespace == origin.Namespace {
 			out = append(out, parse(&list.Items[i], origin, s.caps))
+		}
+	}
+	return out, nil
+}
+
+// Holders implements plugin.Sink: the owners of PIC's PangolinResources on host, from
+// the host index, whatever those owners name now.
+func (s *Sink) Holders(ctx context.Context, host string) ([]route.Origin, error) {
+	var list tunnelv1alpha1.PangolinResourceList
+	if err := s.client.List(ctx, &list, client.MatchingFields{HostIndex: host}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list PangolinResources on %s: %w", host, err)
+	}
+	var out []route.Origin
+	for i := range list.Items {
+		for _, o := range ownerOf(&list.Items[i]) {
+			if !slices.ContainsFunc(out, func(known route.Origin) bool { return known.UID == o.UID }) {
+				out = append(out, o)
+			}
 		}
 	}
 	return out, nil

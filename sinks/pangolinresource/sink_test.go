@@ -43,6 +43,7 @@ func newWorld(t *testing.T, objects ...client.Object) *world {
 	w.client = fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
 		WithStatusSubresource(&tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}).
 		WithIndex(&tunnelv1alpha1.PangolinResource{}, OwnerIndex, IndexOwner).
+		WithIndex(&tunnelv1alpha1.PangolinResource{}, HostIndex, IndexHost).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 				w.writes["create"]++
@@ -309,6 +310,30 @@ func TestCurrent(t *testing.T) {
 	assert.Equal(t, mine.Name, got[0].Name)
 	assert.Equal(t, types.UID("1"), got[0].UID)
 	assert.Equal(t, engine.PhasePending, got[0].Status.Phase)
+}
+
+// TestHolders: the owners of PIC's PangolinResources on a published host, whatever
+// host they name; a resource PIC does not own holds nothing.
+func TestHolders(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	mine := resource(caps)
+	other := resource(caps)
+	other.Name, other.Origin.UID, other.Origin.Name = "pic-prod-other-1", "uid-other", "other"
+	other.Host, other.Subdomain = "x.example.com", "www" // an override: published on www.example.com
+	decoy := stored(resource(caps), caps, "decoy")
+	decoy.Name, decoy.OwnerReferences = "pic-prod-web-decoy", nil
+	w := newWorld(t, stored(mine, caps, "1"), stored(other, caps, "2"), decoy)
+	s := New(w.client, w.client, caps)
+
+	for host, want := range map[string][]route.Origin{
+		"app.example.com": {{Kind: "Ingress", Namespace: "prod", Name: "web", UID: "uid-web"}},
+		"www.example.com": {{Kind: "Ingress", Namespace: "prod", Name: "other", UID: "uid-other"}},
+		"x.example.com":   nil,
+	} {
+		got, err := s.Holders(context.Background(), host)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, host)
+	}
 }
 
 // TestTunnel: a tunnel is a PangolinTunnel, Ready when the operator says so.

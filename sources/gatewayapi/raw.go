@@ -301,6 +301,7 @@ func (s *RawSource) Declare() plugin.Declaration {
 		Claims: plugin.Claims{
 			Hosts:     s.Hosts,
 			Claimants: s.Claimants,
+			Holder:    s.Holder,
 			Movers: []plugin.HostMover{{Object: &gatewayv1.Gateway{}, Hosts: func(obj client.Object) []string {
 				return s.kind.portKeys(obj)
 			}}},
@@ -348,6 +349,14 @@ func (s *RawSource) Claimants(ctx context.Context, portKey string) ([]engine.Cla
 		claims = append(claims, engine.Claim{Origin: s.originOf(r), Deleting: r.GetDeletionTimestamp() != nil})
 	}
 	return claims, nil
+}
+
+// Holder is the claim of the route of the source's kind a sink holds a resource for
+// (plugin.Claims).
+func (s *RawSource) Holder(ctx context.Context, holder route.Origin) (engine.Claim, bool, error) {
+	return sources.Holder(ctx, s.client, s.kind.name, holder, s.kind.object(), func(obj client.Object) engine.Claim {
+		return engine.Claim{Origin: s.originOf(rawRoute{Object: obj}), Deleting: obj.GetDeletionTimestamp() != nil}
+	})
 }
 
 func (s *RawSource) claimantRoutes(ctx context.Context, portKey string) ([]rawRoute, error) {

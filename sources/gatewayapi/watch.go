@@ -18,6 +18,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
@@ -62,6 +63,7 @@ func (s *Source) Declare() plugin.Declaration {
 		Claims: plugin.Claims{
 			Hosts:     s.Hosts,
 			Claimants: s.Claimants,
+			Holder:    s.Holder,
 			Movers:    []plugin.HostMover{{Object: &gatewayv1.Gateway{}, Hosts: indexListenerHosts}},
 		},
 		Watches: append(s.routeWatches(httpRoutes, s), s.config.Policies.Watches(s.routesOfPolicyTarget)...),
@@ -141,6 +143,13 @@ func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, er
 		claims = append(claims, engine.Claim{Origin: originOf(&routes[i]), Deleting: routes[i].DeletionTimestamp != nil})
 	}
 	return claims, nil
+}
+
+// Holder is the claim of the route a sink holds a resource for (plugin.Claims).
+func (s *Source) Holder(ctx context.Context, holder route.Origin) (engine.Claim, bool, error) {
+	return sources.Holder(ctx, s.client, kindHTTPRoute, holder, &gatewayv1.HTTPRoute{}, func(hr *gatewayv1.HTTPRoute) engine.Claim {
+		return engine.Claim{Origin: originOf(hr), Deleting: hr.DeletionTimestamp != nil}
+	})
 }
 
 // claimantRoutes returns the routes that may be published on host, from the indexes:

@@ -17,6 +17,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
@@ -43,7 +44,7 @@ func indexes(cfg *config.Config) []plugin.Index {
 // than by listing every Ingress.
 func (s *Source) Declare() plugin.Declaration {
 	return plugin.Declaration{
-		Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants},
+		Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants, Holder: s.Holder},
 		Watches: append([]plugin.Watch{
 			{Object: &corev1.Service{}, Requests: s.ingressesOfService},
 			{Object: &networkingv1.IngressClass{}, Requests: s.ingressesOfClass},
@@ -70,6 +71,13 @@ func (s *Source) Claimants(ctx context.Context, host string) ([]engine.Claim, er
 		claims[i] = engine.Claim{Origin: originOf(&list[i]), Deleting: list[i].DeletionTimestamp != nil}
 	}
 	return claims, nil
+}
+
+// Holder is the claim of the Ingress a sink holds a resource for (plugin.Claims).
+func (s *Source) Holder(ctx context.Context, holder route.Origin) (engine.Claim, bool, error) {
+	return sources.Holder(ctx, s.client, "Ingress", holder, &networkingv1.Ingress{}, func(ing *networkingv1.Ingress) engine.Claim {
+		return engine.Claim{Origin: originOf(ing), Deleting: ing.DeletionTimestamp != nil}
+	})
 }
 
 func indexServices(obj client.Object) []string {

@@ -263,12 +263,19 @@ func portKeys(obj client.Object, class string) []string {
 // Declare implements plugin.Source: a Service claims its public ports. Nothing else
 // brings a Service back: it names no other object.
 func (s *Source) Declare() plugin.Declaration {
-	return plugin.Declaration{Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants}}
+	return plugin.Declaration{Claims: plugin.Claims{Hosts: s.Hosts, Claimants: s.Claimants, Holder: s.Holder}}
 }
 
 // Hosts are the port keys a Service claims.
 func (s *Source) Hosts(_ context.Context, obj client.Object) []string {
 	return portKeys(obj, s.config.Class)
+}
+
+// Holder is the claim of the Service a sink holds a resource for (plugin.Claims).
+func (s *Source) Holder(ctx context.Context, holder route.Origin) (engine.Claim, bool, error) {
+	return sources.Holder(ctx, s.client, "Service", holder, &corev1.Service{}, func(svc *corev1.Service) engine.Claim {
+		return engine.Claim{Origin: originOf(svc), Deleting: svc.DeletionTimestamp != nil}
+	})
 }
 
 // Claimants are the Services that claim a port key, from the index.
