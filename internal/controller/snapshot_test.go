@@ -53,6 +53,13 @@ func (s *movingDomainsSink) Current(_ context.Context, owner route.Origin) ([]en
 	return []engine.Existing{{Resource: engine.Resource{Origin: s.older, Host: "app.team-a.example.com", Subdomain: "app", Domain: "team-a.example.com"}}}, nil
 }
 
+func (s *movingDomainsSink) Holders(_ context.Context, host string) ([]route.Origin, error) {
+	if host != "app.team-a.example.com" {
+		return nil, nil
+	}
+	return []route.Origin{s.older}, nil
+}
+
 func (s *movingDomainsSink) Apply(_ context.Context, _ route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	s.created = append(s.created, plan.Create...)
 	return plugin.Applied{Created: plan.Create}, nil

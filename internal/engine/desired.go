@@ -123,6 +123,10 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		published := hostname.Join(sub, domain)
 		if owner, ok := in.Owners[published]; ok && owner.UID != r.Origin.UID {
 			reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind)
+			// An override moving the host onto one another object owns keeps what is
+			// published for it, as a renamed rule host does: make before break. What
+			// is held is never a host an older object owns (Calculate).
+			rejections[len(rejections)-1].Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
 			continue
 		}
 		res := Resource{

@@ -66,6 +66,12 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		{name: "a refusal of the leaving host itself keeps nothing",
 			existing: []Resource{a}, rejections: []route.Rejection{refused("a.example.com", pic.ReasonWildcardHost)},
 			delete: []string{"pic-a"}},
+		{name: "a host renamed to one whose AccessPolicy the sink cannot carry is not kept",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonAccessPolicyUnsupported)},
+			delete: []string{"pic-a"}},
+		{name: "a port moved under a policy Pangolin cannot apply to ports is not kept",
+			existing: []Resource{p1}, rejections: []route.Rejection{refused("tcp:45441", pic.ReasonAccessControlUnsupported)},
+			delete: []string{"pic-tcp-45432"}},
 		{name: "a kept host another object owns is deleted all the same",
 			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},
 			owners: map[string]route.Origin{"a.example.com": older},
@@ -182,4 +188,23 @@ func names(rs []Resource) []string {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// TestOverrideOntoAnOwnedHostKeepsTheLiveHost: a subdomain override changed to a host
+// an older object owns is that host's conflict, and what the object publishes for its
+// host stays as it is until the override names a host it may have: the refusal holds
+// it, as a renamed rule host's does.
+func TestOverrideOntoAnOwnedHostKeepsTheLiveHost(t *testing.T) {
+	older := route.Origin{Kind: "Ingress", Namespace: "other", Name: "first", UID: "uid-first"}
+	live := Resource{Name: ResourceName(prod, "x.example.com"), Origin: prod, Host: "x.example.com", Subdomain: "x", Domain: "example.com", Targets: []Target{{Backend: web}}}
+	moved := route.Route{Origin: prod, Host: "x.example.com", Tunnel: tunnel, Paths: []route.PathRule{prefix("/", web)}, SubdomainOverride: "app"}
+	owners := map[string]route.Origin{"app.example.com": older, "x.example.com": prod}
+
+	desired, rejections := Desired(Input{Routes: []route.Route{moved}, Features: fork, Owners: owners})
+	assert.Empty(t, desired)
+	assert.Equal(t, []string{pic.ReasonHostConflict}, reasons(rejections))
+
+	plan := Calculate(prod, desired, []Existing{{Resource: live}}, rejections, owners)
+	assert.Empty(t, plan.Delete, "the live host is held while its move is refused")
+	assert.Empty(t, plan.Update)
 }
