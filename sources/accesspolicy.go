@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,8 +105,11 @@ type Policies struct {
 	secrets client.Reader
 	// live reads AccessPolicies from the API server, past the cache, to confirm a host's
 	// first publish (confirmer); nil in `render`, whose one client is the whole truth.
-	live    client.Reader
-	enabled bool
+	live client.Reader
+	// liveReads shares live's reads between first publishes (liveReads).
+	liveReads     *liveReads
+	liveReadsOnce sync.Once
+	enabled       bool
 	// secretNamespaces are the only namespaces whose Secrets PIC may read
 	// (config.SecretNamespaces); empty: every watched namespace.
 	secretNamespaces []string
@@ -280,11 +284,11 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 			for _, t := range cached.targets {
 				live, read := inNamespace[t.Namespace]
 				if !read {
-					var list accessv1alpha1.AccessPolicyList
-					if err := p.live.List(ctx, &list, client.InNamespace(t.Namespace)); err != nil {
-						return nil, fmt.Errorf("list the AccessPolicies of namespace %s from the API server: %w", t.Namespace, err)
+					policies, err := p.sharedLiveReads().policies(ctx, t.Namespace, cached.origin.Created)
+					if err != nil {
+						return nil, err
 					}
-					live, inNamespace[t.Namespace] = list.Items, list.Items
+					live, inNamespace[t.Namespace] = policies, policies
 				}
 				if missing := unseenPolicy(live, cached.policies, t); missing != nil {
 					out = append(out, route.Rejection{
@@ -297,6 +301,17 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 		}
 		return out, nil
 	}
+}
+
+// sharedLiveReads returns the reads of live that first publishes share, made at the
+// first need (tests build Policies as a literal).
+func (p *Policies) sharedLiveReads() *liveReads {
+	p.liveReadsOnce.Do(func() {
+		if p.liveReads == nil {
+			p.liveReads = newLiveReads(p.live)
+		}
+	})
+	return p.liveReads
 }
 
 // mergedPolicies are the targets and policies of every host of seen, each once.
