@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"go/parser"

@@ -1,4 +1,4 @@
-// Package inmemory is an in-memory Pangolin Integration API (1.22, as observed in
+// Package pangolinsim is an in-memory Pangolin Integration API (1.22, as observed in
 // the shared reference), quirks and error bodies included, with fault injection, request
 // counters and a view of the Traefik routers Pangolin would serve. It must not import
 // pangolinapi: written apart from the client, it cannot share the client's mistakes.
@@ -7,7 +7,7 @@
 //
 // Besides the tests, `manager render` runs the direct sink against it, in memory, to show
 // what direct mode would create: the package ships in the binary for that.
-package inmemory
+package pangolinsim
 
 // Fidelity. The fake answers as Pangolin 1.22 did on every difference a comparison of
 // 137 requests sent to both found: the update response
