@@ -22,6 +22,7 @@ import (
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	pangolinsink "github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
@@ -49,7 +50,7 @@ const (
 // the record in PIC's namespace), and no secret value in PIC's debug log or in an event.
 func specAccessPolicies(t *testing.T, p Provider) {
 	e := newEnv(t, p, "access")
-	server := pangolinsim.NewHandler(pangolinsim.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
 		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
 		Sites:   []pangolinsim.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},

@@ -19,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // Pangolin is the Pangolin a spec runs PIC against in direct mode (sink pangolin).
@@ -50,7 +51,7 @@ var directKey = pangolinsim.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never
 // log line, at debug level.
 func specDirect(t *testing.T, p Provider) {
 	e := newEnv(t, p, "direct")
-	server := pangolinsim.NewHandler(pangolinsim.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
 		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
 		// edge is a Newt site: Pangolin gives health checks to its targets only (on a
@@ -224,7 +225,7 @@ func specDirect(t *testing.T, p Provider) {
 		e.create(news)
 		d.eventuallyServed(with(decoyHosts, e.host("news"), web))
 		deletes := d.server.Deletes()
-		server.SetFault(pangolinsim.Outage(http.StatusServiceUnavailable))
+		server.SetFault(simtest.Outage(http.StatusServiceUnavailable))
 		e.updateIngress("news", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("press") })
 		assert.Contains(t, e.eventuallyWarning(news, "SinkUnavailable").Note, "503")
 		assert.Equal(t, deletes, d.server.Deletes(), "no delete is sent during the outage: %v", server.Counts())
@@ -242,7 +243,7 @@ func specDirect(t *testing.T, p Provider) {
 // directWorld is a direct-mode spec's view of Pangolin.
 type directWorld struct {
 	*env
-	server *pangolinsim.Server
+	server *simtest.Server
 }
 
 func (d *directWorld) eventuallyServed(want map[string][]string) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 )
@@ -66,7 +67,7 @@ func newManagedProvider(t *testing.T) Provider {
 // uninstall) lets the garbage collector remove the agent.
 func specManagedSite(t *testing.T, p Provider) {
 	e := newEnv(t, p, "managed")
-	server := pangolinsim.NewHandler(pangolinsim.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
 		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
 		Sites:   []pangolinsim.Site{{ID: 1, NiceID: "hand-made", Name: "hand-made"}},

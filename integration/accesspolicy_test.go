@@ -19,6 +19,7 @@ import (
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -176,7 +177,7 @@ func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
 // is missing keeps a new host unpublished.
 func TestDirectModeAccessPolicy(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns) // where the direct sink keeps its record of secrets
@@ -232,7 +233,7 @@ func TestDirectModeAccessPolicy(t *testing.T) {
 	})
 }
 
-func resourceFor(t *testing.T, fake *pangolinsim.Server, host string) pangolinsim.Resource {
+func resourceFor(t *testing.T, fake *simtest.Server, host string) pangolinsim.Resource {
 	t.Helper()
 	for _, r := range fake.Resources() {
 		if r.FullDomain == host {
@@ -282,7 +283,7 @@ func TestRequiredAccessPolicy(t *testing.T) {
 // never SinkUnavailable, and costs a handful of requests, not a loop.
 func TestUnknownIdentityProviderIsNoOutage(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns)

@@ -19,6 +19,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -32,7 +33,7 @@ const directSite = "murky-merriams-shrew"
 // startDirect runs PIC with the direct sink (sink: pangolin) against fake, watching ns
 // only (the env is shared, and each test has its own Pangolin), and returns a stop
 // function for tests that restart it; it stops with the test anyway.
-func startDirect(t *testing.T, env *testenv.Env, fake *pangolinsim.Server, ns string, configure ...func(*config.Config)) func() {
+func startDirect(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string, configure ...func(*config.Config)) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
@@ -63,7 +64,7 @@ func startDirect(t *testing.T, env *testenv.Env, fake *pangolinsim.Server, ns st
 	return stop
 }
 
-func eventuallyServed(t *testing.T, fake *pangolinsim.Server, want map[string][]string) {
+func eventuallyServed(t *testing.T, fake *simtest.Server, want map[string][]string) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, want, fake.Served())
@@ -75,7 +76,7 @@ func eventuallyServed(t *testing.T, fake *pangolinsim.Server, want map[string][]
 func TestDirectMode(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
 		outer := t // PIC runs across subtests: it stops with this test, not with one of them
-		fake := pangolinsim.NewServer(pangolinsim.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		decoy := fake.SeedResource(pangolinsim.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true, SSO: true})
 		fake.SeedTarget(pangolinsim.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
@@ -139,7 +140,7 @@ func TestDirectMode(t *testing.T) {
 			w.create(ingressFor("news", "pangolin", rule("news.example.com", "/", "web", 8080)))
 			eventuallyServed(t, fake, map[string][]string{"news.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 			deletes := fake.Deletes()
-			fake.SetFault(pangolinsim.Outage(http.StatusServiceUnavailable))
+			fake.SetFault(simtest.Outage(http.StatusServiceUnavailable))
 			failed := counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "ingress", "result": "error"})
 			w.updateIngress("news", func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = []networkingv1.IngressRule{rule("press.example.com", "/", "api", 9090)}

@@ -13,6 +13,7 @@ import (
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -29,7 +30,7 @@ func gatewayPolicy(name, gateway string, spec accessv1alpha1.AccessPolicySpec) *
 // published port open.
 func TestAnInvalidGatewayPolicyUnpublishesItsPorts(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		startDirect(t, env, fake, ns, withPorts)
@@ -82,7 +83,7 @@ func TestAnInvalidGatewayPolicyUnpublishesItsPorts(t *testing.T) {
 // own replaces it again.
 func TestAGatewayOverridePolicyAppliesToItsRoutes(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "employees"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "employees"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns)

@@ -18,6 +18,7 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
@@ -94,7 +95,7 @@ func TestOverrideOntoOwnedHost(t *testing.T) {
 // would sit beside the owner's on the owner's host, its longer path first.
 func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)
@@ -182,7 +183,7 @@ func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
 // that owns app.example.com, and takes the host once that Ingress is deleted.
 func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := pangolinsim.NewServer(pangolinsim.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)

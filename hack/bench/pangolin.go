@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -121,14 +122,12 @@ const (
 	inRepoSiteID   = 1
 )
 
-// inRepoOptions is the in-repo server's fixture at a pace (0 and 0 answer at once).
-func inRepoOptions(serviceTime time.Duration, concurrency int) pangolinsim.Options {
+// inRepoOptions is the in-repo server's fixture.
+func inRepoOptions() pangolinsim.Options {
 	return pangolinsim.Options{
-		Org:           inRepoOrg,
-		Domains:       []pangolinsim.Domain{{ID: inRepoDomainID, BaseDomain: domain, Verified: true}},
-		Sites:         []pangolinsim.Site{{ID: inRepoSiteID, NiceID: tunnelName, Name: "bench"}},
-		ServiceTime:   serviceTime,
-		MaxConcurrent: concurrency,
+		Org:     inRepoOrg,
+		Domains: []pangolinsim.Domain{{ID: inRepoDomainID, BaseDomain: domain, Verified: true}},
+		Sites:   []pangolinsim.Site{{ID: inRepoSiteID, NiceID: tunnelName, Name: "bench"}},
 	}
 }
 
@@ -146,12 +145,12 @@ func (inRepoPangolin) hostPrefix() string { return "" }
 func (inRepoPangolin) baseDomain() string { return domain }
 func (inRepoPangolin) shared() bool       { return false }
 func (p inRepoPangolin) freshStart(context.Context) (pangolinServer, error) {
-	return inRepoServer{pangolinsim.NewServer(inRepoOptions(p.serviceTime, p.concurrency))}, nil
+	return inRepoServer{simtest.NewPacedServer(inRepoOptions(), simtest.Pace{ServiceTime: p.serviceTime, MaxConcurrent: p.concurrency})}, nil
 }
 func (inRepoPangolin) close(context.Context) error { return nil }
 
 // inRepoServer is one in-repo server, read through its introspection.
-type inRepoServer struct{ srv *pangolinsim.Server }
+type inRepoServer struct{ srv *simtest.Server }
 
 func (s inRepoServer) endpoint() pangolinEndpoint {
 	return pangolinEndpoint{

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -45,7 +46,7 @@ var realKeySecret = pangolinsim.RootKey.Secret
 // the bench must leave alone: one on the host the in-repo run would use, one under
 // another run's prefix. It records the site of every target create.
 type aServer struct {
-	*pangolinsim.Server
+	*simtest.Server
 	decoys map[string]int // host → resource id
 
 	mu          sync.Mutex
@@ -55,7 +56,7 @@ type aServer struct {
 func newAServer(t *testing.T) *aServer {
 	t.Helper()
 	s := &aServer{
-		Server: pangolinsim.NewServer(pangolinsim.Options{
+		Server: simtest.NewServer(pangolinsim.Options{
 			Org:     realOrg,
 			Domains: []pangolinsim.Domain{{ID: realDomainID, BaseDomain: realDomain, Verified: true}},
 			Sites: []pangolinsim.Site{

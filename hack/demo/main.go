@@ -29,6 +29,7 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
@@ -104,11 +105,11 @@ func run() error {
 	logPath := filepath.Join(cluster.LogDir, "pic.log")
 	args := []string{"--kubeconfig", cluster.KubeconfigPath, "--sources=ingress,service", "--load-balancer-address=" + demoAddress, "--log-format", "console"}
 	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
-	var pangolin *pangolinsim.Server
+	var pangolin *simtest.Server
 	if envOr("DEMO_SINK", "pangolinresource") == "pangolin" {
 		// Direct mode against the in-repo Integration API server: the tunnels are its
 		// sites, example.com its organization's domain.
-		pangolin = pangolinsim.NewServer(pangolinsim.Options{
+		pangolin = simtest.NewServer(pangolinsim.Options{
 			Org:     "demo",
 			Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
 			Sites:   []pangolinsim.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
@@ -139,7 +140,7 @@ func run() error {
 
 // follow prints the table each time it changes, until ctx is done, PIC exits, or, with
 // DEMO_ONESHOT=1, the table is complete.
-func follow(ctx context.Context, c client.Client, pangolin *pangolinsim.Server, pic *testenv.Process) error {
+func follow(ctx context.Context, c client.Client, pangolin *simtest.Server, pic *testenv.Process) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	last := ""
 	for {
@@ -288,7 +289,7 @@ func portsTable(ctx context.Context, c client.Client, published func(corev1.Serv
 
 // renderPangolin prints what Pangolin would serve (one router per path group, as its
 // Traefik configuration does), then PIC's Warning events.
-func renderPangolin(ctx context.Context, c client.Client, pangolin *pangolinsim.Server) (string, bool, error) {
+func renderPangolin(ctx context.Context, c client.Client, pangolin *simtest.Server) (string, bool, error) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "PANGOLIN RESOURCE\tHOST\tROUTE\tPRIORITY\tSERVERS")
@@ -361,7 +362,7 @@ func managedSiteSetup(ctx context.Context, c client.Client, dir string) (string,
 
 // playNewt connects the managed site's agent once PIC has created the site and the
 // agent's Deployment, as Newt would once its pod runs: the demo has no kubelet.
-func playNewt(ctx context.Context, c client.Client, pangolin *pangolinsim.Server) {
+func playNewt(ctx context.Context, c client.Client, pangolin *simtest.Server) {
 	var d appsv1.Deployment
 	if c.Get(ctx, client.ObjectKey{Namespace: picNamespace, Name: "newt-" + managedSite}, &d) != nil {
 		return
@@ -373,7 +374,7 @@ func playNewt(ctx context.Context, c client.Client, pangolin *pangolinsim.Server
 // managedSitesTable lists the managed sites PIC created, with their connection, Newt's
 // version and the agent's Deployment; never credentials. It reports whether every one is
 // online.
-func managedSitesTable(ctx context.Context, c client.Client, pangolin *pangolinsim.Server) (string, bool) {
+func managedSitesTable(ctx context.Context, c client.Client, pangolin *simtest.Server) (string, bool) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "MANAGED SITE\tNAME\tONLINE\tNEWT\tAGENT")
@@ -458,7 +459,7 @@ func targets(r tunnelv1alpha1.PangolinResource) string {
 }
 
 // resourceName is the name of the Pangolin resource id: "tcp:5432 (Service demo/postgres)".
-func resourceName(pangolin *pangolinsim.Server, id int) string {
+func resourceName(pangolin *simtest.Server, id int) string {
 	for _, r := range pangolin.Resources() {
 		if r.ID == id {
 			return r.Name

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // accessFixture is the reference's second-session org: Admin, Member, k8s-devs and
@@ -26,7 +27,7 @@ var accessFixture = pangolinsim.Options{
 	},
 }
 
-func policyOf(t *testing.T, s *pangolinsim.Server, id int) map[string]any {
+func policyOf(t *testing.T, s *simtest.Server, id int) map[string]any {
 	t.Helper()
 	r := do(t, s, "GET", "/v1/resource/"+itoa(id)+"/policies", "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
@@ -108,8 +109,8 @@ func TestOrgRolesAndUsers(t *testing.T) {
 	assert.Equal(t, []string{"Admin", "Member"}, names, "a new org's roles")
 	assert.Len(t, do(t, defaults, "GET", "/v1/org/interop/users", "").data()["users"], 1, "the owner")
 
-	assert.Panics(t, func() { pangolinsim.NewHandler(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 1, Name: "Again"}}}) }, "a second role 1")
-	assert.Panics(t, func() { pangolinsim.NewHandler(pangolinsim.Options{Roles: []pangolinsim.Role{{Name: "Admin"}}}) }, "a second Admin")
+	assert.Panics(t, func() { pangolinsim.New(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 1, Name: "Again"}}}) }, "a second role 1")
+	assert.Panics(t, func() { pangolinsim.New(pangolinsim.Options{Roles: []pangolinsim.Role{{Name: "Admin"}}}) }, "a second Admin")
 }
 
 func TestResourceRoles(t *testing.T) {

@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // withNewtSite is a fake with the default local site (1) and a Newt site (2).
-func withNewtSite(t *testing.T) *pangolinsim.Server {
+func withNewtSite(t *testing.T) *simtest.Server {
 	return newServer(t, pangolinsim.Options{Sites: []pangolinsim.Site{
 		{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local", Type: "local"},
 		{ID: 2, NiceID: "edge-newt", Name: "edge", Type: "newt"},

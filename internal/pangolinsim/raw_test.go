@@ -10,10 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // createRaw creates a raw resource and returns its id.
-func createRaw(t *testing.T, s *pangolinsim.Server, name, mode string, port int) int {
+func createRaw(t *testing.T, s *simtest.Server, name, mode string, port int) int {
 	t.Helper()
 	r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"`+name+`","mode":"`+mode+`","proxyPort":`+strconv.Itoa(port)+`}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)

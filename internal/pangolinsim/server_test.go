@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // reply is one decoded answer. Body is the raw text, Env the JSON envelope (nil for HTML).
@@ -47,7 +47,7 @@ func noContentType(r *http.Request) { r.Header.Del("Content-Type") }
 func noAuth(r *http.Request) { r.Header.Del("Authorization") }
 
 // do sends a raw request with the root key and, with a body, a JSON Content-Type.
-func do(t *testing.T, s *pangolinsim.Server, method, path, body string, opts ...opt) reply {
+func do(t *testing.T, s *simtest.Server, method, path, body string, opts ...opt) reply {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -72,14 +72,14 @@ func do(t *testing.T, s *pangolinsim.Server, method, path, body string, opts ...
 	return out
 }
 
-func newServer(t *testing.T, opts pangolinsim.Options) *pangolinsim.Server {
-	s := pangolinsim.NewServer(opts)
+func newServer(t *testing.T, opts pangolinsim.Options) *simtest.Server {
+	s := simtest.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
 
 // createApp creates app.example.com and returns its id.
-func createApp(t *testing.T, s *pangolinsim.Server, name, subdomain string) int {
+func createApp(t *testing.T, s *simtest.Server, name, subdomain string) int {
 	t.Helper()
 	r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"`+name+`","mode":"http","subdomain":"`+subdomain+`","domainId":"domain1"}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -518,39 +518,6 @@ func TestRouterNameCollisions(t *testing.T) {
 	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", pangolinsim.RouterKey(71, "^/api(/.*)?$", "regex", "", ""))
 	assert.Equal(t, "124", pangolinsim.RouterKey(124, "", "", "", ""))
 	assert.Equal(t, "1-e92f", pangolinsim.RouterKey(1, "\u00e9/", "exact", "", "")[:6], "a UTF-16 code unit, unpadded")
-}
-
-func TestFaultsAndCounts(t *testing.T) {
-	s := newServer(t, pangolinsim.Options{})
-
-	s.SetFault(pangolinsim.Outage(http.StatusServiceUnavailable))
-	r := do(t, s, "GET", "/v1/org/interop/resources", "")
-	assert.Equal(t, 503, r.Status)
-	assert.Equal(t, "Service Unavailable", r.message())
-
-	s.SetFault(pangolinsim.When(pangolinsim.IsWrite, pangolinsim.DropConnection()))
-	req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		_ = resp.Body.Close()
-	}
-	assert.Error(t, err, "a dropped connection gives no answer")
-	assert.Equal(t, 200, do(t, s, "GET", "/v1/org/interop/resources", "").Status, "reads pass")
-
-	s.SetFault(pangolinsim.Latency(50 * time.Millisecond))
-	start := time.Now()
-	do(t, s, "GET", "/v1/org/interop/domains", "")
-	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
-	created := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"slow","mode":"http","domainId":"domain1"}`)
-	assert.Equal(t, 201, created.Status, "a delayed write still reaches the fake with its body: %s", created.Body)
-	s.SetFault(nil)
-
-	assert.Equal(t, 3, s.Reads())
-	assert.Equal(t, 2, s.Writes())
-	assert.Equal(t, 2, s.Counts()["GET /v1/org/:orgId/resources"])
-	s.ResetCounts()
-	do(t, s, "GET", "/v1/nope", "")
-	assert.Equal(t, map[string]int{"GET unknown": 1}, s.Counts())
 }
 
 func TestConcurrentCreates(t *testing.T) {

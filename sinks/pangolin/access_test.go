@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -370,7 +371,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 	t.Run("Pangolin refusing part of it publishes no new host", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
-		w.fault(pangolinsim.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
 			func(rw http.ResponseWriter, _ *http.Request) bool {
 				rw.Header().Set("Content-Type", "application/json")
 				rw.WriteHeader(http.StatusForbidden)
@@ -394,7 +395,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 	t.Run("Pangolin refusing part of it leaves a published host closed", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
 		w.converge(shop, protected(web(shop, host, 8080), true, devs))
-		w.fault(pangolinsim.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
 			func(rw http.ResponseWriter, _ *http.Request) bool {
 				rw.Header().Set("Content-Type", "application/json")
 				rw.WriteHeader(http.StatusForbidden)
@@ -412,7 +413,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 	t.Run("an outage part-way is an error, and opens nothing", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
-		w.fault(pangolinsim.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/whitelist") }, pangolinsim.Outage(http.StatusServiceUnavailable)))
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/whitelist") }, simtest.Outage(http.StatusServiceUnavailable)))
 		pol := route.AccessPolicy{Roles: []string{"k8s-devs"}, EmailWhitelist: []string{"*@corp.example"}}
 		o := w.reconcile(shop, protected(web(shop, host, 8080), true, pol))
 		require.Error(t, o.err)
@@ -424,7 +425,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 		// Published: the policy turns SSO off for a password, and the password write fails.
 		pw := secretOf("web-auth", "password", passwordValue)
-		w.fault(pangolinsim.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") }, pangolinsim.Outage(http.StatusBadGateway)))
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") }, simtest.Outage(http.StatusBadGateway)))
 		before := w.policyOn(host)
 		o = w.reconcile(shop, protected(web(shop, host, 8080), false, route.AccessPolicy{Password: &pw}))
 		require.Error(t, o.err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -51,11 +52,11 @@ type failingWrite struct {
 	mu     sync.Mutex
 	n      int
 	writes int
-	fail   pangolinsim.Fault
+	fail   simtest.Fault
 }
 
 func (f *failingWrite) fault(rw http.ResponseWriter, r *http.Request) bool {
-	if !pangolinsim.IsWrite(r) {
+	if !simtest.IsWrite(r) {
 		return false
 	}
 	f.mu.Lock()
@@ -133,10 +134,10 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 	}
 	failures := []struct {
 		name string
-		f    pangolinsim.Fault
+		f    simtest.Fault
 	}{
 		{"refused", refused},
-		{"an outage", pangolinsim.Outage(http.StatusServiceUnavailable)},
+		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
 	}
 	visitors := accessOrgVisitors()
 	for _, c := range cases {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -29,7 +30,7 @@ const site = "murky-merriams-shrew"
 type world struct {
 	t    *testing.T
 	ctx  context.Context
-	fake *pangolinsim.Server
+	fake *simtest.Server
 	api  *pangolinapi.Client
 	sink *Sink
 	wake *wakes
@@ -47,7 +48,7 @@ func newWorld(t *testing.T, opts ...func(*pangolinsim.Options)) *world {
 	for _, f := range opts {
 		f(&o)
 	}
-	fake := pangolinsim.NewServer(o)
+	fake := simtest.NewServer(o)
 	t.Cleanup(fake.Close)
 	w := &world{t: t, ctx: context.Background(), fake: fake, record: &MemoryRecord{}}
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second, Observe: Observe})
@@ -66,7 +67,7 @@ func (w *world) restart(ownerID string) {
 }
 
 // fault installs f, and logs every request the fake receives whatever f does.
-func (w *world) fault(f pangolinsim.Fault) {
+func (w *world) fault(f simtest.Fault) {
 	w.fake.SetFault(func(rw http.ResponseWriter, r *http.Request) bool {
 		w.mu.Lock()
 		w.requests = append(w.requests, r.Method+" "+r.URL.Path)

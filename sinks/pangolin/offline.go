@@ -203,7 +203,7 @@ func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, 
 		opts.Domains = append(opts.Domains, pangolinsim.Domain{ID: id, BaseDomain: d, Verified: true})
 		byID[id] = d
 	}
-	server := pangolinsim.NewHandler(opts)
+	server := pangolinsim.New(opts)
 	api, err := pangolinapi.New(pangolinapi.Config{
 		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: pangolinsim.RootKey.Token(),
 		HTTPClient: &http.Client{Transport: server.Transport()},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
@@ -49,7 +50,7 @@ func onClock(w *world) *clock {
 }
 
 // perResourceReads counts the reads of one resource: GET, targets, policies.
-func perResourceReads(f *pangolinsim.Server) int {
+func perResourceReads(f *simtest.Server) int {
 	c := f.Counts()
 	return c["GET /v1/resource/:resourceId"] + c["GET /v1/resource/:resourceId/targets"] + c["GET /v1/resource/:resourceId/policies"]
 }
@@ -199,8 +200,8 @@ func TestFirstRefreshFailingAfterTheListDeletesNothing(t *testing.T) {
 	a := ingress("shop", "a")
 	w.converge(a, web(a, "a.example.com", 8080))
 	before := w.fake.Resources()
-	w.fault(pangolinsim.When(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v1/resource/") },
-		pangolinsim.Outage(http.StatusServiceUnavailable)))
+	w.fault(simtest.When(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v1/resource/") },
+		simtest.Outage(http.StatusServiceUnavailable)))
 	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.Error(t, w.sink.Refresh(w.ctx))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -111,9 +112,9 @@ func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
 	shop := ingress("shop", "web")
 	w.converge(shop, web(shop, "app.example.com", 8080))
 	live := w.resourceOn("app.example.com")
-	w.fault(pangolinsim.When(func(r *http.Request) bool {
+	w.fault(simtest.When(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target")
-	}, pangolinsim.Outage(http.StatusBadRequest)))
+	}, simtest.Outage(http.StatusBadRequest)))
 
 	o := w.reconcile(shop, web(shop, "www.example.com", 8080))
 	require.NoError(t, o.err)

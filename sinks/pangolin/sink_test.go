@@ -12,6 +12,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -306,7 +307,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 	w.converge(shop, web(shop, "app.example.com", 8080))
 	before := w.fake.Resources()
 
-	w.fault(pangolinsim.Outage(http.StatusServiceUnavailable))
+	w.fault(simtest.Outage(http.StatusServiceUnavailable))
 	assert.Error(t, w.sink.Refresh(w.ctx))
 	_, err := w.sink.Current(w.ctx, shop)
 	assert.ErrorContains(t, err, "503", "a failed read is an error, never an empty list")
@@ -320,7 +321,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 	assert.Equal(t, before, w.fake.Resources(), "nothing was deleted")
 
 	t.Run("a write during an outage is an error, for the core to retry", func(t *testing.T) {
-		w.fault(pangolinsim.When(pangolinsim.IsWrite, pangolinsim.Outage(http.StatusBadGateway)))
+		w.fault(simtest.When(simtest.IsWrite, simtest.Outage(http.StatusBadGateway)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080), web(shop, "new.example.com", 8080))
 		assert.ErrorContains(t, o.err, "502")
 		assert.True(t, plugin.IsUnreachable(o.err))
@@ -334,9 +335,9 @@ func TestOutageDeletesNothing(t *testing.T) {
 func TestRefusedRequestIsRejectionNotError(t *testing.T) {
 	w := newWorld(t)
 	shop := ingress("shop", "web")
-	w.fault(pangolinsim.When(func(r *http.Request) bool {
+	w.fault(simtest.When(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target")
-	}, pangolinsim.Outage(http.StatusBadRequest)))
+	}, simtest.Outage(http.StatusBadRequest)))
 
 	o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 	require.NoError(t, o.err, "no error: the core would retry it at once, forever")
@@ -356,7 +357,7 @@ func TestInterruptedCreate(t *testing.T) {
 	}
 	t.Run("a failed marking deletes the unmarked resource", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(pangolinsim.When(markPost, pangolinsim.Outage(http.StatusServiceUnavailable)))
+		w.fault(simtest.When(markPost, simtest.Outage(http.StatusServiceUnavailable)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		assert.ErrorContains(t, o.err, "mark the new resource")
 		assert.Empty(t, w.fake.Resources(), "no unmarked duplicate is left")
@@ -366,7 +367,7 @@ func TestInterruptedCreate(t *testing.T) {
 	})
 	t.Run("a marking Pangolin refuses deletes the resource and is a rejection", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(pangolinsim.When(markPost, pangolinsim.Outage(http.StatusConflict)))
+		w.fault(simtest.When(markPost, simtest.Outage(http.StatusConflict)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		require.NoError(t, o.err)
 		require.Len(t, o.rejections, 1)
@@ -375,9 +376,9 @@ func TestInterruptedCreate(t *testing.T) {
 	})
 	t.Run("a resource left unmarked by a stop between the two calls is adopted", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(pangolinsim.When(func(r *http.Request) bool {
+		w.fault(simtest.When(func(r *http.Request) bool {
 			return markPost(r) || r.Method == http.MethodDelete
-		}, pangolinsim.Outage(http.StatusServiceUnavailable)))
+		}, simtest.Outage(http.StatusServiceUnavailable)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		require.Error(t, o.err)
 		stray := w.resourceOn("app.example.com")
@@ -511,7 +512,7 @@ func TestTunnelIsSite(t *testing.T) {
 		assert.Equal(t, "Ready", string(check.State))
 	})
 	t.Run("the workers asking at once about a site send one request", func(t *testing.T) {
-		w.fault(pangolinsim.Latency(50 * time.Millisecond))
+		w.fault(simtest.Latency(50 * time.Millisecond))
 		before := w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"]
 		var wg sync.WaitGroup
 		for range 4 {
@@ -525,7 +526,7 @@ func TestTunnelIsSite(t *testing.T) {
 		assert.Equal(t, before+1, w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"])
 	})
 	t.Run("an outage is an error", func(t *testing.T) {
-		w.fault(pangolinsim.Outage(http.StatusInternalServerError))
+		w.fault(simtest.Outage(http.StatusInternalServerError))
 		_, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Name: "never-asked"})
 		assert.Error(t, err)
 	})
@@ -565,10 +566,10 @@ func TestKeyNeverShows(t *testing.T) {
 		_, _ = rw.Write([]byte(body))
 		return true
 	}
-	for _, f := range []pangolinsim.Fault{
-		pangolinsim.Outage(http.StatusServiceUnavailable),
-		pangolinsim.When(pangolinsim.IsWrite, echo),
-		pangolinsim.DropConnection(),
+	for _, f := range []simtest.Fault{
+		simtest.Outage(http.StatusServiceUnavailable),
+		simtest.When(simtest.IsWrite, echo),
+		simtest.DropConnection(),
 	} {
 		w.fault(f)
 		collect(w.reconcile(shop, web(shop, "app.example.com", 8080)))
@@ -615,7 +616,7 @@ func TestOutageReportsNoWrite(t *testing.T) {
 	other := ingress("shop", "other")
 	w.converge(other, web(other, "other.example.com", 80))
 
-	w.fault(pangolinsim.When(pangolinsim.IsWrite, pangolinsim.Outage(http.StatusServiceUnavailable)))
+	w.fault(simtest.When(simtest.IsWrite, simtest.Outage(http.StatusServiceUnavailable)))
 	for range 3 {
 		moved := w.reconcile(app, web(app, "app.example.com", 8081))
 		require.Error(t, moved.err)

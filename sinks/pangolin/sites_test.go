@@ -30,6 +30,7 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
@@ -43,7 +44,7 @@ type siteWorld struct {
 	t      *testing.T
 	ctx    context.Context
 	logs   *bytes.Buffer
-	fake   *pangolinsim.Server
+	fake   *simtest.Server
 	kube   client.Client
 	sink   *Sink
 	keeper *siteKeeper
@@ -66,7 +67,7 @@ func newSiteWorld(t *testing.T, sites ...pangolinsim.Site) *siteWorld {
 	if sites != nil {
 		o.Sites = append([]pangolinsim.Site{{ID: 1, NiceID: site, Name: "k8s-local"}}, sites...)
 	}
-	w.fake = pangolinsim.NewServer(o)
+	w.fake = simtest.NewServer(o)
 	t.Cleanup(w.fake.Close)
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: w.fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second})
 	require.NoError(t, err)

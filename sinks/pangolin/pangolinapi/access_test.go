@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // echoBody is a server (or proxy) that puts the request body into its error, in the
 // shapes the client reads: the JSON envelope, an HTML page, plain text.
-func echoBody(status int, shape string) pangolinsim.Fault {
+func echoBody(status int, shape string) simtest.Fault {
 	return func(w http.ResponseWriter, r *http.Request) bool {
 		b, _ := io.ReadAll(r.Body)
 		text := "refused body " + string(b)
@@ -61,8 +62,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	pw := pangolinapi.Secret(leakPassword)
 	ha := pangolinapi.HeaderAuth{User: leakUser, Password: pw, ExtendedCompatibility: true}
 	var errs []error
-	for _, f := range []pangolinsim.Fault{
-		echoBody(400, "json"), echoBody(500, "json"), echoBody(404, "html"), echoBody(502, "text"), pangolinsim.DropConnection(),
+	for _, f := range []simtest.Fault{
+		echoBody(400, "json"), echoBody(500, "json"), echoBody(404, "html"), echoBody(502, "text"), simtest.DropConnection(),
 	} {
 		s.SetFault(f)
 		errs = append(errs,
@@ -283,7 +284,7 @@ func TestUpdateResourceTakesTheFlagsItSent(t *testing.T) {
 	require.NoError(t, err)
 	// A server whose update response carries the raw (null) flag columns, as the
 	// create response does.
-	raw := pangolinsim.When(func(r *http.Request) bool { return r.Method == http.MethodPost }, func(w http.ResponseWriter, _ *http.Request) bool {
+	raw := simtest.When(func(r *http.Request) bool { return r.Method == http.MethodPost }, func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprintf(w, `{"data":{"resourceId":%d,"name":"a","fullDomain":"a.example.com","enabled":true,"ssl":true,"blockAccess":false,"sso":null,"emailWhitelistEnabled":null,"applyRules":null},"success":true,"error":false,"message":"HTTP resource updated successfully","status":200}`, r.ResourceID)
 		return true

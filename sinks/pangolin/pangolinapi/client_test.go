@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -25,15 +26,15 @@ import (
 // printed value means the key leaked.
 var secretKey = pangolinsim.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
 
-func newFake(t *testing.T, opts pangolinsim.Options) *pangolinsim.Server {
+func newFake(t *testing.T, opts pangolinsim.Options) *simtest.Server {
 	t.Helper()
 	opts.Keys = append(opts.Keys, pangolinsim.RootKey, secretKey)
-	s := pangolinsim.NewServer(opts)
+	s := simtest.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
 
-func newClient(t *testing.T, s *pangolinsim.Server, mod ...func(*pangolinapi.Config)) *pangolinapi.Client {
+func newClient(t *testing.T, s *simtest.Server, mod ...func(*pangolinapi.Config)) *pangolinapi.Client {
 	t.Helper()
 	cfg := pangolinapi.Config{BaseURL: s.BaseURL(), Org: "interop", APIKey: pangolinsim.RootKey.Token()}
 	for _, m := range mod {
@@ -84,7 +85,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 
 	// A server that echoes the Authorization header into its error message, as a
 	// proxy's or a debug build's error page might.
-	echo := func(status int, html bool) pangolinsim.Fault {
+	echo := func(status int, html bool) simtest.Fault {
 		return func(w http.ResponseWriter, r *http.Request) bool {
 			text := "bad request from " + r.Header.Get("Authorization")
 			if html {
@@ -100,7 +101,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 		}
 	}
 	var errs []error
-	for _, f := range []pangolinsim.Fault{echo(400, false), echo(500, false), echo(404, true), pangolinsim.DropConnection()} {
+	for _, f := range []simtest.Fault{echo(400, false), echo(500, false), echo(404, true), simtest.DropConnection()} {
 		s.SetFault(f)
 		_, err := c.GetResource(context.Background(), 1)
 		require.Error(t, err)
@@ -148,7 +149,7 @@ func TestErrorClassification(t *testing.T) {
 
 	cases := []struct {
 		name                         string
-		fault                        pangolinsim.Fault
+		fault                        simtest.Fault
 		ctx                          context.Context
 		call                         func(context.Context) error
 		notFound, transient, client  bool
@@ -160,13 +161,13 @@ func TestErrorClassification(t *testing.T) {
 			notFound: true, client: true, wantStatus: 404, wantInMessage: "Resource with ID 999 not found", wantAPIErr: true},
 		{name: "an unknown route is a client error but not not-found", fault: html404, call: func(ctx context.Context) error { return c.DeleteTarget(ctx, 1) },
 			client: true, wantStatus: 404, wantInMessage: "Cannot GET /v1/target/1", wantUnknownRoute: true, wantAPIErr: true},
-		{name: "an outage is transient", fault: pangolinsim.Outage(503), call: func(ctx context.Context) error { _, err := c.ListDomains(ctx); return err },
+		{name: "an outage is transient", fault: simtest.Outage(503), call: func(ctx context.Context) error { _, err := c.ListDomains(ctx); return err },
 			transient: true, wantStatus: 503, wantAPIErr: true},
-		{name: "a 500 is transient", fault: pangolinsim.Outage(500), call: func(ctx context.Context) error { _, err := c.ListSites(ctx); return err },
+		{name: "a 500 is transient", fault: simtest.Outage(500), call: func(ctx context.Context) error { _, err := c.ListSites(ctx); return err },
 			transient: true, wantStatus: 500, wantAPIErr: true},
-		{name: "429 is transient and a client error", fault: pangolinsim.Outage(429), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
+		{name: "429 is transient and a client error", fault: simtest.Outage(429), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
 			transient: true, client: true, wantStatus: 429, wantAPIErr: true},
-		{name: "a dropped connection is transient", fault: pangolinsim.DropConnection(), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
+		{name: "a dropped connection is transient", fault: simtest.DropConnection(), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
 			transient: true},
 		{name: "a validation error is a client error", call: func(ctx context.Context) error {
 			_, err := c.CreateResource(ctx, "x", pangolinapi.Host{DomainID: "nope"})
@@ -208,7 +209,7 @@ func TestErrorClassification(t *testing.T) {
 
 func TestTimeoutIsAlwaysApplied(t *testing.T) {
 	s := newFake(t, pangolinsim.Options{})
-	s.SetFault(pangolinsim.Hang())
+	s.SetFault(simtest.Hang())
 	var mu sync.Mutex
 	var results []string
 	observe := func(op, result string, d time.Duration) {
@@ -252,7 +253,7 @@ func TestObserveReportsEachRequest(t *testing.T) {
 	ctx := context.Background()
 	_, _ = c.ListDomains(ctx)
 	_, _ = c.GetResource(ctx, 42)
-	s.SetFault(pangolinsim.Outage(502))
+	s.SetFault(simtest.Outage(502))
 	_, _ = c.ListSites(ctx)
 	s.SetFault(nil)
 	assert.Equal(t, []string{"listDomains success", "getResource client_error", "listSites server_error"}, got)

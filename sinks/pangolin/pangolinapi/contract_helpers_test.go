@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -83,7 +84,7 @@ func newContract(t *testing.T) *contract {
 		c.traefikURL = os.Getenv(traefikEnv)
 		t.Logf("contract against %s, org %s, names prefixed %s", c.cfg.BaseURL, c.cfg.Org, c.prefix)
 	case len(contractEnv):
-		s := pangolinsim.NewServer(contractFixture)
+		s := simtest.NewServer(contractFixture)
 		t.Cleanup(s.Close)
 		// Runs after the sweep: the suite must leave nothing behind.
 		t.Cleanup(func() { require.Empty(t, s.Resources(), "resources left after the contract") })

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -178,7 +179,7 @@ func TestContractRawResources(t *testing.T) {
 			}
 		} else {
 			// The in-repo server with the switch off, the rest of the fixture alike.
-			s := pangolinsim.NewServer(pangolinsim.Options{DenyRawResources: true})
+			s := simtest.NewServer(pangolinsim.Options{DenyRawResources: true})
 			t.Cleanup(s.Close)
 			off := &contract{cfg: pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: pangolinsim.RootKey.Token(), Org: "interop"}}
 			target = off.newClient(t, nil)

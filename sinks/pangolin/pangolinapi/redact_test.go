@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/internal/echotest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -53,7 +54,7 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 	answers := []struct {
 		shape  string
 		status int
-		echo   func(int, echotest.Encoding) pangolinsim.Fault
+		echo   func(int, echotest.Encoding) simtest.Fault
 	}{
 		{"Pangolin's JSON message", http.StatusBadRequest, echotest.Echo},
 		{"Pangolin's JSON message", http.StatusBadGateway, echotest.Echo},
