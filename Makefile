@@ -102,7 +102,7 @@ generate-check: $(CONTROLLER_GEN)
 # The core's coverage is measured by the same run, every test counting (envtest and e2e
 # included): -coverpkg instruments the core packages in every test binary, and
 # hack/coverage fails when a core package is under COVERAGE_MIN percent of its statements.
-COVERED_PACKAGES := ./internal/engine/...,./internal/hostname/...,./internal/tunnel/...,./internal/controller/...,./sinks/...,./sources/...
+COVERED_PACKAGES := ./internal/engine/...,./internal/hostname/...,./internal/tunnel/...,./internal/controller/...,./sinks/...,./sources/...,./internal/pangolinsim/...
 COVERAGE_MIN     ?= 80
 
 .PHONY: test

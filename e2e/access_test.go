@@ -21,9 +21,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	pangolinsink "github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // The roles of the access spec's Pangolin org, besides Admin (id 1).
@@ -49,12 +50,12 @@ const (
 // the record in PIC's namespace), and no secret value in PIC's debug log or in an event.
 func specAccessPolicies(t *testing.T, p Provider) {
 	e := newEnv(t, p, "access")
-	server := inmemory.NewHandler(inmemory.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
-		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
-		Sites:   []inmemory.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},
-		Keys:    []inmemory.Key{directKey},
-		Roles:   []inmemory.Role{{ID: roleDevelopers, Name: "Developers"}, {ID: roleOperators, Name: "Operators"}},
+		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
+		Sites:   []pangolinsim.Site{{ID: 1, NiceID: directSite, Name: "e2e"}},
+		Keys:    []pangolinsim.Key{directKey},
+		Roles:   []pangolinsim.Role{{ID: roleDevelopers, Name: "Developers"}, {ID: roleOperators, Name: "Operators"}},
 	})
 	t.Cleanup(server.Close)
 	pangolin := &Pangolin{URL: p.ServePangolin(t, server), Org: directOrg, OwnerID: accessOwnerID, APIKey: directKey.Token()}
@@ -76,7 +77,7 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		a.create(team)
 		served = with(served, a.host("team"), web)
 		a.eventuallyServed(served)
-		a.eventuallyPolicy(a.host("team"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("team"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "the role, by id; the Admin role is implicit")
 			assert.True(c, got.SSO, "roles act through SSO")
 			assert.Empty(c, got.UserIDs)
@@ -97,14 +98,14 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		assert.Contains(t, a.eventuallyEvent(squat, corev1.EventTypeWarning, "HostConflict").Note, "Ingress "+a.ns+"/team")
 		time.Sleep(time.Second) // a write would have followed the event
 		assert.Equal(t, served, server.Served(), "the protected host alone, as it was")
-		var onHost []inmemory.Resource
+		var onHost []pangolinsim.Resource
 		for _, r := range server.Resources() {
 			if r.FullDomain == a.host("team") {
 				onHost = append(onHost, r)
 			}
 		}
 		if assert.Len(t, onHost, 1, "one resource on the protected host") {
-			a.eventuallyPolicy(a.host("team"), func(c *assert.CollectT, got inmemory.Policy) {
+			a.eventuallyPolicy(a.host("team"), func(c *assert.CollectT, got pangolinsim.Policy) {
 				assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "its role restriction is untouched")
 				assert.True(c, got.SSO)
 			})
@@ -151,7 +152,7 @@ func specAccessPolicies(t *testing.T, p Provider) {
 			{Action: accessv1alpha1.RuleAllow, Match: accessv1alpha1.MatchCIDR, Value: "10.0.0.0/8"},
 			{Action: accessv1alpha1.RuleDeny, Match: accessv1alpha1.MatchPath, Value: "/admin/*"},
 		}}))
-		a.eventuallyPolicy(a.host("lan"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("lan"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.True(c, got.ApplyRules, "applyRules")
 			assert.Equal(c, []string{"1 ACCEPT CIDR 10.0.0.0/8 enabled", "2 DROP PATH /admin/* enabled"}, rules(got.Rules), "the rules, in order")
 		})
@@ -172,10 +173,10 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		a.create(blog)
 		served = with(with(served, a.host("shop"), web), a.host("blog"), web)
 		a.eventuallyServed(served)
-		a.eventuallyPolicy(a.host("shop"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("shop"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.Equal(c, []int{roleOperators}, got.RoleIDs, "the Gateway's policy")
 		})
-		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "the route's own policy")
 		})
 		assert.Contains(t, a.eventuallyEvent(blog, corev1.EventTypeNormal, "AccessPolicyAttached").Note,
@@ -190,13 +191,13 @@ func specAccessPolicies(t *testing.T, p Provider) {
 			}, eventually))
 		}
 		setMode(accessv1alpha1.ModeOverride)
-		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.Equal(c, []int{roleOperators}, got.RoleIDs, "the Gateway's override, not the route's own policy")
 		})
 		a.eventuallyCondition("blog-only", "Accepted", metav1.ConditionFalse, "Overridden")
 
 		setMode(accessv1alpha1.ModeDefault)
-		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got inmemory.Policy) {
+		a.eventuallyPolicy(a.host("blog"), func(c *assert.CollectT, got pangolinsim.Policy) {
 			assert.Equal(c, []int{roleDevelopers}, got.RoleIDs, "a default again: the route's own policy replaces it")
 		})
 		a.eventuallyCondition("blog-only", "Accepted", metav1.ConditionTrue, "Accepted")
@@ -214,7 +215,7 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		a.eventuallyCondition("pin", "ResolvedRefs", metav1.ConditionFalse, "AccessPolicySecretNotFound")
 		time.Sleep(time.Second) // a write would have followed the event
 		assert.NotContains(t, server.Served(), a.host("fresh"), "not published without its PIN code")
-		assert.False(t, slices.ContainsFunc(server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == a.host("fresh") }),
+		assert.False(t, slices.ContainsFunc(server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == a.host("fresh") }),
 			"no Pangolin resource for it either")
 
 		a.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "fresh-pin", Namespace: a.ns}, StringData: map[string]string{"pin": freshPIN}})
@@ -336,10 +337,10 @@ func (a *accessWorld) policy(name string, target gatewayv1.LocalPolicyTargetRefe
 
 // eventuallyPolicy waits until the resource serving host has an access state check
 // accepts.
-func (a *accessWorld) eventuallyPolicy(host string, check func(c *assert.CollectT, got inmemory.Policy)) {
+func (a *accessWorld) eventuallyPolicy(host string, check func(c *assert.CollectT, got pangolinsim.Policy)) {
 	a.t.Helper()
 	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
-		i := slices.IndexFunc(a.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == host })
+		i := slices.IndexFunc(a.server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == host })
 		if !assert.GreaterOrEqual(c, i, 0, "no Pangolin resource serves %s", host) {
 			return
 		}
@@ -489,9 +490,9 @@ func (e *env) eventuallyEvent(obj client.Object, eventType, reason string) event
 }
 
 // rules are Pangolin rules as "priority action match value [enabled]", by priority.
-func rules(rs []inmemory.Rule) []string {
+func rules(rs []pangolinsim.Rule) []string {
 	rs = slices.Clone(rs)
-	slices.SortStableFunc(rs, func(a, b inmemory.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
+	slices.SortStableFunc(rs, func(a, b pangolinsim.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		s := fmt.Sprintf("%d %s %s %s", r.Priority, r.Action, r.Match, r.Value)

@@ -18,7 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // Pangolin is the Pangolin a spec runs PIC against in direct mode (sink pangolin).
@@ -38,7 +39,7 @@ const (
 	directSite = "default" // PIC's default tunnel is "default": in direct mode, a site's niceId
 )
 
-var directKey = inmemory.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-logged"}
+var directKey = pangolinsim.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-logged"}
 
 // specDirect runs PIC in direct mode against the in-repo Pangolin server, on a cluster
 // without pangolin-operator's CRDs (locally, also with the direct-mode RBAC alone; on
@@ -50,13 +51,13 @@ var directKey = inmemory.Key{ID: "pice2eapikey001", Secret: "e2e-s3cret-never-lo
 // log line, at debug level.
 func specDirect(t *testing.T, p Provider) {
 	e := newEnv(t, p, "direct")
-	server := inmemory.NewHandler(inmemory.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
-		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
+		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
 		// edge is a Newt site: Pangolin gives health checks to its targets only (on a
 		// local site they would hide the target).
-		Sites: []inmemory.Site{{ID: 1, NiceID: directSite, Name: "e2e"}, {ID: 2, NiceID: "edge", Name: "edge", Type: "newt"}},
-		Keys:  []inmemory.Key{directKey},
+		Sites: []pangolinsim.Site{{ID: 1, NiceID: directSite, Name: "e2e"}, {ID: 2, NiceID: "edge", Name: "edge", Type: "newt"}},
+		Keys:  []pangolinsim.Key{directKey},
 	})
 	t.Cleanup(server.Close)
 	pangolin := &Pangolin{URL: p.ServePangolin(t, server), Org: directOrg, OwnerID: "e2e", APIKey: directKey.Token()}
@@ -64,9 +65,9 @@ func specDirect(t *testing.T, p Provider) {
 
 	// Resources PIC did not create: one on a host an Ingress will claim, made by hand,
 	// and one that looks like another cluster's PIC (another owner id).
-	manual := server.SeedResource(inmemory.Resource{Name: "made by hand", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
-	server.SeedTarget(inmemory.Target{ResourceID: manual.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
-	server.SeedResource(inmemory.Resource{NiceID: "pic-other-0123456789abcdef", Name: e.host("other") + " (Ingress shop/web)",
+	manual := server.SeedResource(pangolinsim.Resource{Name: "made by hand", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
+	server.SeedTarget(pangolinsim.Target{ResourceID: manual.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
+	server.SeedResource(pangolinsim.Resource{NiceID: "pic-other-0123456789abcdef", Name: e.host("other") + " (Ingress shop/web)",
 		DomainID: "domain1", Subdomain: ptr.To("other"), Enabled: true})
 	decoys := server.Resources()
 	decoyHosts := map[string][]string{e.host("taken"): {"http://10.0.0.9:80"}}
@@ -151,7 +152,7 @@ func specDirect(t *testing.T, p Provider) {
 		}
 		e.create(hr)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == e.host("legacy") })
+			i := slices.IndexFunc(d.server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == e.host("legacy") })
 			if !assert.GreaterOrEqual(c, i, 0, "no resource for the route") {
 				return
 			}
@@ -179,14 +180,14 @@ func specDirect(t *testing.T, p Provider) {
 		probed.Annotations = healthCheckedThrough("edge")
 		e.create(probed)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == e.host("probed") })
+			i := slices.IndexFunc(d.server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == e.host("probed") })
 			if !assert.GreaterOrEqual(c, i, 0, "no resource for the Ingress") {
 				return
 			}
 			targets := d.server.Targets(d.server.Resources()[i].ID)
 			if assert.Len(c, targets, 1) {
 				assert.True(c, targets[0].HCEnabled)
-				assert.Equal(c, inmemory.HealthCheck{
+				assert.Equal(c, pangolinsim.HealthCheck{
 					Hostname: "probed." + e.ns + ".svc.cluster.local", Mode: "http", Scheme: "http", Path: "/ready", Method: "GET",
 					Port: 80, Interval: 7, Timeout: 2, HealthyThreshold: 1, UnhealthyThreshold: 4,
 				}, targets[0].HC, "the probe's path and timings, on the Service port that reaches the probed container port")
@@ -224,7 +225,7 @@ func specDirect(t *testing.T, p Provider) {
 		e.create(news)
 		d.eventuallyServed(with(decoyHosts, e.host("news"), web))
 		deletes := d.server.Deletes()
-		server.SetFault(inmemory.Outage(http.StatusServiceUnavailable))
+		server.SetFault(simtest.Outage(http.StatusServiceUnavailable))
 		e.updateIngress("news", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = e.host("press") })
 		assert.Contains(t, e.eventuallyWarning(news, "SinkUnavailable").Note, "503")
 		assert.Equal(t, deletes, d.server.Deletes(), "no delete is sent during the outage: %v", server.Counts())
@@ -242,7 +243,7 @@ func specDirect(t *testing.T, p Provider) {
 // directWorld is a direct-mode spec's view of Pangolin.
 type directWorld struct {
 	*env
-	server *inmemory.Server
+	server *simtest.Server
 }
 
 func (d *directWorld) eventuallyServed(want map[string][]string) {
@@ -253,9 +254,9 @@ func (d *directWorld) eventuallyServed(want map[string][]string) {
 }
 
 // resource is the resource that serves host.
-func (d *directWorld) resource(host string) inmemory.Resource {
+func (d *directWorld) resource(host string) pangolinsim.Resource {
 	d.t.Helper()
-	i := slices.IndexFunc(d.server.Resources(), func(r inmemory.Resource) bool { return r.FullDomain == host })
+	i := slices.IndexFunc(d.server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == host })
 	require.GreaterOrEqual(d.t, i, 0, "no Pangolin resource serves %s", host)
 	return d.server.Resources()[i]
 }

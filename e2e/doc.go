@@ -18,7 +18,7 @@
 //     service source's and health checks' RBAC beside it.
 //
 // A last run, direct, has no operator CRDs at all: PIC runs in direct mode (sink
-// pangolin) against the in-repo Pangolin server (sinks/pangolin/inmemory), with the
+// pangolin) against the in-repo Pangolin server (internal/pangolinsim), with the
 // API key in a file. Locally PIC has the RBAC of a direct-mode install alone
 // (config/rbac and config/rbac/gateway-api). On kind it runs in the config/gateway-api
 // Deployment (whose RBAC also grants the pangolinresource sink's rules) with the

@@ -17,8 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 )
 
@@ -66,11 +67,11 @@ func newManagedProvider(t *testing.T) Provider {
 // uninstall) lets the garbage collector remove the agent.
 func specManagedSite(t *testing.T, p Provider) {
 	e := newEnv(t, p, "managed")
-	server := inmemory.NewHandler(inmemory.Options{
+	server := simtest.NewHandler(pangolinsim.Options{
 		Org:     directOrg,
-		Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
-		Sites:   []inmemory.Site{{ID: 1, NiceID: "hand-made", Name: "hand-made"}},
-		Keys:    []inmemory.Key{directKey},
+		Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: e.ns + ".example.com", Verified: true}},
+		Sites:   []pangolinsim.Site{{ID: 1, NiceID: "hand-made", Name: "hand-made"}},
+		Keys:    []pangolinsim.Key{directKey},
 	})
 	t.Cleanup(server.Close)
 	d := &directWorld{env: e, server: server}
@@ -92,7 +93,7 @@ func specManagedSite(t *testing.T, p Provider) {
 	app := ingress(e.ns, "app", "pangolin", e.host("app"), "web", 8080)
 	e.create(app)
 
-	var site inmemory.Site
+	var site pangolinsim.Site
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		for _, s := range server.Sites() {
 			if s.NiceID == managedSite {
@@ -139,13 +140,13 @@ func specManagedSite(t *testing.T, p Provider) {
 			assert.True(c, apierrors.IsNotFound(e.c.Get(e.ctx, agentKey, &corev1.Secret{})), "the Secret is gone")
 			assert.True(c, apierrors.IsNotFound(e.c.Get(e.ctx, agentKey, &appsv1.Deployment{})), "the Deployment is gone")
 		}, eventually, tick)
-		_, stillThere := func() (inmemory.Site, bool) {
+		_, stillThere := func() (pangolinsim.Site, bool) {
 			for _, s := range server.Sites() {
 				if s.NiceID == managedSite {
 					return s, true
 				}
 			}
-			return inmemory.Site{}, false
+			return pangolinsim.Site{}, false
 		}()
 		assert.True(t, stillThere, "PIC deletes no site")
 	})

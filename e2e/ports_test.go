@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // specPorts runs in the direct spec's world, PIC started with the service, tcproute
@@ -152,7 +152,7 @@ func healthCheckedThrough(site string) map[string]string {
 
 // rawServed is what Pangolin serves on its TCP and UDP entry points: entry point →
 // servers.
-func rawServed(server *inmemory.Server) map[string][]string {
+func rawServed(server *simtest.Server) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range server.RawRouters() {
 		out[r.EntryPoint] = append(out[r.EntryPoint], r.Servers...)

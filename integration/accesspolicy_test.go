@@ -18,9 +18,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // policyFor is an AccessPolicy in the test namespace on the Ingress named target.
@@ -176,7 +177,7 @@ func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
 // is missing keeps a new host unpublished.
 func TestDirectModeAccessPolicy(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "Developers"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns) // where the direct sink keeps its record of secrets
@@ -232,7 +233,7 @@ func TestDirectModeAccessPolicy(t *testing.T) {
 	})
 }
 
-func resourceFor(t *testing.T, fake *inmemory.Server, host string) inmemory.Resource {
+func resourceFor(t *testing.T, fake *simtest.Server, host string) pangolinsim.Resource {
 	t.Helper()
 	for _, r := range fake.Resources() {
 		if r.FullDomain == host {
@@ -240,7 +241,7 @@ func resourceFor(t *testing.T, fake *inmemory.Server, host string) inmemory.Reso
 		}
 	}
 	require.Failf(t, "no resource", "for %s", host)
-	return inmemory.Resource{}
+	return pangolinsim.Resource{}
 }
 
 // TestRequiredAccessPolicy: an Ingress that requires a policy
@@ -282,7 +283,7 @@ func TestRequiredAccessPolicy(t *testing.T) {
 // never SinkUnavailable, and costs a handful of requests, not a loop.
 func TestUnknownIdentityProviderIsNoOutage(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "Developers"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "Developers"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns)

@@ -18,12 +18,13 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // directSite is the fake Pangolin's site: the default tunnel of a direct-mode PIC.
@@ -32,13 +33,13 @@ const directSite = "murky-merriams-shrew"
 // startDirect runs PIC with the direct sink (sink: pangolin) against fake, watching ns
 // only (the env is shared, and each test has its own Pangolin), and returns a stop
 // function for tests that restart it; it stops with the test anyway.
-func startDirect(t *testing.T, env *testenv.Env, fake *inmemory.Server, ns string, configure ...func(*config.Config)) func() {
+func startDirect(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string, configure ...func(*config.Config)) func() {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.Sink = pangolin.Name
 	cfg.Pangolin.URL, cfg.Pangolin.Org, cfg.Pangolin.OwnerID = fake.BaseURL(), "interop", "integration"
-	cfg.Pangolin.APIKey = config.Secret(inmemory.RootKey.Token())
+	cfg.Pangolin.APIKey = config.Secret(pangolinsim.RootKey.Token())
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
 	cfg.ResyncPeriod = time.Hour // tests must not pass thanks to a resync
 	cfg.WatchNamespaces = []string{ns}
@@ -63,7 +64,7 @@ func startDirect(t *testing.T, env *testenv.Env, fake *inmemory.Server, ns strin
 	return stop
 }
 
-func eventuallyServed(t *testing.T, fake *inmemory.Server, want map[string][]string) {
+func eventuallyServed(t *testing.T, fake *simtest.Server, want map[string][]string) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, want, fake.Served())
@@ -75,11 +76,11 @@ func eventuallyServed(t *testing.T, fake *inmemory.Server, want map[string][]str
 func TestDirectMode(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
 		outer := t // PIC runs across subtests: it stops with this test, not with one of them
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
-		decoy := fake.SeedResource(inmemory.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true, SSO: true})
-		fake.SeedTarget(inmemory.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
-		fake.SeedResource(inmemory.Resource{NiceID: "pic-cluster-b-0123456789abcdef", Name: "b.example.com (Ingress shop/web)",
+		decoy := fake.SeedResource(pangolinsim.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true, SSO: true})
+		fake.SeedTarget(pangolinsim.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
+		fake.SeedResource(pangolinsim.Resource{NiceID: "pic-cluster-b-0123456789abcdef", Name: "b.example.com (Ingress shop/web)",
 			DomainID: "domain1", Subdomain: ptr.To("b"), Enabled: true})
 		decoys := fake.Resources()
 
@@ -93,7 +94,7 @@ func TestDirectMode(t *testing.T) {
 		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
 		eventuallyServed(t, fake, map[string][]string{"app.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 		w.eventuallyEvent(pic.ReasonCreated)
-		var app inmemory.Resource
+		var app pangolinsim.Resource
 		for _, r := range fake.Resources() {
 			if r.FullDomain == "app.example.com" {
 				app = r
@@ -139,7 +140,7 @@ func TestDirectMode(t *testing.T) {
 			w.create(ingressFor("news", "pangolin", rule("news.example.com", "/", "web", 8080)))
 			eventuallyServed(t, fake, map[string][]string{"news.example.com": {webURL}, "taken.example.com": {"http://10.0.0.9:80"}})
 			deletes := fake.Deletes()
-			fake.SetFault(inmemory.Outage(http.StatusServiceUnavailable))
+			fake.SetFault(simtest.Outage(http.StatusServiceUnavailable))
 			failed := counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "ingress", "result": "error"})
 			w.updateIngress("news", func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = []networkingv1.IngressRule{rule("press.example.com", "/", "api", 9090)}
@@ -173,7 +174,7 @@ func TestDirectMode(t *testing.T) {
 				assert.NoError(c, w.c.Get(w.ctx, client.ObjectKey{Namespace: ns, Name: "public"}, &got))
 				assert.True(c, meta.IsStatusConditionTrue(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)))
 			}, wait, tick)
-			var named inmemory.Resource
+			var named pangolinsim.Resource
 			for _, r := range fake.Resources() {
 				if r.FullDomain == "store.example.com" {
 					named = r
@@ -204,7 +205,7 @@ func TestDirectMode(t *testing.T) {
 				}
 			})
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				var store []inmemory.Router
+				var store []pangolinsim.Router
 				for _, r := range fake.Routers() {
 					if r.Host == "store.example.com" {
 						store = append(store, r)

@@ -12,9 +12,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // gatewayPolicy is an AccessPolicy in the test namespace on the Gateway named gateway.
@@ -29,7 +30,7 @@ func gatewayPolicy(name, gateway string, spec accessv1alpha1.AccessPolicySpec) *
 // published port open.
 func TestAnInvalidGatewayPolicyUnpublishesItsPorts(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		startDirect(t, env, fake, ns, withPorts)
@@ -82,7 +83,7 @@ func TestAnInvalidGatewayPolicyUnpublishesItsPorts(t *testing.T) {
 // own replaces it again.
 func TestAGatewayOverridePolicyAppliesToItsRoutes(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{Roles: []inmemory.Role{{ID: 3, Name: "employees"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 3, Name: "employees"}}})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns)

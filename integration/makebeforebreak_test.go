@@ -10,9 +10,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // TestDirectModeRefusedHostChangeKeepsTheOld: a host renamed to one that cannot be
@@ -20,10 +21,10 @@ import (
 // that can replaces it.
 func TestDirectModeRefusedHostChangeKeepsTheOld(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
-		decoy := fake.SeedResource(inmemory.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
-		fake.SeedTarget(inmemory.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
+		decoy := fake.SeedResource(pangolinsim.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
+		fake.SeedTarget(pangolinsim.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
 		ns := testenv.NewNamespace(t, env.Client)
 		startDirect(t, env, fake, ns)
 		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}

@@ -23,10 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 )
 
@@ -224,7 +225,7 @@ func TestNewtAgentOnTheAPIServer(t *testing.T) {
 
 // startManaged runs a direct-mode PIC whose default tunnel "edge" is a managed site,
 // in ns, where its own Deployment is created first.
-func startManaged(t *testing.T, env *testenv.Env, fake *inmemory.Server) (*world, *appsv1.Deployment) {
+func startManaged(t *testing.T, env *testenv.Env, fake *simtest.Server) (*world, *appsv1.Deployment) {
 	t.Helper()
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, env.Client)
@@ -250,13 +251,13 @@ func startManaged(t *testing.T, env *testenv.Env, fake *inmemory.Server) (*world
 // published through the site before its agent connects.
 func TestManagedSiteThroughPIC(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		w, owner := startManaged(t, env, fake)
 		w.service("web", 8080)
 		w.create(ingressFor("shop", "pangolin", rule("app.example.com", "/", "web", 8080)))
 
-		var site inmemory.Site
+		var site pangolinsim.Site
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			for _, s := range fake.Sites() {
 				if s.NiceID == "edge" {
@@ -299,7 +300,7 @@ func TestManagedSiteThroughPIC(t *testing.T) {
 // refused, and neither Pangolin nor the cluster is written for it.
 func TestManagedSiteRefusedThroughPIC(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{Sites: []inmemory.Site{{ID: 1, NiceID: "edge", Name: "edge", Type: "newt"}}})
+		fake := simtest.NewServer(pangolinsim.Options{Sites: []pangolinsim.Site{{ID: 1, NiceID: "edge", Name: "edge", Type: "newt"}}})
 		t.Cleanup(fake.Close)
 		w, _ := startManaged(t, env, fake)
 		w.service("web", 8080)

@@ -17,9 +17,10 @@ import (
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // publishersOf returns the owners ("namespace/name") of the PangolinResources that
@@ -94,7 +95,7 @@ func TestOverrideOntoOwnedHost(t *testing.T) {
 // would sit beside the owner's on the owner's host, its longer path first.
 func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)
@@ -118,7 +119,7 @@ func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 		assert.Contains(t, w.eventuallyEventIn(tenantB, pic.ReasonHostConflict), "Ingress "+tenantA+"/owner")
 		time.Sleep(2 * time.Second)
 		assert.Equal(t, map[string][]string{"app.example.com": {urlA}}, fake.Served(), "the owner alone is served on its host")
-		var onHost []inmemory.Resource
+		var onHost []pangolinsim.Resource
 		for _, r := range fake.Resources() {
 			if r.FullDomain == "app.example.com" {
 				onHost = append(onHost, r)
@@ -182,7 +183,7 @@ func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
 // that owns app.example.com, and takes the host once that Ingress is deleted.
 func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)

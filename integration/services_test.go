@@ -17,9 +17,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 	"github.com/stefb69/pangolin-ingress-controller/sources/ingress"
 	"github.com/stefb69/pangolin-ingress-controller/sources/loadbalancer"
@@ -32,7 +33,7 @@ func withPorts(c *config.Config) {
 
 // rawServed is what the fake Pangolin serves on its TCP and UDP entry points: entry
 // point → servers.
-func rawServed(fake *inmemory.Server) map[string][]string {
+func rawServed(fake *simtest.Server) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range fake.RawRouters() {
 		out[r.EntryPoint] = append(out[r.EntryPoint], r.Servers...)
@@ -40,7 +41,7 @@ func rawServed(fake *inmemory.Server) map[string][]string {
 	return out
 }
 
-func eventuallyRawServed(t *testing.T, fake *inmemory.Server, want map[string][]string) {
+func eventuallyRawServed(t *testing.T, fake *simtest.Server, want map[string][]string) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, want, rawServed(fake)) }, wait, tick)
 }
@@ -60,7 +61,7 @@ func loadBalancer(name string, ports ...corev1.ServicePort) *corev1.Service {
 // a younger Service on the same port is refused, and a delete removes it.
 func TestServicesAsPorts(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		startDirect(t, env, fake, ns, withPorts)
@@ -121,7 +122,7 @@ func update(t *testing.T, w *world, name string, mutate func(*corev1.Service)) {
 // with PortConflict in its status, and takes the port once the first is deleted.
 func TestTCPRouteAsPort(t *testing.T) {
 	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
-		fake := inmemory.NewServer(inmemory.Options{})
+		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		startDirect(t, env, fake, ns, withPorts)

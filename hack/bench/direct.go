@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -591,7 +591,7 @@ func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n 
 	if err != nil {
 		return err
 	}
-	srv := inRepoServer{inmemory.NewServer(inRepoOptions(0, 0))}
+	srv := inRepoServer{simtest.NewServer(inRepoOptions())}
 	defer srv.release()
 	def := b.picDefaults
 	timeout := b.timeout(4 * n)

@@ -100,8 +100,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 func main() {
@@ -195,8 +195,8 @@ func optionsFromEnv() (options, error) {
 		DirectMemoryN: scaleN,
 		DirectScale:   60,
 		// A real Pangolin's pace: argon2 on every key check, a small thread pool.
-		PangolinServiceTime: inmemory.PaceServiceTime,
-		PangolinConcurrency: inmemory.PaceMaxConcurrent,
+		PangolinServiceTime: simtest.PaceServiceTime,
+		PangolinConcurrency: simtest.PaceMaxConcurrent,
 		Repeat:              5,
 		ResyncPeriod:        30 * time.Second,
 		Binary:              envOr("PIC_MANAGER_BINARY", filepath.Join(root, "bin", "manager")),

@@ -7,7 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -100,7 +101,7 @@ type pangolinServer interface {
 	blockAccess(ctx context.Context, resourceID int) (bool, error)
 	// reads, writes and counts are the requests PIC and the plain clients sent since the
 	// fresh start or the last resetCounts; counts keyed by method and route pattern
-	// ("GET /v1/resource/:resourceId"), as inmemory.Server.Counts.
+	// ("GET /v1/resource/:resourceId"), as pangolinsim.Server.Counts.
 	reads() int
 	writes() int
 	counts() map[string]int
@@ -121,14 +122,12 @@ const (
 	inRepoSiteID   = 1
 )
 
-// inRepoOptions is the in-repo server's fixture at a pace (0 and 0 answer at once).
-func inRepoOptions(serviceTime time.Duration, concurrency int) inmemory.Options {
-	return inmemory.Options{
-		Org:           inRepoOrg,
-		Domains:       []inmemory.Domain{{ID: inRepoDomainID, BaseDomain: domain, Verified: true}},
-		Sites:         []inmemory.Site{{ID: inRepoSiteID, NiceID: tunnelName, Name: "bench"}},
-		ServiceTime:   serviceTime,
-		MaxConcurrent: concurrency,
+// inRepoOptions is the in-repo server's fixture.
+func inRepoOptions() pangolinsim.Options {
+	return pangolinsim.Options{
+		Org:     inRepoOrg,
+		Domains: []pangolinsim.Domain{{ID: inRepoDomainID, BaseDomain: domain, Verified: true}},
+		Sites:   []pangolinsim.Site{{ID: inRepoSiteID, NiceID: tunnelName, Name: "bench"}},
 	}
 }
 
@@ -146,22 +145,22 @@ func (inRepoPangolin) hostPrefix() string { return "" }
 func (inRepoPangolin) baseDomain() string { return domain }
 func (inRepoPangolin) shared() bool       { return false }
 func (p inRepoPangolin) freshStart(context.Context) (pangolinServer, error) {
-	return inRepoServer{inmemory.NewServer(inRepoOptions(p.serviceTime, p.concurrency))}, nil
+	return inRepoServer{simtest.NewPacedServer(inRepoOptions(), simtest.Pace{ServiceTime: p.serviceTime, MaxConcurrent: p.concurrency})}, nil
 }
 func (inRepoPangolin) close(context.Context) error { return nil }
 
 // inRepoServer is one in-repo server, read through its introspection.
-type inRepoServer struct{ srv *inmemory.Server }
+type inRepoServer struct{ srv *simtest.Server }
 
 func (s inRepoServer) endpoint() pangolinEndpoint {
 	return pangolinEndpoint{
-		URL: s.srv.BaseURL(), APIKey: secret(inmemory.RootKey.Token()), Org: inRepoOrg,
+		URL: s.srv.BaseURL(), APIKey: secret(pangolinsim.RootKey.Token()), Org: inRepoOrg,
 		SiteNiceID: tunnelName, SiteID: inRepoSiteID, BaseDomain: domain, DomainID: inRepoDomainID,
 	}
 }
 
 func (s inRepoServer) sideClient() (*pangolinapi.Client, error) {
-	return pangolinapi.New(pangolinapi.Config{BaseURL: s.srv.BaseURL(), Org: inRepoOrg, APIKey: inmemory.RootKey.Token()})
+	return pangolinapi.New(pangolinapi.Config{BaseURL: s.srv.BaseURL(), Org: inRepoOrg, APIKey: pangolinsim.RootKey.Token()})
 }
 
 func (s inRepoServer) published(context.Context) (int, error) {

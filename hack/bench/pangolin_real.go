@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -95,7 +95,7 @@ const realPollInterval = 500 * time.Millisecond
 
 // sweepWorkers is how many deletes the sweep sends at once: a real Pangolin's thread
 // pool.
-const sweepWorkers = inmemory.PaceMaxConcurrent
+const sweepWorkers = simtest.PaceMaxConcurrent
 
 // realServer is a real Pangolin behind a counting proxy on loopback. PIC and the plain
 // clients go through the proxy, which counts their requests by route; the bench's own
@@ -157,7 +157,7 @@ func (r *realServer) server() (string, string) { return serverReal, r.cfg.host()
 // pace is the default simulated pace, a real Pangolin's on an idle machine: the bench
 // cannot know the server's own, and only its timeouts and repair bounds use it.
 func (r *realServer) pace() (time.Duration, int, bool) {
-	return inmemory.PaceServiceTime, inmemory.PaceMaxConcurrent, false
+	return simtest.PaceServiceTime, simtest.PaceMaxConcurrent, false
 }
 func (r *realServer) hostPrefix() string { return r.prefix }
 func (r *realServer) baseDomain() string { return r.domain.BaseDomain }

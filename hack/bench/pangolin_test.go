@@ -20,8 +20,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -39,13 +40,13 @@ const (
 )
 
 // realKeySecret is the part of the key after the dot: it must show nowhere.
-var realKeySecret = inmemory.RootKey.Secret
+var realKeySecret = pangolinsim.RootKey.Secret
 
 // aServer is an in-repo server standing for a real Pangolin, with two decoy resources
 // the bench must leave alone: one on the host the in-repo run would use, one under
 // another run's prefix. It records the site of every target create.
 type aServer struct {
-	*inmemory.Server
+	*simtest.Server
 	decoys map[string]int // host → resource id
 
 	mu          sync.Mutex
@@ -55,10 +56,10 @@ type aServer struct {
 func newAServer(t *testing.T) *aServer {
 	t.Helper()
 	s := &aServer{
-		Server: inmemory.NewServer(inmemory.Options{
+		Server: simtest.NewServer(pangolinsim.Options{
 			Org:     realOrg,
-			Domains: []inmemory.Domain{{ID: realDomainID, BaseDomain: realDomain, Verified: true}},
-			Sites: []inmemory.Site{
+			Domains: []pangolinsim.Domain{{ID: realDomainID, BaseDomain: realDomain, Verified: true}},
+			Sites: []pangolinsim.Site{
 				{ID: otherSiteID, NiceID: "elsewhere", Name: "elsewhere"},
 				{ID: realSiteID, NiceID: realSiteNice, Name: "bench"},
 			},
@@ -66,7 +67,7 @@ func newAServer(t *testing.T) *aServer {
 		decoys: map[string]int{},
 	}
 	t.Cleanup(s.Close)
-	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: s.BaseURL(), Org: realOrg, APIKey: inmemory.RootKey.Token()})
+	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: s.BaseURL(), Org: realOrg, APIKey: pangolinsim.RootKey.Token()})
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, sub := range []string{"direct-00000", "pic-bench-decoy-direct-00000"} {
@@ -122,7 +123,7 @@ func (s *aServer) requireOnlyDecoys(t *testing.T) {
 // setRealEnv sets the five settings as a user would, pointing at s.
 func setRealEnv(t *testing.T, s *aServer) {
 	t.Setenv("PIC_CONTRACT_PANGOLIN_URL", s.BaseURL())
-	t.Setenv("PIC_CONTRACT_PANGOLIN_API_KEY", inmemory.RootKey.Token())
+	t.Setenv("PIC_CONTRACT_PANGOLIN_API_KEY", pangolinsim.RootKey.Token())
 	t.Setenv("PIC_CONTRACT_PANGOLIN_ORG", realOrg)
 	t.Setenv("PIC_CONTRACT_PANGOLIN_SITE", realSiteNice)
 	t.Setenv("PIC_CONTRACT_PANGOLIN_DOMAIN", realDomain)

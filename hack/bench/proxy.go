@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 )
 
 // routeParams names the path segment that follows each of these words, as the in-repo
-// server's route table does (sinks/pangolin/inmemory/handlers.go), so that a real
-// server's requests count under the keys of inmemory.Server.Counts that the direct part
+// server's route table does (internal/pangolinsim/handlers.go), so that a real
+// server's requests count under the keys of pangolinsim.Server.Counts that the direct part
 // reads: "/v1/resource/12/targets" under "/v1/resource/:resourceId/targets".
 var routeParams = map[string]string{
 	"org":             "orgId",
@@ -164,9 +164,9 @@ func (p *countingProxy) snapshot() map[string]int {
 }
 
 // reads counts the GETs; writes the PUTs, POSTs and DELETEs, as the in-repo server does.
-func (p *countingProxy) reads() int { return inmemory.ReadsIn(p.snapshot()) }
+func (p *countingProxy) reads() int { return pangolinsim.ReadsIn(p.snapshot()) }
 
-func (p *countingProxy) writes() int { return inmemory.WritesIn(p.snapshot()) }
+func (p *countingProxy) writes() int { return pangolinsim.WritesIn(p.snapshot()) }
 
 func (p *countingProxy) published() int {
 	p.mu.Lock()

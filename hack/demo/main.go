@@ -28,8 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 //go:embed samples.yaml
@@ -104,14 +105,14 @@ func run() error {
 	logPath := filepath.Join(cluster.LogDir, "pic.log")
 	args := []string{"--kubeconfig", cluster.KubeconfigPath, "--sources=ingress,service", "--load-balancer-address=" + demoAddress, "--log-format", "console"}
 	env := append(os.Environ(), "PIC_TUNNEL_CLASS_MAPPING=edge-eu=pangolin-system/edge-eu-tunnel")
-	var pangolin *inmemory.Server
+	var pangolin *simtest.Server
 	if envOr("DEMO_SINK", "pangolinresource") == "pangolin" {
 		// Direct mode against the in-repo Integration API server: the tunnels are its
 		// sites, example.com its organization's domain.
-		pangolin = inmemory.NewServer(inmemory.Options{
+		pangolin = simtest.NewServer(pangolinsim.Options{
 			Org:     "demo",
-			Domains: []inmemory.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
-			Sites:   []inmemory.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
+			Domains: []pangolinsim.Domain{{ID: "domain1", BaseDomain: "example.com", Verified: true}},
+			Sites:   []pangolinsim.Site{{ID: 1, NiceID: "default", Name: "demo"}, {ID: 2, NiceID: "edge-eu-tunnel", Name: "edge-eu"}},
 		})
 		defer pangolin.Close()
 		configPath, err := managedSiteSetup(ctx, c, dir)
@@ -119,7 +120,7 @@ func run() error {
 			return interrupted(ctx, err)
 		}
 		args = append(args, "--sink=pangolin", "--pangolin-url="+pangolin.BaseURL(), "--pangolin-org=demo", "--config", configPath)
-		env = append(env, "PIC_PANGOLIN_API_KEY="+inmemory.RootKey.Token(), "POD_NAMESPACE="+picNamespace)
+		env = append(env, "PIC_PANGOLIN_API_KEY="+pangolinsim.RootKey.Token(), "POD_NAMESPACE="+picNamespace)
 		fmt.Printf("direct mode: an in-repo Pangolin Integration API server at %s (org demo, domain example.com, sites default and edge-eu-tunnel)\n", pangolin.BaseURL())
 		fmt.Printf("  and the managed site %s, which PIC creates with its Newt agent in %s (the demo plays the agent: no kubelet runs it)\n", managedSite, picNamespace)
 	}
@@ -139,7 +140,7 @@ func run() error {
 
 // follow prints the table each time it changes, until ctx is done, PIC exits, or, with
 // DEMO_ONESHOT=1, the table is complete.
-func follow(ctx context.Context, c client.Client, pangolin *inmemory.Server, pic *testenv.Process) error {
+func follow(ctx context.Context, c client.Client, pangolin *simtest.Server, pic *testenv.Process) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	last := ""
 	for {
@@ -288,7 +289,7 @@ func portsTable(ctx context.Context, c client.Client, published func(corev1.Serv
 
 // renderPangolin prints what Pangolin would serve (one router per path group, as its
 // Traefik configuration does), then PIC's Warning events.
-func renderPangolin(ctx context.Context, c client.Client, pangolin *inmemory.Server) (string, bool, error) {
+func renderPangolin(ctx context.Context, c client.Client, pangolin *simtest.Server) (string, bool, error) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "PANGOLIN RESOURCE\tHOST\tROUTE\tPRIORITY\tSERVERS")
@@ -298,7 +299,7 @@ func renderPangolin(ctx context.Context, c client.Client, pangolin *inmemory.Ser
 	}
 	hosts := map[string]bool{}
 	routers := pangolin.Routers()
-	slices.SortFunc(routers, func(a, b inmemory.Router) int { return strings.Compare(a.Rule, b.Rule) })
+	slices.SortFunc(routers, func(a, b pangolinsim.Router) int { return strings.Compare(a.Rule, b.Rule) })
 	for _, r := range routers {
 		_, route, _ := strings.Cut(r.Rule, " && ")
 		hosts[r.Host] = true
@@ -361,7 +362,7 @@ func managedSiteSetup(ctx context.Context, c client.Client, dir string) (string,
 
 // playNewt connects the managed site's agent once PIC has created the site and the
 // agent's Deployment, as Newt would once its pod runs: the demo has no kubelet.
-func playNewt(ctx context.Context, c client.Client, pangolin *inmemory.Server) {
+func playNewt(ctx context.Context, c client.Client, pangolin *simtest.Server) {
 	var d appsv1.Deployment
 	if c.Get(ctx, client.ObjectKey{Namespace: picNamespace, Name: "newt-" + managedSite}, &d) != nil {
 		return
@@ -373,7 +374,7 @@ func playNewt(ctx context.Context, c client.Client, pangolin *inmemory.Server) {
 // managedSitesTable lists the managed sites PIC created, with their connection, Newt's
 // version and the agent's Deployment; never credentials. It reports whether every one is
 // online.
-func managedSitesTable(ctx context.Context, c client.Client, pangolin *inmemory.Server) (string, bool) {
+func managedSitesTable(ctx context.Context, c client.Client, pangolin *simtest.Server) (string, bool) {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "MANAGED SITE\tNAME\tONLINE\tNEWT\tAGENT")
@@ -458,7 +459,7 @@ func targets(r tunnelv1alpha1.PangolinResource) string {
 }
 
 // resourceName is the name of the Pangolin resource id: "tcp:5432 (Service demo/postgres)".
-func resourceName(pangolin *inmemory.Server, id int) string {
+func resourceName(pangolin *simtest.Server, id int) string {
 	for _, r := range pangolin.Resources() {
 		if r.ID == id {
 			return r.Name

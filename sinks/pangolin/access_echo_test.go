@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/internal/echotest"
 )
 
@@ -66,7 +66,7 @@ func TestSecretEchoesNeverShow(t *testing.T) {
 					w := newWorld(t, accessOrg)
 					var logs lines
 					w.ctx = log.IntoContext(context.Background(), logs.logger())
-					w.fault(inmemory.When(secretWrite, echotest.Echo(status, enc)))
+					w.fault(simtest.When(secretWrite, echotest.Echo(status, enc)))
 					o := w.reconcile(shop, protected(web(shop, host, 8080), true, p.pol))
 
 					var said []string

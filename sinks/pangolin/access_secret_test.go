@@ -25,9 +25,9 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // lines is a logger that keeps every line, at every verbosity.
@@ -79,7 +79,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	keep(w.reconcile(shop, protected(web(shop, host, 8080), true, changed)))
 	// Refused (by a server that quotes what it was sent), then out of reach, on the
 	// secret writes.
-	w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/pincode") }, func(rw http.ResponseWriter, _ *http.Request) bool {
+	w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/pincode") }, func(rw http.ResponseWriter, _ *http.Request) bool {
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(http.StatusBadRequest)
 		_, _ = rw.Write([]byte(`{"data":null,"success":false,"error":true,"message":"Validation error: pincode 999999","status":400}`))
@@ -89,7 +89,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	pin := secretOf("web-auth", "pin", "999999")
 	other.PinCode = &pin
 	keep(w.reconcile(shop, protected(web(shop, host, 8080), true, other)))
-	w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/header-auth") }, inmemory.Outage(http.StatusServiceUnavailable)))
+	w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/header-auth") }, simtest.Outage(http.StatusServiceUnavailable)))
 	other.HeaderAuth = &route.HeaderAuth{User: secretOf("web-basic", "username", headerUser), Password: secretOf("web-basic", "password", "another-pass-1")}
 	keep(w.reconcile(shop, protected(web(shop, host, 8080), true, other)))
 	w.fault(nil)

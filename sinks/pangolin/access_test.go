@@ -11,18 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // The org of the access tests: Admin (1), Member (2), k8s-devs (3), k8s-ops (4); alice
 // and bob, and two users called carol.
-func accessOrg(o *inmemory.Options) {
-	o.Roles = []inmemory.Role{{ID: 2, Name: "Member"}, {ID: 3, Name: "k8s-devs"}, {ID: 4, Name: "k8s-ops"}}
-	o.Users = []inmemory.User{
-		inmemory.DefaultOwner,
+func accessOrg(o *pangolinsim.Options) {
+	o.Roles = []pangolinsim.Role{{ID: 2, Name: "Member"}, {ID: 3, Name: "k8s-devs"}, {ID: 4, Name: "k8s-ops"}}
+	o.Users = []pangolinsim.User{
+		pangolinsim.DefaultOwner,
 		{ID: "alice0000000001", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "corp"},
 		{ID: "bob000000000001", Email: "bob@corp.example", Username: "bob"},
 		{ID: "carol0000000001", Email: "carol@corp.example", Username: "carol"},
@@ -73,7 +74,7 @@ func everything() route.AccessPolicy {
 	}
 }
 
-func (w *world) policyOn(host string) inmemory.Policy {
+func (w *world) policyOn(host string) pangolinsim.Policy {
 	w.t.Helper()
 	p, ok := w.fake.Policy(w.resourceOn(host).ID)
 	require.True(w.t, ok)
@@ -96,9 +97,9 @@ func reasons(rjs []route.Rejection) []string {
 }
 
 // ruleSummary lists p's rules as Pangolin evaluates them: by priority.
-func ruleSummary(p inmemory.Policy) []string {
+func ruleSummary(p pangolinsim.Policy) []string {
 	rules := slices.Clone(p.Rules)
-	slices.SortStableFunc(rules, func(a, b inmemory.Rule) int { return a.Priority - b.Priority })
+	slices.SortStableFunc(rules, func(a, b pangolinsim.Rule) int { return a.Priority - b.Priority })
 	var out []string
 	for _, r := range rules {
 		out = append(out, strings.Join([]string{r.Action, r.Match, r.Value}, " ")+" @"+itoa(r.Priority))
@@ -370,7 +371,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 	t.Run("Pangolin refusing part of it publishes no new host", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
-		w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
 			func(rw http.ResponseWriter, _ *http.Request) bool {
 				rw.Header().Set("Content-Type", "application/json")
 				rw.WriteHeader(http.StatusForbidden)
@@ -394,7 +395,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 	t.Run("Pangolin refusing part of it leaves a published host closed", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
 		w.converge(shop, protected(web(shop, host, 8080), true, devs))
-		w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") },
 			func(rw http.ResponseWriter, _ *http.Request) bool {
 				rw.Header().Set("Content-Type", "application/json")
 				rw.WriteHeader(http.StatusForbidden)
@@ -412,7 +413,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 	t.Run("an outage part-way is an error, and opens nothing", func(t *testing.T) {
 		w := newWorld(t, accessOrg)
-		w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/whitelist") }, inmemory.Outage(http.StatusServiceUnavailable)))
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/whitelist") }, simtest.Outage(http.StatusServiceUnavailable)))
 		pol := route.AccessPolicy{Roles: []string{"k8s-devs"}, EmailWhitelist: []string{"*@corp.example"}}
 		o := w.reconcile(shop, protected(web(shop, host, 8080), true, pol))
 		require.Error(t, o.err)
@@ -424,7 +425,7 @@ func TestAccessPolicyFailsClosed(t *testing.T) {
 
 		// Published: the policy turns SSO off for a password, and the password write fails.
 		pw := secretOf("web-auth", "password", passwordValue)
-		w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") }, inmemory.Outage(http.StatusBadGateway)))
+		w.fault(simtest.When(func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/password") }, simtest.Outage(http.StatusBadGateway)))
 		before := w.policyOn(host)
 		o = w.reconcile(shop, protected(web(shop, host, 8080), false, route.AccessPolicy{Password: &pw}))
 		require.Error(t, o.err)

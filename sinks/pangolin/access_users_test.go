@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -57,8 +57,8 @@ func TestFindUser(t *testing.T) {
 func TestUserLookalikeIsNeverGranted(t *testing.T) {
 	shop := ingress("shop", "web")
 	const host = "app.example.com"
-	mallory := inmemory.User{ID: "mallory00000001", Email: "mallory@evil.example", Username: "alice@corp.example", Type: "oidc", IdpID: 1, IdpName: "corp"}
-	beforeAlice := func(o *inmemory.Options) {
+	mallory := pangolinsim.User{ID: "mallory00000001", Email: "mallory@evil.example", Username: "alice@corp.example", Type: "oidc", IdpID: 1, IdpName: "corp"}
+	beforeAlice := func(o *pangolinsim.Options) {
 		accessOrg(o)
 		o.Users = append(o.Users[:1:1], o.Users[2:]...) // without Alice
 		o.Users = append(o.Users, mallory)
@@ -91,7 +91,7 @@ func TestUserLookalikeIsNeverGranted(t *testing.T) {
 
 	t.Run("once Alice joins, the entry stays refused while the lookalike exists", func(t *testing.T) {
 		w := newWorld(t, beforeAlice)
-		w.fake.SeedUser(inmemory.User{ID: "alice0000000001", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "corp"})
+		w.fake.SeedUser(pangolinsim.User{ID: "alice0000000001", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "corp"})
 		w.sink.forgetOrg()
 		w.fault(nil)
 		refused(t, w.reconcile(shop, protected(web(shop, host, 8080), true, forAlice)))

@@ -8,34 +8,35 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // accessOrgVisitors are requests to the access tests' org (accessOrg): from where the
 // rules look, by whom the login methods admit.
-func accessOrgVisitors() []inmemory.Visitor {
-	networks := []inmemory.Visitor{
+func accessOrgVisitors() []pangolinsim.Visitor {
+	networks := []pangolinsim.Visitor{
 		{IP: "203.0.113.66", Path: "/", Country: "FR"},
 		{IP: "203.0.113.66", Path: "/health", Country: "FR"},
 		{IP: "198.51.100.7", Path: "/", Country: "RU"},
 		{IP: "198.51.100.7", Path: "/health", Country: "DE"},
 	}
-	who := []inmemory.Visitor{
+	who := []pangolinsim.Visitor{
 		{},
 		{UserID: "devuser00000001", RoleIDs: []int{3}},
 		{UserID: "opsuser00000001", RoleIDs: []int{4}},
 		{UserID: "alice0000000001"},
 		{UserID: "bob000000000001", RoleIDs: []int{2}},
-		{UserID: inmemory.DefaultOwner.ID, RoleIDs: inmemory.DefaultOwner.RoleIDs},
+		{UserID: pangolinsim.DefaultOwner.ID, RoleIDs: pangolinsim.DefaultOwner.RoleIDs},
 		{Email: "dave@partner.example"},
 		{Email: "eve@corp.example"},
 		{Password: passwordValue},
 		{Pincode: pincodeValue},
 		{HeaderUser: headerUser, HeaderPassword: headerPass},
 	}
-	var out []inmemory.Visitor
+	var out []pangolinsim.Visitor
 	for _, n := range networks {
 		for _, w := range who {
 			v := w
@@ -51,11 +52,11 @@ type failingWrite struct {
 	mu     sync.Mutex
 	n      int
 	writes int
-	fail   inmemory.Fault
+	fail   simtest.Fault
 }
 
 func (f *failingWrite) fault(rw http.ResponseWriter, r *http.Request) bool {
-	if !inmemory.IsWrite(r) {
+	if !simtest.IsWrite(r) {
 		return false
 	}
 	f.mu.Lock()
@@ -133,15 +134,15 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 	}
 	failures := []struct {
 		name string
-		f    inmemory.Fault
+		f    simtest.Fault
 	}{
 		{"refused", refused},
-		{"an outage", inmemory.Outage(http.StatusServiceUnavailable)},
+		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
 	}
 	visitors := accessOrgVisitors()
 	for _, c := range cases {
 		// The accesses before and after, as Pangolin holds them.
-		var oldGate, newGate inmemory.Access
+		var oldGate, newGate pangolinsim.Access
 		{
 			w := newWorld(t, accessOrg)
 			w.converge(shop, c.old)
@@ -168,7 +169,7 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 					gate, ok := w.fake.Access(id)
 					require.True(t, ok)
 					for _, v := range visitors {
-						if inmemory.Admits(gate, v) && !inmemory.Admits(oldGate, v) && !inmemory.Admits(newGate, v) {
+						if pangolinsim.Admits(gate, v) && !pangolinsim.Admits(oldGate, v) && !pangolinsim.Admits(newGate, v) {
 							assert.Fail(t, "a visitor neither access admits is admitted",
 								"stopped at write %d: %+v is admitted; Pangolin holds %+v", n, v, w.policyOn(host))
 							break
@@ -179,7 +180,7 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 					w.converge(shop, c.new)
 					done, _ := w.fake.Access(id)
 					for _, v := range visitors {
-						if inmemory.Admits(done, v) != inmemory.Admits(newGate, v) {
+						if pangolinsim.Admits(done, v) != pangolinsim.Admits(newGate, v) {
 							assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
 							break
 						}

@@ -13,14 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // The property of planAccess: after every prefix of a plan, every request Pangolin
 // admits is admitted by the old access or by the new one, judged by the in-repo
-// Pangolin's evaluator (inmemory.Admit) over sample visitors.
+// Pangolin's evaluator (pangolinsim.Admit) over sample visitors.
 
 // simAccess is a resource's access as a plan's writes change it: the fake's store, as
 // small as the writes need.
@@ -31,7 +31,7 @@ type simAccess struct {
 	whitelist                                []string
 	password, pincode, headerAuth            string // values, "" for none
 	passwordID, pincodeID, headerAuthID      int
-	rules                                    []inmemory.Rule
+	rules                                    []pangolinsim.Rule
 	nextID                                   int
 }
 
@@ -41,20 +41,20 @@ func (a simAccess) clone() simAccess {
 }
 
 // gate is what Pangolin's gatekeeper reads of a.
-func (a simAccess) gate() inmemory.Access {
-	out := inmemory.Access{
+func (a simAccess) gate() pangolinsim.Access {
+	out := pangolinsim.Access{
 		BlockAccess: a.block, SSO: a.sso, RoleIDs: a.roles, UserIDs: a.users,
 		EmailWhitelistEnabled: a.whitelistEnabled, Whitelist: a.whitelist, ApplyRules: a.applyRules, Rules: a.rules,
 	}
 	if a.password != "" {
-		out.Password = inmemory.NewCredential(a.password)
+		out.Password = pangolinsim.NewCredential(a.password)
 	}
 	if a.pincode != "" {
-		out.Pincode = inmemory.NewCredential(a.pincode)
+		out.Pincode = pangolinsim.NewCredential(a.pincode)
 	}
 	if a.headerAuth != "" {
 		user, pass, _ := strings.Cut(a.headerAuth, ":")
-		out.HeaderAuth = inmemory.NewCredential(user, pass)
+		out.HeaderAuth = pangolinsim.NewCredential(user, pass)
 	}
 	return out
 }
@@ -118,9 +118,9 @@ func (a *simAccess) apply(op accessOp, want simAccess) error {
 		a.headerAuth, a.headerAuthID = "", 0
 	case opCreateRule:
 		r := op.rule
-		a.rules = append(a.rules, inmemory.Rule{ID: a.nextID, Action: r.Action, Match: r.Match, Value: r.Value, Priority: r.Priority, Enabled: r.Enabled})
+		a.rules = append(a.rules, pangolinsim.Rule{ID: a.nextID, Action: r.Action, Match: r.Match, Value: r.Value, Priority: r.Priority, Enabled: r.Enabled})
 	case opUpdateRule, opDeleteRule:
-		i := slices.IndexFunc(a.rules, func(r inmemory.Rule) bool { return r.ID == op.ruleID })
+		i := slices.IndexFunc(a.rules, func(r pangolinsim.Rule) bool { return r.ID == op.ruleID })
 		if i < 0 {
 			return fmt.Errorf("404 Resource rule with ID %d not found", op.ruleID)
 		}
@@ -129,7 +129,7 @@ func (a *simAccess) apply(op accessOp, want simAccess) error {
 			break
 		}
 		r := op.rule
-		a.rules[i] = inmemory.Rule{ID: op.ruleID, Action: r.Action, Match: r.Match, Value: r.Value, Priority: r.Priority, Enabled: r.Enabled}
+		a.rules[i] = pangolinsim.Rule{ID: op.ruleID, Action: r.Action, Match: r.Match, Value: r.Value, Priority: r.Priority, Enabled: r.Enabled}
 	default:
 		return fmt.Errorf("unknown write %s", op.kind)
 	}
@@ -155,21 +155,21 @@ const (
 )
 
 // sampleVisitors are where requests come from crossed with who makes them.
-func sampleVisitors() []inmemory.Visitor {
-	networks := []inmemory.Visitor{
+func sampleVisitors() []pangolinsim.Visitor {
+	networks := []pangolinsim.Visitor{
 		{IP: "203.0.113.66", Path: "/", Country: "RU", ASN: "AS64500", Region: "150"},
 		{IP: "203.0.113.9", Path: "/health", Country: "DE"},
 		{IP: "10.1.2.3", Path: "/api/v1"},
 		{IP: "198.51.100.7", Path: "/", Country: "FR", Region: "150"},
 		{IP: "198.51.100.7", Path: "/api", Country: "DE", ASN: "AS64500"},
 	}
-	who := []inmemory.Visitor{
+	who := []pangolinsim.Visitor{
 		{},
 		{UserID: "devuser00000001", RoleIDs: []int{roleDevs}},
 		{UserID: "opsuser00000001", RoleIDs: []int{roleOps}},
 		{UserID: "alice0000000001"},
 		{UserID: "bob000000000001", RoleIDs: []int{2}},
-		{UserID: "picfakeowner001", RoleIDs: []int{inmemory.AdminRoleID}},
+		{UserID: "picfakeowner001", RoleIDs: []int{pangolinsim.AdminRoleID}},
 		{Email: "dave@partner.example"},
 		{Email: "erin@corp.example"},
 		{Email: "zed@corp.example"},
@@ -177,7 +177,7 @@ func sampleVisitors() []inmemory.Visitor {
 		{Pincode: pincodes[0]}, {Pincode: pincodes[1]},
 		{HeaderUser: "svc", HeaderPassword: "alpha-1"}, {HeaderUser: "svc", HeaderPassword: "bravo-2"},
 	}
-	var out []inmemory.Visitor
+	var out []pangolinsim.Visitor
 	for _, n := range networks {
 		for _, w := range who {
 			v := w
@@ -207,12 +207,12 @@ func maybe(r *rand.Rand, from []string) string {
 	return pick(r, from)
 }
 
-func randomRules(r *rand.Rand, max int) []inmemory.Rule {
+func randomRules(r *rand.Rand, max int) []pangolinsim.Rule {
 	n := r.IntN(max + 1)
-	out := make([]inmemory.Rule, 0, n)
+	out := make([]pangolinsim.Rule, 0, n)
 	for range n {
 		m := pick(r, ruleMatchKinds)
-		out = append(out, inmemory.Rule{Action: pick(r, ruleActions), Match: m, Value: pick(r, ruleValues[m]), Enabled: true})
+		out = append(out, pangolinsim.Rule{Action: pick(r, ruleActions), Match: m, Value: pick(r, ruleValues[m]), Enabled: true})
 	}
 	return out
 }
@@ -324,7 +324,7 @@ func (c accessCase) input() accessPlanInput {
 
 // newGate is the access the plan must reach: sso and blockAccess as they are when the
 // annotations leave them.
-func (c accessCase) newGate() inmemory.Access {
+func (c accessCase) newGate() pangolinsim.Access {
 	n := c.new.clone()
 	n.sso = boolOr(c.wantSSO, c.old.sso)
 	n.block = boolOr(c.wantBlck, c.old.block)
@@ -332,7 +332,7 @@ func (c accessCase) newGate() inmemory.Access {
 }
 
 // check runs c's plan one write at a time and returns the first violation.
-func (c accessCase) check(visitors []inmemory.Visitor) error {
+func (c accessCase) check(visitors []pangolinsim.Visitor) error {
 	plan := planAccess(c.input())
 	oldGate, newGate := c.old.gate(), c.newGate()
 	state := c.old.clone()
@@ -342,13 +342,13 @@ func (c accessCase) check(visitors []inmemory.Visitor) error {
 		}
 		gate := state.gate()
 		for _, v := range visitors {
-			if inmemory.Admits(gate, v) && !inmemory.Admits(oldGate, v) && !inmemory.Admits(newGate, v) {
+			if pangolinsim.Admits(gate, v) && !pangolinsim.Admits(oldGate, v) && !pangolinsim.Admits(newGate, v) {
 				return fmt.Errorf("after write %d of %d (%s), %+v is admitted, which neither the old nor the new access admits\nplan: %v", i+1, len(plan), op, v, plan)
 			}
 		}
 	}
 	for _, v := range visitors {
-		if inmemory.Admits(state.gate(), v) != inmemory.Admits(newGate, v) {
+		if pangolinsim.Admits(state.gate(), v) != pangolinsim.Admits(newGate, v) {
 			return fmt.Errorf("the plan ends where the new access does not: %+v\nplan: %v", v, plan)
 		}
 	}
@@ -408,7 +408,7 @@ func ptrString(b *bool) string {
 
 func TestPlanAccess(t *testing.T) {
 	visitors := sampleVisitors()
-	drop := inmemory.Rule{ID: 7, Action: "DROP", Match: "IP", Value: "203.0.113.66", Priority: 1, Enabled: true}
+	drop := pangolinsim.Rule{ID: 7, Action: "DROP", Match: "IP", Value: "203.0.113.66", Priority: 1, Enabled: true}
 	cases := []struct {
 		name  string
 		c     accessCase
@@ -417,8 +417,8 @@ func TestPlanAccess(t *testing.T) {
 		{
 			name: "a Deny kept while an Allow is added in front is moved, never rewritten into the Allow",
 			c: accessCase{
-				old: simAccess{applyRules: true, rules: []inmemory.Rule{drop}},
-				new: simAccess{applyRules: true, rules: []inmemory.Rule{{Action: "ACCEPT", Match: "PATH", Value: "/health", Priority: 1, Enabled: true}, {Action: "DROP", Match: "IP", Value: "203.0.113.66", Priority: 2, Enabled: true}}},
+				old: simAccess{applyRules: true, rules: []pangolinsim.Rule{drop}},
+				new: simAccess{applyRules: true, rules: []pangolinsim.Rule{{Action: "ACCEPT", Match: "PATH", Value: "/health", Priority: 1, Enabled: true}, {Action: "DROP", Match: "IP", Value: "203.0.113.66", Priority: 2, Enabled: true}}},
 				want: accessWant{policy: &route.AccessPolicy{}, rules: []route.AccessRule{
 					{Priority: 1, Action: route.RuleAccept, Match: route.MatchPath, Value: "/health"},
 					{Priority: 2, Action: route.RuleDrop, Match: route.MatchIP, Value: "203.0.113.66"},
@@ -430,7 +430,7 @@ func TestPlanAccess(t *testing.T) {
 			name: "roles changed with a new Deny: the Deny comes before the roles",
 			c: accessCase{
 				old: simAccess{sso: true, roles: []int{roleDevs}},
-				new: simAccess{sso: true, roles: []int{roleOps}, applyRules: true, rules: []inmemory.Rule{{Action: "DROP", Match: "COUNTRY", Value: "RU", Priority: 1, Enabled: true}}},
+				new: simAccess{sso: true, roles: []int{roleOps}, applyRules: true, rules: []pangolinsim.Rule{{Action: "DROP", Match: "COUNTRY", Value: "RU", Priority: 1, Enabled: true}}},
 				want: accessWant{policy: &route.AccessPolicy{}, roles: []pangolinapi.PolicyRole{{RoleID: roleOps}},
 					rules: []route.AccessRule{{Priority: 1, Action: route.RuleDrop, Match: route.MatchCountry, Value: "RU"}}},
 			},
@@ -439,8 +439,8 @@ func TestPlanAccess(t *testing.T) {
 		{
 			name: "an unchanged access writes nothing",
 			c: accessCase{
-				old:  simAccess{sso: true, roles: []int{roleDevs}, password: passwords[0], passwordID: 9, applyRules: true, rules: []inmemory.Rule{drop}},
-				new:  simAccess{sso: true, roles: []int{roleDevs}, password: passwords[0], applyRules: true, rules: []inmemory.Rule{drop}},
+				old:  simAccess{sso: true, roles: []int{roleDevs}, password: passwords[0], passwordID: 9, applyRules: true, rules: []pangolinsim.Rule{drop}},
+				new:  simAccess{sso: true, roles: []int{roleDevs}, password: passwords[0], applyRules: true, rules: []pangolinsim.Rule{drop}},
 				want: accessWant{policy: &route.AccessPolicy{}, roles: []pangolinapi.PolicyRole{{RoleID: roleDevs}}, rules: []route.AccessRule{{Priority: 1, Action: route.RuleDrop, Match: route.MatchIP, Value: "203.0.113.66"}}},
 				rec:  AccessRecord{Password: &SecretRecord{Digest: fakeDigest(passwords[0]), ID: 9}},
 			},

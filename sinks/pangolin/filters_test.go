@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // filtered is a host with a prefix rewrite on /v1, a stripped /api, and headers.
@@ -23,7 +23,7 @@ func filtered(origin route.Origin, replace string, headers ...route.Header) rout
 	return r
 }
 
-func rewritesOf(routers []inmemory.Router) map[string]string {
+func rewritesOf(routers []pangolinsim.Router) map[string]string {
 	out := map[string]string{}
 	for _, r := range routers {
 		if r.Rewrite != nil {

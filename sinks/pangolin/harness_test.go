@@ -13,14 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // secretKey's secret is long and distinctive: finding it anywhere means the key leaked.
-var secretKey = inmemory.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
+var secretKey = pangolinsim.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
 
 // site is the fake's default site, the tunnel every test route goes through.
 const site = "murky-merriams-shrew"
@@ -29,7 +30,7 @@ const site = "murky-merriams-shrew"
 type world struct {
 	t    *testing.T
 	ctx  context.Context
-	fake *inmemory.Server
+	fake *simtest.Server
 	api  *pangolinapi.Client
 	sink *Sink
 	wake *wakes
@@ -40,14 +41,14 @@ type world struct {
 	requests []string
 }
 
-func newWorld(t *testing.T, opts ...func(*inmemory.Options)) *world {
+func newWorld(t *testing.T, opts ...func(*pangolinsim.Options)) *world {
 	t.Helper()
 	// Identity provider 7 is the one the access policies of these tests skip to.
-	o := inmemory.Options{Keys: []inmemory.Key{secretKey}, IdentityProviders: []int{1, 7}}
+	o := pangolinsim.Options{Keys: []pangolinsim.Key{secretKey}, IdentityProviders: []int{1, 7}}
 	for _, f := range opts {
 		f(&o)
 	}
-	fake := inmemory.NewServer(o)
+	fake := simtest.NewServer(o)
 	t.Cleanup(fake.Close)
 	w := &world{t: t, ctx: context.Background(), fake: fake, record: &MemoryRecord{}}
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second, Observe: Observe})
@@ -66,7 +67,7 @@ func (w *world) restart(ownerID string) {
 }
 
 // fault installs f, and logs every request the fake receives whatever f does.
-func (w *world) fault(f inmemory.Fault) {
+func (w *world) fault(f simtest.Fault) {
 	w.fake.SetFault(func(rw http.ResponseWriter, r *http.Request) bool {
 		w.mu.Lock()
 		w.requests = append(w.requests, r.Method+" "+r.URL.Path)
@@ -120,9 +121,9 @@ func (w *world) converge(origin route.Origin, routes ...route.Route) outcome {
 }
 
 // resourceOn is the one resource serving host, failing the test unless there is one.
-func (w *world) resourceOn(host string) inmemory.Resource {
+func (w *world) resourceOn(host string) pangolinsim.Resource {
 	w.t.Helper()
-	var found []inmemory.Resource
+	var found []pangolinsim.Resource
 	for _, r := range w.fake.Resources() {
 		if r.FullDomain == host {
 			found = append(found, r)

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -17,8 +17,8 @@ import (
 const newtSite = "edge-newt"
 
 func healthWorld(t *testing.T) *world {
-	return newWorld(t, func(o *inmemory.Options) {
-		o.Sites = []inmemory.Site{
+	return newWorld(t, func(o *pangolinsim.Options) {
+		o.Sites = []pangolinsim.Site{
 			{ID: 1, NiceID: site, Name: "k8s-local", Type: "local"},
 			{ID: 2, NiceID: newtSite, Name: "edge", Type: "newt"},
 		}
@@ -55,7 +55,7 @@ func TestHealthChecks(t *testing.T) {
 		route       route.Route
 		wantWrites  []string // the write requests, with the target's id as :id
 		wantEnabled bool
-		wantHC      inmemory.HealthCheck // compared when wantEnabled
+		wantHC      pangolinsim.HealthCheck // compared when wantEnabled
 	}
 	cases := []struct {
 		name  string
@@ -63,30 +63,30 @@ func TestHealthChecks(t *testing.T) {
 	}{
 		{"an http check is created with the target", []step{
 			{route: checked(httpRoute, newtSite, httpProbe), wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
+				wantHC: pangolinsim.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
 					Interval: 10, Timeout: 1, HealthyThreshold: 1, UnhealthyThreshold: 3}},
 		}},
 		{"a raw target gets a tcp check", []step{
 			{route: checked(tcpRoute, newtSite, tcpProbe), wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
+				wantHC: pangolinsim.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
 		}},
 		{"a changed probe updates the target in place", []step{
 			{route: checked(httpRoute, newtSite, httpProbe), wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
+				wantHC: pangolinsim.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
 					Interval: 10, Timeout: 1, HealthyThreshold: 1, UnhealthyThreshold: 3}},
 			{route: checked(httpRoute, newtSite, tcpProbe), wantWrites: []string{"POST /v1/target/:id"}, wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: httpHost, Port: 5432, Mode: "tcp", Interval: 5}},
+				wantHC: pangolinsim.HealthCheck{Hostname: httpHost, Port: 5432, Mode: "tcp", Interval: 5}},
 		}},
 		{"a check no longer asked is turned off in place", []step{
 			{route: checked(httpRoute, newtSite, httpProbe), wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
+				wantHC: pangolinsim.HealthCheck{Hostname: httpHost, Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
 					Interval: 10, Timeout: 1, HealthyThreshold: 1, UnhealthyThreshold: 3}},
 			{route: checked(httpRoute, newtSite, route.HealthCheck{}), wantWrites: []string{"POST /v1/target/:id"}},
 		}},
 		{"a check asked later is added in place", []step{
 			{route: checked(tcpRoute, newtSite, route.HealthCheck{})},
 			{route: checked(tcpRoute, newtSite, tcpProbe), wantWrites: []string{"POST /v1/target/:id"}, wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
+				wantHC: pangolinsim.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
 		}},
 		{"on a local site no check is sent, and nothing is written again", []step{
 			{route: checked(httpRoute, site, httpProbe)},
@@ -95,7 +95,7 @@ func TestHealthChecks(t *testing.T) {
 		{"moving to a Newt site sends the check", []step{
 			{route: checked(tcpRoute, site, tcpProbe)},
 			{route: checked(tcpRoute, newtSite, tcpProbe), wantWrites: []string{"POST /v1/target/:id"}, wantEnabled: true,
-				wantHC: inmemory.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
+				wantHC: pangolinsim.HealthCheck{Hostname: tcpHost, Port: 5432, Mode: "tcp", Interval: 5}},
 		}},
 	}
 	for _, tc := range cases {
@@ -107,7 +107,7 @@ func TestHealthChecks(t *testing.T) {
 				w.requests = nil
 				w.mu.Unlock()
 				w.converge(s.route.Origin, s.route)
-				var targets []inmemory.Target
+				var targets []pangolinsim.Target
 				for _, r := range w.fake.Resources() {
 					targets = append(targets, w.fake.Targets(r.ID)...)
 				}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -25,7 +25,7 @@ func TestMetrics(t *testing.T) {
 	assert.Greater(t, value(t, apiRequests.WithLabelValues(pangolinapi.OpListResources, pangolinapi.ResultSuccess)), listed)
 
 	failed := value(t, apiRequests.WithLabelValues(pangolinapi.OpListDomains, pangolinapi.ResultServerError))
-	w.fault(inmemory.Outage(http.StatusServiceUnavailable))
+	w.fault(simtest.Outage(http.StatusServiceUnavailable))
 	require.Error(t, w.sink.Refresh(w.ctx))
 	assert.Equal(t, 0.0, value(t, up), "after a failed read")
 	assert.Equal(t, failed+1, value(t, apiRequests.WithLabelValues(pangolinapi.OpListDomains, pangolinapi.ResultServerError)))

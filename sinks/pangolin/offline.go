@@ -10,9 +10,9 @@ import (
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -132,7 +132,7 @@ type PublishedHealthCheck struct {
 	UnhealthyThreshold int    `json:"hcUnhealthyThreshold,omitempty"`
 }
 
-func publishedHealthCheck(t inmemory.Target) *PublishedHealthCheck {
+func publishedHealthCheck(t pangolinsim.Target) *PublishedHealthCheck {
 	if !t.HCEnabled {
 		return nil
 	}
@@ -196,22 +196,22 @@ const renderOrg = "render"
 func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, error) {
 	cfg := deps.Config
 	org := cmp.Or(cfg.Pangolin.Org, renderOrg)
-	opts := inmemory.Options{Org: org, Sites: []inmemory.Site{}, AnySite: true, AnyIdentityProvider: true, HealthyBackends: true, Domains: []inmemory.Domain{}}
+	opts := pangolinsim.Options{Org: org, Sites: []pangolinsim.Site{}, AnySite: true, AnyIdentityProvider: true, HealthyBackends: true, Domains: []pangolinsim.Domain{}}
 	byID := map[string]string{}
 	for i, d := range deps.Options.Domains {
 		id := fmt.Sprintf("domain%d", i+1)
-		opts.Domains = append(opts.Domains, inmemory.Domain{ID: id, BaseDomain: d, Verified: true})
+		opts.Domains = append(opts.Domains, pangolinsim.Domain{ID: id, BaseDomain: d, Verified: true})
 		byID[id] = d
 	}
-	server := inmemory.NewHandler(opts)
+	server := pangolinsim.New(opts)
 	api, err := pangolinapi.New(pangolinapi.Config{
-		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: inmemory.RootKey.Token(),
+		BaseURL: "http://pangolin.render.invalid/v1", Org: org, APIKey: pangolinsim.RootKey.Token(),
 		HTTPClient: &http.Client{Transport: server.Transport()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
-	sink := New(api, Options{OwnerID: cfg.Pangolin.OwnerID, APIKey: inmemory.RootKey.Token()})
+	sink := New(api, Options{OwnerID: cfg.Pangolin.OwnerID, APIKey: pangolinsim.RootKey.Token()})
 	if err := sink.Refresh(ctx); err != nil {
 		return nil, fmt.Errorf("simulate Pangolin: %w", err)
 	}
@@ -221,7 +221,7 @@ func offline(ctx context.Context, deps plugin.OfflineDeps) (plugin.OfflineSink, 
 // simulated is the sink against the in-memory Pangolin server.
 type simulated struct {
 	*Sink
-	server  *inmemory.Server
+	server  *pangolinsim.Server
 	domains map[string]string // base domain by domainId
 	managed []PublishedManagedSite
 }
@@ -270,7 +270,7 @@ func (p *simulated) seedOrg(ctx context.Context, plan engine.Plan) error {
 	}
 	for _, ref := range userRefs {
 		if _, match := findUser(users, ref); match == userMissing {
-			u := inmemory.User{Username: ref}
+			u := pangolinsim.User{Username: ref}
 			if strings.Contains(ref, "@") {
 				u.Email, u.Username = ref, strings.Split(ref, "@")[0]
 			}

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -33,9 +33,9 @@ func rawRoute(origin route.Origin, proto route.Protocol, port int32, backendPort
 }
 
 // rawOn is the one resource on port over mode, failing the test unless there is one.
-func (w *world) rawOn(mode string, port int) inmemory.Resource {
+func (w *world) rawOn(mode string, port int) pangolinsim.Resource {
 	w.t.Helper()
-	var found []inmemory.Resource
+	var found []pangolinsim.Resource
 	for _, r := range w.fake.Resources() {
 		if r.Mode == mode && r.ProxyPort == port {
 			found = append(found, r)
@@ -81,8 +81,8 @@ func TestRawResourceIsPublishedWithoutAccessControl(t *testing.T) {
 	assert.Empty(t, r.FullDomain)
 	tg := w.fake.Targets(r.ID)
 	require.Len(t, tg, 1)
-	assert.Equal(t, inmemory.Target{ID: tg[0].ID, ResourceID: r.ID, SiteID: 1, IP: "db.prod.svc.cluster.local", Port: 5432, Enabled: true, Priority: 100, HCHealth: "unknown"}, tg[0])
-	assert.Equal(t, []inmemory.RawRouter{{
+	assert.Equal(t, pangolinsim.Target{ID: tg[0].ID, ResourceID: r.ID, SiteID: 1, IP: "db.prod.svc.cluster.local", Port: 5432, Enabled: true, Priority: 100, HCHealth: "unknown"}, tg[0])
+	assert.Equal(t, []pangolinsim.RawRouter{{
 		Name: "1-tcp-5432-Service-prod-db-router", ResourceID: r.ID, Protocol: "tcp", EntryPoint: "tcp-5432",
 		Rule: "HostSNI(`*`)", Servers: []string{"db.prod.svc.cluster.local:5432"},
 	}}, w.fake.RawRouters())
@@ -200,7 +200,7 @@ func TestRawResourceChanges(t *testing.T) {
 				_, err := w.api.UpdateResource(w.ctx, 1, pangolinapi.ResourceUpdate{ProxyPort: 6000})
 				require.NoError(t, err)
 				require.NoError(t, w.sink.Refresh(w.ctx))
-				w.fake.SeedResource(inmemory.Resource{Name: "pg by hand", NiceID: "brave-quiet-otter", Mode: "tcp", ProxyPort: 5432, Enabled: true})
+				w.fake.SeedResource(pangolinsim.Resource{Name: "pg by hand", NiceID: "brave-quiet-otter", Mode: "tcp", ProxyPort: 5432, Enabled: true})
 			},
 			routes: []route.Route{rawRoute(db, route.ProtocolTCP, 5432, 5432)},
 			check: func(t *testing.T, w *world, o outcome) {
@@ -230,7 +230,7 @@ func TestRawResourceRefused(t *testing.T) {
 	cases := []struct {
 		name        string
 		deny        bool // the server's flags.allow_raw_resources: false
-		seed        []inmemory.Resource
+		seed        []pangolinsim.Resource
 		route       route.Route
 		wantReason  string
 		wantMessage []string
@@ -238,27 +238,27 @@ func TestRawResourceRefused(t *testing.T) {
 	}{
 		{
 			name:        "a port a resource PIC did not create holds",
-			seed:        []inmemory.Resource{{Name: "pg by hand", NiceID: "brave-quiet-otter", Mode: "tcp", ProxyPort: 5432, Enabled: true}},
+			seed:        []pangolinsim.Resource{{Name: "pg by hand", NiceID: "brave-quiet-otter", Mode: "tcp", ProxyPort: 5432, Enabled: true}},
 			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
 			wantReason:  pic.ReasonHostTakenInPangolin,
 			wantMessage: []string{"public port 5432/tcp is already served by Pangolin resource brave-quiet-otter (\"pg by hand\")"},
 		},
 		{
 			name:        "another owner id's resource on the port",
-			seed:        []inmemory.Resource{{Name: "tcp:5432 (Service prod/db)", NiceID: niceID("cluster-b", markOf(db, "tcp:5432", "tcp:5432")), Mode: "tcp", ProxyPort: 5432, Enabled: true}},
+			seed:        []pangolinsim.Resource{{Name: "tcp:5432 (Service prod/db)", NiceID: niceID("cluster-b", markOf(db, "tcp:5432", "tcp:5432")), Mode: "tcp", ProxyPort: 5432, Enabled: true}},
 			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
 			wantReason:  pic.ReasonHostTakenInPangolin,
 			wantMessage: []string{"public port 5432/tcp is already served"},
 		},
 		{
 			name:        "the same port over UDP does not hold a TCP port",
-			seed:        []inmemory.Resource{{Name: "dns by hand", Mode: "udp", ProxyPort: 5432, Enabled: true}},
+			seed:        []pangolinsim.Resource{{Name: "dns by hand", Mode: "udp", ProxyPort: 5432, Enabled: true}},
 			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
 			wantCreated: 1,
 		},
 		{
 			name:        "an HTTP host does not hold a port",
-			seed:        []inmemory.Resource{{Name: "tcp:5432", DomainID: "domain1", Subdomain: ptrTo("tcp"), Enabled: true}},
+			seed:        []pangolinsim.Resource{{Name: "tcp:5432", DomainID: "domain1", Subdomain: ptrTo("tcp"), Enabled: true}},
 			route:       rawRoute(db, route.ProtocolTCP, 5432, 5432),
 			wantCreated: 1,
 		},
@@ -266,7 +266,7 @@ func TestRawResourceRefused(t *testing.T) {
 			// PIC's own resource, created while the switch was on, moved by hand since.
 			name: "a server with raw resources off refuses to move a port back",
 			deny: true,
-			seed: []inmemory.Resource{{
+			seed: []pangolinsim.Resource{{
 				Name: "tcp:5432 (Service prod/db)", NiceID: niceID("default", markOf(db, "tcp:5432", "tcp:5432")),
 				Mode: "tcp", ProxyPort: 6000, Enabled: true,
 			}},
@@ -284,8 +284,8 @@ func TestRawResourceRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, func(o *inmemory.Options) { o.DenyRawResources = tc.deny })
-			var seeded []inmemory.Resource
+			w := newWorld(t, func(o *pangolinsim.Options) { o.DenyRawResources = tc.deny })
+			var seeded []pangolinsim.Resource
 			for _, r := range tc.seed {
 				seeded = append(seeded, w.fake.SeedResource(r))
 			}

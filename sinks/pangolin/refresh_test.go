@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -49,7 +50,7 @@ func onClock(w *world) *clock {
 }
 
 // perResourceReads counts the reads of one resource: GET, targets, policies.
-func perResourceReads(f *inmemory.Server) int {
+func perResourceReads(f *simtest.Server) int {
 	c := f.Counts()
 	return c["GET /v1/resource/:resourceId"] + c["GET /v1/resource/:resourceId/targets"] + c["GET /v1/resource/:resourceId/policies"]
 }
@@ -113,16 +114,16 @@ func TestLightRefreshRereadsWhatChanged(t *testing.T) {
 // first full read after the drift period, and repaired.
 func TestHiddenDriftIsFoundAfterTheDriftPeriod(t *testing.T) {
 	shop := ingress("shop", "web")
-	cases := map[string]func(t *testing.T, w *world, r inmemory.Resource){
-		"blockAccess set by hand": func(t *testing.T, w *world, r inmemory.Resource) {
+	cases := map[string]func(t *testing.T, w *world, r pangolinsim.Resource){
+		"blockAccess set by hand": func(t *testing.T, w *world, r pangolinsim.Resource) {
 			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{BlockAccess: ptrTo(true)})
 			require.NoError(t, err)
 		},
-		"a header set by hand": func(t *testing.T, w *world, r inmemory.Resource) {
+		"a header set by hand": func(t *testing.T, w *world, r pangolinsim.Resource) {
 			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{Headers: &[]pangolinapi.Header{{Name: "X-Hand", Value: "1"}}})
 			require.NoError(t, err)
 		},
-		"a target's priority edited by hand": func(t *testing.T, w *world, r inmemory.Resource) {
+		"a target's priority edited by hand": func(t *testing.T, w *world, r pangolinsim.Resource) {
 			tg := w.fake.Targets(r.ID)[0]
 			_, err := w.api.UpdateTarget(w.ctx, tg.ID, pangolinapi.TargetUpdate{SiteID: 1, IP: tg.IP, Priority: 7})
 			require.NoError(t, err)
@@ -199,8 +200,8 @@ func TestFirstRefreshFailingAfterTheListDeletesNothing(t *testing.T) {
 	a := ingress("shop", "a")
 	w.converge(a, web(a, "a.example.com", 8080))
 	before := w.fake.Resources()
-	w.fault(inmemory.When(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v1/resource/") },
-		inmemory.Outage(http.StatusServiceUnavailable)))
+	w.fault(simtest.When(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v1/resource/") },
+		simtest.Outage(http.StatusServiceUnavailable)))
 	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.Error(t, w.sink.Refresh(w.ctx))
@@ -265,7 +266,7 @@ func TestCurrentReadsAheadOfTheFirstRefresh(t *testing.T) {
 	// reading the middle one would find half of them queued before its read, if the
 	// refresh queued them all at once.
 	all := w.fake.Resources()
-	slices.SortFunc(all, func(a, b inmemory.Resource) int { return strings.Compare(a.NiceID, b.NiceID) })
+	slices.SortFunc(all, func(a, b pangolinsim.Resource) int { return strings.Compare(a.NiceID, b.NiceID) })
 	middle := all[len(all)/2]
 	var owner int
 	_, err := fmt.Sscanf(middle.FullDomain, "app%02d.example.com", &owner)

@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // reasonsOf are the reasons of rejections, by host.
@@ -61,7 +62,7 @@ func TestRefusedHostChangeKeepsTheLiveHost(t *testing.T) {
 	w.converge(shop, web(shop, "app.example.com", 8080))
 	live := w.resourceOn("app.example.com")
 	liveTargets := w.fake.Targets(live.ID)
-	hand := w.fake.SeedResource(inmemory.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
+	hand := w.fake.SeedResource(pangolinsim.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
 
 	o := w.reconcile(shop, web(shop, "blog.example.com", 8080))
 	require.NoError(t, o.err)
@@ -111,9 +112,9 @@ func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
 	shop := ingress("shop", "web")
 	w.converge(shop, web(shop, "app.example.com", 8080))
 	live := w.resourceOn("app.example.com")
-	w.fault(inmemory.When(func(r *http.Request) bool {
+	w.fault(simtest.When(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target")
-	}, inmemory.Outage(http.StatusBadRequest)))
+	}, simtest.Outage(http.StatusBadRequest)))
 
 	o := w.reconcile(shop, web(shop, "www.example.com", 8080))
 	require.NoError(t, o.err)
@@ -131,7 +132,7 @@ func TestHoldersNameWhoKeepsAHost(t *testing.T) {
 	w := newWorld(t)
 	shop := ingress("shop", "web")
 	w.converge(shop, web(shop, "app.example.com", 8080))
-	w.fake.SeedResource(inmemory.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
+	w.fake.SeedResource(pangolinsim.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
 	require.NotEmpty(t, w.reconcile(shop, web(shop, "blog.example.com", 8080)).rejections, "the move is refused")
 	api := ingress("shop", "api")
 	overridden := web(api, "x.example.com", 8080)

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 )
 
 // TestRouterKey: the reference's observed names, and the in-repo server's reading of
@@ -32,7 +32,7 @@ func TestRouterKey(t *testing.T) {
 		for _, match := range []string{"exact", "prefix", "regex"} {
 			for _, rw := range [][2]string{{}, {"/v2$1", "regex"}, {"/", "stripPrefix"}} {
 				for _, id := range []int{1, 42, 125, 123456} {
-					assert.Equal(t, inmemory.RouterKey(id, path, match, rw[0], rw[1]), RouterKey(id, path, match, rw[0], rw[1]), "%d %q %s %v", id, path, match, rw)
+					assert.Equal(t, pangolinsim.RouterKey(id, path, match, rw[0], rw[1]), RouterKey(id, path, match, rw[0], rw[1]), "%d %q %s %v", id, path, match, rw)
 				}
 			}
 		}

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -41,7 +42,7 @@ func TestCreatePublishesMarkedResourceWithTargets(t *testing.T) {
 	for i := range targets {
 		targets[i].ID = 0
 	}
-	assert.ElementsMatch(t, []inmemory.Target{
+	assert.ElementsMatch(t, []pangolinsim.Target{
 		{ResourceID: r.ID, SiteID: 1, IP: "api.shop.svc.cluster.local", Port: 9090, Method: "http", Enabled: true,
 			Path: `^/api(/.*)?$`, PathMatchType: "regex", Priority: 104, HCHealth: "unknown"},
 		{ResourceID: r.ID, SiteID: 1, IP: "web.shop.svc.cluster.local", Port: 8080, Method: "http", Enabled: true,
@@ -102,13 +103,13 @@ func TestUpdates(t *testing.T) {
 		change func(*route.Route)
 		// writes are the requests that may be sent, in order.
 		writes []string
-		check  func(t *testing.T, w *world, before, after inmemory.Resource)
+		check  func(t *testing.T, w *world, before, after pangolinsim.Resource)
 	}{
 		{
 			name:   "a backend port change updates the target in place",
 			change: func(r *route.Route) { r.Paths[0].Backend.Port = 8081 },
 			writes: []string{"POST /v1/target/1"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				tg := w.fake.Targets(after.ID)
 				require.Len(t, tg, 1)
 				assert.Equal(t, 1, tg[0].ID, "same target")
@@ -121,7 +122,7 @@ func TestUpdates(t *testing.T) {
 				r.Paths[0].Path, r.Paths[0].Match = "/shop", route.MatchExact
 			},
 			writes: []string{"PUT /v1/resource/1/target", "DELETE /v1/target/1"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				tg := w.fake.Targets(after.ID)
 				require.Len(t, tg, 1)
 				assert.Equal(t, "/shop", tg[0].Path)
@@ -134,7 +135,7 @@ func TestUpdates(t *testing.T) {
 				r.Paths = append(r.Paths, route.PathRule{Path: "/api", Match: route.MatchPrefix, Backend: backend("api", "shop", 9090)})
 			},
 			writes: []string{"PUT /v1/resource/1/target"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				assert.Len(t, w.fake.Targets(after.ID), 2)
 			},
 		},
@@ -142,7 +143,7 @@ func TestUpdates(t *testing.T) {
 			name:   "turning SSO on reaches Pangolin",
 			change: func(r *route.Route) { r.Access.SSO = ptrTo(true) },
 			writes: []string{"POST /v1/resource/1"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				assert.True(t, after.SSO)
 			},
 		},
@@ -150,7 +151,7 @@ func TestUpdates(t *testing.T) {
 			name:   "blocking access reaches Pangolin",
 			change: func(r *route.Route) { r.Access.BlockAccess = ptrTo(true) },
 			writes: []string{"POST /v1/resource/1"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				assert.True(t, after.BlockAccess)
 			},
 		},
@@ -158,7 +159,7 @@ func TestUpdates(t *testing.T) {
 			name:   "a subdomain override moves the host with subdomain and domain together",
 			change: func(r *route.Route) { r.SubdomainOverride = "shop" },
 			writes: []string{"POST /v1/resource/1"},
-			check: func(t *testing.T, w *world, before, after inmemory.Resource) {
+			check: func(t *testing.T, w *world, before, after pangolinsim.Resource) {
 				assert.Equal(t, before.ID, after.ID, "moved, not recreated")
 				assert.Equal(t, "shop.example.com", after.FullDomain)
 				assert.Equal(t, "shop.example.com (Ingress shop/web, host app.example.com)", after.Name)
@@ -193,31 +194,31 @@ func TestDriftIsRestored(t *testing.T) {
 	shop := ingress("shop", "web")
 	cases := []struct {
 		name string
-		edit func(t *testing.T, w *world, r inmemory.Resource)
+		edit func(t *testing.T, w *world, r pangolinsim.Resource)
 	}{
-		{"a disabled resource is enabled again", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"a disabled resource is enabled again", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{Enabled: ptrTo(false)})
 			require.NoError(t, err)
 		}},
-		{"a disabled target is enabled again", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"a disabled target is enabled again", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			tg := w.fake.Targets(r.ID)[0]
 			_, err := w.api.UpdateTarget(w.ctx, tg.ID, pangolinapi.TargetUpdate{SiteID: 1, IP: tg.IP, Enabled: ptrTo(false)})
 			require.NoError(t, err)
 		}},
-		{"a target moved to another port is moved back", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"a target moved to another port is moved back", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			tg := w.fake.Targets(r.ID)[0]
 			_, err := w.api.UpdateTarget(w.ctx, tg.ID, pangolinapi.TargetUpdate{SiteID: 1, IP: tg.IP, Port: 1234})
 			require.NoError(t, err)
 		}},
-		{"SSO turned on by hand is turned off again", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"SSO turned on by hand is turned off again", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			_, err := w.api.UpdateResource(w.ctx, r.ID, pangolinapi.ResourceUpdate{SSO: ptrTo(true)})
 			require.NoError(t, err)
 		}},
-		{"a stray target is deleted", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"a stray target is deleted", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			_, err := w.api.CreateTarget(w.ctx, r.ID, pangolinapi.TargetSpec{SiteID: 1, IP: "evil.example.org", Port: 80, Method: "http", Enabled: true})
 			require.NoError(t, err)
 		}},
-		{"a deleted resource is created again", func(t *testing.T, w *world, r inmemory.Resource) {
+		{"a deleted resource is created again", func(t *testing.T, w *world, r pangolinsim.Resource) {
 			require.NoError(t, w.api.DeleteResource(w.ctx, r.ID))
 		}},
 	}
@@ -265,16 +266,16 @@ func TestDeleteRemovesTheResource(t *testing.T) {
 
 func TestOthersResourcesAreUntouched(t *testing.T) {
 	w := newWorld(t)
-	other := w.fake.SeedResource(inmemory.Resource{
+	other := w.fake.SeedResource(pangolinsim.Resource{
 		NiceID: niceID("cluster-b", mark{Kind: "Ingress", Namespace: "shop", Name: "web", Host: "b.example.com"}),
 		Name:   "b.example.com (Ingress shop/web)", DomainID: "domain1", Subdomain: ptrTo("b"), Enabled: true,
 	})
-	forged := w.fake.SeedResource(inmemory.Resource{
+	forged := w.fake.SeedResource(pangolinsim.Resource{
 		NiceID: "pic-default-0123456789abcdef", Name: "forged.example.com (Ingress shop/web)",
 		DomainID: "domain1", Subdomain: ptrTo("forged"), Enabled: true,
 	})
-	hand := w.fake.SeedResource(inmemory.Resource{Name: "my blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true, SSO: true})
-	w.fake.SeedTarget(inmemory.Target{ResourceID: hand.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
+	hand := w.fake.SeedResource(pangolinsim.Resource{Name: "my blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true, SSO: true})
+	w.fake.SeedTarget(pangolinsim.Target{ResourceID: hand.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
 	before := w.fake.Resources()
 	w.restart("default")
 	shop := ingress("shop", "web")
@@ -306,7 +307,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 	w.converge(shop, web(shop, "app.example.com", 8080))
 	before := w.fake.Resources()
 
-	w.fault(inmemory.Outage(http.StatusServiceUnavailable))
+	w.fault(simtest.Outage(http.StatusServiceUnavailable))
 	assert.Error(t, w.sink.Refresh(w.ctx))
 	_, err := w.sink.Current(w.ctx, shop)
 	assert.ErrorContains(t, err, "503", "a failed read is an error, never an empty list")
@@ -320,7 +321,7 @@ func TestOutageDeletesNothing(t *testing.T) {
 	assert.Equal(t, before, w.fake.Resources(), "nothing was deleted")
 
 	t.Run("a write during an outage is an error, for the core to retry", func(t *testing.T) {
-		w.fault(inmemory.When(inmemory.IsWrite, inmemory.Outage(http.StatusBadGateway)))
+		w.fault(simtest.When(simtest.IsWrite, simtest.Outage(http.StatusBadGateway)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080), web(shop, "new.example.com", 8080))
 		assert.ErrorContains(t, o.err, "502")
 		assert.True(t, plugin.IsUnreachable(o.err))
@@ -334,9 +335,9 @@ func TestOutageDeletesNothing(t *testing.T) {
 func TestRefusedRequestIsRejectionNotError(t *testing.T) {
 	w := newWorld(t)
 	shop := ingress("shop", "web")
-	w.fault(inmemory.When(func(r *http.Request) bool {
+	w.fault(simtest.When(func(r *http.Request) bool {
 		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target")
-	}, inmemory.Outage(http.StatusBadRequest)))
+	}, simtest.Outage(http.StatusBadRequest)))
 
 	o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 	require.NoError(t, o.err, "no error: the core would retry it at once, forever")
@@ -356,7 +357,7 @@ func TestInterruptedCreate(t *testing.T) {
 	}
 	t.Run("a failed marking deletes the unmarked resource", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(inmemory.When(markPost, inmemory.Outage(http.StatusServiceUnavailable)))
+		w.fault(simtest.When(markPost, simtest.Outage(http.StatusServiceUnavailable)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		assert.ErrorContains(t, o.err, "mark the new resource")
 		assert.Empty(t, w.fake.Resources(), "no unmarked duplicate is left")
@@ -366,7 +367,7 @@ func TestInterruptedCreate(t *testing.T) {
 	})
 	t.Run("a marking Pangolin refuses deletes the resource and is a rejection", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(inmemory.When(markPost, inmemory.Outage(http.StatusConflict)))
+		w.fault(simtest.When(markPost, simtest.Outage(http.StatusConflict)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		require.NoError(t, o.err)
 		require.Len(t, o.rejections, 1)
@@ -375,9 +376,9 @@ func TestInterruptedCreate(t *testing.T) {
 	})
 	t.Run("a resource left unmarked by a stop between the two calls is adopted", func(t *testing.T) {
 		w := newWorld(t)
-		w.fault(inmemory.When(func(r *http.Request) bool {
+		w.fault(simtest.When(func(r *http.Request) bool {
 			return markPost(r) || r.Method == http.MethodDelete
-		}, inmemory.Outage(http.StatusServiceUnavailable)))
+		}, simtest.Outage(http.StatusServiceUnavailable)))
 		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
 		require.Error(t, o.err)
 		stray := w.resourceOn("app.example.com")
@@ -401,7 +402,7 @@ func TestHosts(t *testing.T) {
 	cases := []struct {
 		name       string
 		route      func(route.Route) route.Route
-		domains    []inmemory.Domain
+		domains    []pangolinsim.Domain
 		wantHost   string
 		wantSub    *string
 		wantReason string
@@ -411,7 +412,7 @@ func TestHosts(t *testing.T) {
 		{name: "a host with dots in its subdomain is published", route: func(r route.Route) route.Route { r.Host = "a.b.example.com"; return r },
 			wantHost: "a.b.example.com", wantSub: ptrTo("a.b")},
 		{name: "a host under the longest matching domain", route: func(r route.Route) route.Route { r.Host = "app.eu.example.com"; return r },
-			domains: []inmemory.Domain{
+			domains: []pangolinsim.Domain{
 				{ID: "d1", BaseDomain: "example.com", Verified: true},
 				{ID: "d2", BaseDomain: "eu.example.com", Verified: true},
 			},
@@ -419,18 +420,18 @@ func TestHosts(t *testing.T) {
 		{name: "a host under no domain of the org is DomainNotFound", route: func(r route.Route) route.Route { r.Host = "app.other.org"; return r },
 			wantReason: pic.ReasonDomainNotFound},
 		{name: "a host under an unverified domain is DomainNotFound", route: func(r route.Route) route.Route { r.Host = "app.example.com"; return r },
-			domains:    []inmemory.Domain{{ID: "d1", BaseDomain: "example.com"}},
+			domains:    []pangolinsim.Domain{{ID: "d1", BaseDomain: "example.com"}},
 			wantReason: pic.ReasonDomainNotFound},
 		{name: "a CNAME domain serves its base", route: func(r route.Route) route.Route { r.Host = "cname.example.net"; return r },
-			domains:  []inmemory.Domain{{ID: "c", BaseDomain: "cname.example.net", Type: "cname", Verified: true}},
+			domains:  []pangolinsim.Domain{{ID: "c", BaseDomain: "cname.example.net", Type: "cname", Verified: true}},
 			wantHost: "cname.example.net"},
 		{name: "a CNAME domain serves no subdomain", route: func(r route.Route) route.Route { r.Host = "app.cname.example.net"; return r },
-			domains:    []inmemory.Domain{{ID: "c", BaseDomain: "cname.example.net", Type: "cname", Verified: true}},
+			domains:    []pangolinsim.Domain{{ID: "c", BaseDomain: "cname.example.net", Type: "cname", Verified: true}},
 			wantReason: pic.ReasonDomainNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := newWorld(t, func(o *inmemory.Options) { o.Domains = c.domains })
+			w := newWorld(t, func(o *pangolinsim.Options) { o.Domains = c.domains })
 			o := w.reconcile(shop, c.route(web(shop, "", 8080)))
 			require.NoError(t, o.err)
 			if c.wantReason != "" {
@@ -471,8 +472,8 @@ func TestOwnersAreWoken(t *testing.T) {
 }
 
 func TestTunnelIsSite(t *testing.T) {
-	w := newWorld(t, func(o *inmemory.Options) {
-		o.Sites = []inmemory.Site{{ID: 1, NiceID: site}, {ID: 2, NiceID: "far-away-site", Offline: true}}
+	w := newWorld(t, func(o *pangolinsim.Options) {
+		o.Sites = []pangolinsim.Site{{ID: 1, NiceID: site}, {ID: 2, NiceID: "far-away-site", Offline: true}}
 	})
 	cases := []struct {
 		name    string
@@ -511,7 +512,7 @@ func TestTunnelIsSite(t *testing.T) {
 		assert.Equal(t, "Ready", string(check.State))
 	})
 	t.Run("the workers asking at once about a site send one request", func(t *testing.T) {
-		w.fault(inmemory.Latency(50 * time.Millisecond))
+		w.fault(simtest.Latency(50 * time.Millisecond))
 		before := w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"]
 		var wg sync.WaitGroup
 		for range 4 {
@@ -525,15 +526,15 @@ func TestTunnelIsSite(t *testing.T) {
 		assert.Equal(t, before+1, w.fake.Counts()["GET /v1/org/:orgId/site/:niceId"])
 	})
 	t.Run("an outage is an error", func(t *testing.T) {
-		w.fault(inmemory.Outage(http.StatusInternalServerError))
+		w.fault(simtest.Outage(http.StatusInternalServerError))
 		_, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Name: "never-asked"})
 		assert.Error(t, err)
 	})
 }
 
 func TestFeatures(t *testing.T) {
-	w := newWorld(t, func(o *inmemory.Options) {
-		o.Domains = []inmemory.Domain{
+	w := newWorld(t, func(o *pangolinsim.Options) {
+		o.Domains = []pangolinsim.Domain{
 			{ID: "d1", BaseDomain: "Example.com", Verified: true},
 			{ID: "d2", BaseDomain: "pending.org"},
 		}
@@ -541,7 +542,7 @@ func TestFeatures(t *testing.T) {
 	f := w.sink.Features()
 	assert.Equal(t, engine.Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, AccessPolicies: true, Rewrites: true, RequestHeaders: true, RawResources: true, HealthChecks: true, Domains: []string{"example.com"}}, f)
 
-	none := newWorld(t, func(o *inmemory.Options) { o.Domains = []inmemory.Domain{} })
+	none := newWorld(t, func(o *pangolinsim.Options) { o.Domains = []pangolinsim.Domain{} })
 	assert.NotNil(t, none.sink.Features().Domains, "no domain allows no host, not every host")
 }
 
@@ -565,10 +566,10 @@ func TestKeyNeverShows(t *testing.T) {
 		_, _ = rw.Write([]byte(body))
 		return true
 	}
-	for _, f := range []inmemory.Fault{
-		inmemory.Outage(http.StatusServiceUnavailable),
-		inmemory.When(inmemory.IsWrite, echo),
-		inmemory.DropConnection(),
+	for _, f := range []simtest.Fault{
+		simtest.Outage(http.StatusServiceUnavailable),
+		simtest.When(simtest.IsWrite, echo),
+		simtest.DropConnection(),
 	} {
 		w.fault(f)
 		collect(w.reconcile(shop, web(shop, "app.example.com", 8080)))
@@ -591,7 +592,7 @@ func TestMoveOntoAnotherResourcesHostIsConflict(t *testing.T) {
 	shop := ingress("shop", "web")
 	rt := web(shop, "app.example.com", 8080)
 	w.converge(shop, rt)
-	hand := w.fake.SeedResource(inmemory.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
+	hand := w.fake.SeedResource(pangolinsim.Resource{Name: "blog", DomainID: "domain1", Subdomain: ptrTo("blog"), Enabled: true})
 	before, writes := w.fake.Resources(), w.fake.Writes()
 
 	rt.SubdomainOverride = "blog"
@@ -615,7 +616,7 @@ func TestOutageReportsNoWrite(t *testing.T) {
 	other := ingress("shop", "other")
 	w.converge(other, web(other, "other.example.com", 80))
 
-	w.fault(inmemory.When(inmemory.IsWrite, inmemory.Outage(http.StatusServiceUnavailable)))
+	w.fault(simtest.When(simtest.IsWrite, simtest.Outage(http.StatusServiceUnavailable)))
 	for range 3 {
 		moved := w.reconcile(app, web(app, "app.example.com", 8081))
 		require.Error(t, moved.err)

@@ -29,10 +29,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -43,7 +44,7 @@ type siteWorld struct {
 	t      *testing.T
 	ctx    context.Context
 	logs   *bytes.Buffer
-	fake   *inmemory.Server
+	fake   *simtest.Server
 	kube   client.Client
 	sink   *Sink
 	keeper *siteKeeper
@@ -58,15 +59,15 @@ type siteWorld struct {
 
 const managedSite = "edge"
 
-func newSiteWorld(t *testing.T, sites ...inmemory.Site) *siteWorld {
+func newSiteWorld(t *testing.T, sites ...pangolinsim.Site) *siteWorld {
 	t.Helper()
 	w := &siteWorld{t: t, logs: &bytes.Buffer{}}
 	w.ctx = log.IntoContext(context.Background(), funcr.New(func(prefix, args string) { w.logs.WriteString(prefix + " " + args + "\n") }, funcr.Options{Verbosity: 1}))
-	o := inmemory.Options{Keys: []inmemory.Key{secretKey}}
+	o := pangolinsim.Options{Keys: []pangolinsim.Key{secretKey}}
 	if sites != nil {
-		o.Sites = append([]inmemory.Site{{ID: 1, NiceID: site, Name: "k8s-local"}}, sites...)
+		o.Sites = append([]pangolinsim.Site{{ID: 1, NiceID: site, Name: "k8s-local"}}, sites...)
 	}
-	w.fake = inmemory.NewServer(o)
+	w.fake = simtest.NewServer(o)
 	t.Cleanup(w.fake.Close)
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: w.fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second})
 	require.NoError(t, err)
@@ -126,13 +127,13 @@ func (w *siteWorld) deployment() (*appsv1.Deployment, bool) {
 	return &d, err == nil
 }
 
-func (w *siteWorld) siteNamed(niceID string) (inmemory.Site, bool) {
+func (w *siteWorld) siteNamed(niceID string) (pangolinsim.Site, bool) {
 	for _, s := range w.fake.Sites() {
 		if s.NiceID == niceID {
 			return s, true
 		}
 	}
-	return inmemory.Site{}, false
+	return pangolinsim.Site{}, false
 }
 
 func TestManagedSiteIsCreatedWithItsAgent(t *testing.T) {
@@ -174,11 +175,11 @@ func TestManagedSiteIsCreatedWithItsAgent(t *testing.T) {
 func TestManagedSiteRefusal(t *testing.T) {
 	cases := []struct {
 		name     string
-		existing inmemory.Site
+		existing pangolinsim.Site
 	}{
-		{"a site PIC did not create, of the tunnel's name, is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge", Type: "newt"}},
-		{"a local site of the tunnel's name is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-a)", Type: "local"}},
-		{"a site of another owner id is refused", inmemory.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-b)", Type: "newt"}},
+		{"a site PIC did not create, of the tunnel's name, is refused", pangolinsim.Site{ID: 7, NiceID: managedSite, Name: "edge", Type: "newt"}},
+		{"a local site of the tunnel's name is refused", pangolinsim.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-a)", Type: "local"}},
+		{"a site of another owner id is refused", pangolinsim.Site{ID: 7, NiceID: managedSite, Name: "edge (PIC cluster-b)", Type: "newt"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,10 +272,10 @@ func (w *siteWorld) has(obj client.Object, name string) bool {
 }
 
 func TestSitesNoLongerManaged(t *testing.T) {
-	old := inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
+	old := pangolinsim.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
 	cases := []struct {
 		name        string
-		site        inmemory.Site
+		site        pangolinsim.Site
 		resources   bool // a resource has a target on the site
 		labelled    bool // the agent's objects carry PIC's labels
 		configured  bool // a tunnel of the configuration names it, without managedSite
@@ -289,9 +290,9 @@ func TestSitesNoLongerManaged(t *testing.T) {
 		{name: "a site whose agent's objects PIC did not label is kept with them",
 			site: old, labelled: false, wantLog: "PIC did not create it and leaves it alone"},
 		{name: "another owner id's site is not touched",
-			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-b)", Type: "newt"}, labelled: true},
+			site: pangolinsim.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-b)", Type: "newt"}, labelled: true},
 		{name: "a site made by hand is not touched",
-			site: inmemory.Site{ID: 7, NiceID: "old", Name: "old", Type: "newt"}, labelled: true},
+			site: pangolinsim.Site{ID: 7, NiceID: "old", Name: "old", Type: "newt"}, labelled: true},
 		{name: "a site the configuration still names as a tunnel, unmanaged, is kept",
 			site: old, labelled: true, configured: true},
 		{name: "a site an object asked about is kept",
@@ -302,8 +303,8 @@ func TestSitesNoLongerManaged(t *testing.T) {
 			w := newSiteWorld(t, tc.site)
 			w.seedAgent("old", tc.labelled)
 			if tc.resources {
-				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
-				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: tc.site.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+				r := w.fake.SeedResource(pangolinsim.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: tc.site.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
 			}
 			if tc.configured {
 				w.keeper.managed.Configured = append(w.keeper.managed.Configured, "old")
@@ -454,8 +455,8 @@ func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
 			created, ok := w.siteNamed(managedSite)
 			require.True(t, ok)
 			if tc.resources {
-				r := w.fake.SeedResource(inmemory.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
-				w.fake.SeedTarget(inmemory.Target{ResourceID: r.ID, SiteID: created.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+				r := w.fake.SeedResource(pangolinsim.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
+				w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: created.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
 			}
 			// The configuration manages no site any more, nor names this one.
 			w.keeper.managed.Names = nil

@@ -14,7 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // echoBody is a server (or proxy) that puts the request body into its error, in the
 // shapes the client reads: the JSON envelope, an HTML page, plain text.
-func echoBody(status int, shape string) inmemory.Fault {
+func echoBody(status int, shape string) simtest.Fault {
 	return func(w http.ResponseWriter, r *http.Request) bool {
 		b, _ := io.ReadAll(r.Body)
 		text := "refused body " + string(b)
@@ -52,7 +53,7 @@ func echoBody(status int, shape string) inmemory.Fault {
 // TestSecretsNeverPrinted prints secrets, the types holding them and the errors of
 // failed secret writes every way a log line could, and looks for the secrets.
 func TestSecretsNeverPrinted(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	r, err := c.CreateResource(ctx, "a", pangolinapi.Host{DomainID: "domain1", Subdomain: "a"})
@@ -61,8 +62,8 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	pw := pangolinapi.Secret(leakPassword)
 	ha := pangolinapi.HeaderAuth{User: leakUser, Password: pw, ExtendedCompatibility: true}
 	var errs []error
-	for _, f := range []inmemory.Fault{
-		echoBody(400, "json"), echoBody(500, "json"), echoBody(404, "html"), echoBody(502, "text"), inmemory.DropConnection(),
+	for _, f := range []simtest.Fault{
+		echoBody(400, "json"), echoBody(500, "json"), echoBody(404, "html"), echoBody(502, "text"), simtest.DropConnection(),
 	} {
 		s.SetFault(f)
 		errs = append(errs,
@@ -110,7 +111,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 }
 
 func TestAccessMisuseIsRefusedBeforeSending(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	rule := pangolinapi.RuleSpec{Action: pangolinapi.RuleDrop, Match: pangolinapi.RuleMatchIP, Value: "10.1.2.3", Priority: 1}
@@ -157,10 +158,10 @@ func TestAccessMisuseIsRefusedBeforeSending(t *testing.T) {
 }
 
 // accessOptions is an org with roles and users besides the defaults.
-var accessOptions = inmemory.Options{
-	Roles: []inmemory.Role{{ID: 2, Name: "Member"}, {ID: 3, Name: "k8s-devs"}, {ID: 4, Name: "k8s-ops"}},
-	Users: []inmemory.User{
-		inmemory.DefaultOwner,
+var accessOptions = pangolinsim.Options{
+	Roles: []pangolinsim.Role{{ID: 2, Name: "Member"}, {ID: 3, Name: "k8s-devs"}, {ID: 4, Name: "k8s-ops"}},
+	Users: []pangolinsim.User{
+		pangolinsim.DefaultOwner,
 		{ID: "fihwbfec93u7yua", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "test-idp", RoleIDs: []int{3}},
 		{ID: "l7lowl767jpo1y3", Email: "bob@corp.example", Username: "bob", Name: "Bob"},
 	},
@@ -276,14 +277,14 @@ func TestAccessRoundTrip(t *testing.T) {
 }
 
 func TestUpdateResourceTakesTheFlagsItSent(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	r, err := c.CreateResource(ctx, "a", pangolinapi.Host{DomainID: "domain1", Subdomain: "a"})
 	require.NoError(t, err)
 	// A server whose update response carries the raw (null) flag columns, as the
 	// create response does.
-	raw := inmemory.When(func(r *http.Request) bool { return r.Method == http.MethodPost }, func(w http.ResponseWriter, _ *http.Request) bool {
+	raw := simtest.When(func(r *http.Request) bool { return r.Method == http.MethodPost }, func(w http.ResponseWriter, _ *http.Request) bool {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = fmt.Fprintf(w, `{"data":{"resourceId":%d,"name":"a","fullDomain":"a.example.com","enabled":true,"ssl":true,"blockAccess":false,"sso":null,"emailWhitelistEnabled":null,"applyRules":null},"success":true,"error":false,"message":"HTTP resource updated successfully","status":200}`, r.ResourceID)
 		return true

@@ -17,25 +17,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
 // secretKey's secret part is long and distinctive, so that finding it anywhere in a
 // printed value means the key leaked.
-var secretKey = inmemory.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
+var secretKey = pangolinsim.Key{ID: "leakcheck000001", Secret: "TOPSECRET-do-not-print-7f3a"}
 
-func newFake(t *testing.T, opts inmemory.Options) *inmemory.Server {
+func newFake(t *testing.T, opts pangolinsim.Options) *simtest.Server {
 	t.Helper()
-	opts.Keys = append(opts.Keys, inmemory.RootKey, secretKey)
-	s := inmemory.NewServer(opts)
+	opts.Keys = append(opts.Keys, pangolinsim.RootKey, secretKey)
+	s := simtest.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
 
-func newClient(t *testing.T, s *inmemory.Server, mod ...func(*pangolinapi.Config)) *pangolinapi.Client {
+func newClient(t *testing.T, s *simtest.Server, mod ...func(*pangolinapi.Config)) *pangolinapi.Client {
 	t.Helper()
-	cfg := pangolinapi.Config{BaseURL: s.BaseURL(), Org: "interop", APIKey: inmemory.RootKey.Token()}
+	cfg := pangolinapi.Config{BaseURL: s.BaseURL(), Org: "interop", APIKey: pangolinsim.RootKey.Token()}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -77,14 +78,14 @@ func TestNewRefusesBadConfig(t *testing.T) {
 // TestKeyNeverPrinted prints the config, the client and errors every way a log line
 // could, and looks for the secret.
 func TestKeyNeverPrinted(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	cfg := pangolinapi.Config{BaseURL: s.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 2 * time.Second}
 	c, err := pangolinapi.New(cfg)
 	require.NoError(t, err)
 
 	// A server that echoes the Authorization header into its error message, as a
 	// proxy's or a debug build's error page might.
-	echo := func(status int, html bool) inmemory.Fault {
+	echo := func(status int, html bool) simtest.Fault {
 		return func(w http.ResponseWriter, r *http.Request) bool {
 			text := "bad request from " + r.Header.Get("Authorization")
 			if html {
@@ -100,7 +101,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 		}
 	}
 	var errs []error
-	for _, f := range []inmemory.Fault{echo(400, false), echo(500, false), echo(404, true), inmemory.DropConnection()} {
+	for _, f := range []simtest.Fault{echo(400, false), echo(500, false), echo(404, true), simtest.DropConnection()} {
 		s.SetFault(f)
 		_, err := c.GetResource(context.Background(), 1)
 		require.Error(t, err)
@@ -133,7 +134,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 }
 
 func TestErrorClassification(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	html404 := func(w http.ResponseWriter, r *http.Request) bool {
@@ -148,7 +149,7 @@ func TestErrorClassification(t *testing.T) {
 
 	cases := []struct {
 		name                         string
-		fault                        inmemory.Fault
+		fault                        simtest.Fault
 		ctx                          context.Context
 		call                         func(context.Context) error
 		notFound, transient, client  bool
@@ -160,13 +161,13 @@ func TestErrorClassification(t *testing.T) {
 			notFound: true, client: true, wantStatus: 404, wantInMessage: "Resource with ID 999 not found", wantAPIErr: true},
 		{name: "an unknown route is a client error but not not-found", fault: html404, call: func(ctx context.Context) error { return c.DeleteTarget(ctx, 1) },
 			client: true, wantStatus: 404, wantInMessage: "Cannot GET /v1/target/1", wantUnknownRoute: true, wantAPIErr: true},
-		{name: "an outage is transient", fault: inmemory.Outage(503), call: func(ctx context.Context) error { _, err := c.ListDomains(ctx); return err },
+		{name: "an outage is transient", fault: simtest.Outage(503), call: func(ctx context.Context) error { _, err := c.ListDomains(ctx); return err },
 			transient: true, wantStatus: 503, wantAPIErr: true},
-		{name: "a 500 is transient", fault: inmemory.Outage(500), call: func(ctx context.Context) error { _, err := c.ListSites(ctx); return err },
+		{name: "a 500 is transient", fault: simtest.Outage(500), call: func(ctx context.Context) error { _, err := c.ListSites(ctx); return err },
 			transient: true, wantStatus: 500, wantAPIErr: true},
-		{name: "429 is transient and a client error", fault: inmemory.Outage(429), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
+		{name: "429 is transient and a client error", fault: simtest.Outage(429), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
 			transient: true, client: true, wantStatus: 429, wantAPIErr: true},
-		{name: "a dropped connection is transient", fault: inmemory.DropConnection(), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
+		{name: "a dropped connection is transient", fault: simtest.DropConnection(), call: func(ctx context.Context) error { _, err := c.ListResources(ctx, ""); return err },
 			transient: true},
 		{name: "a validation error is a client error", call: func(ctx context.Context) error {
 			_, err := c.CreateResource(ctx, "x", pangolinapi.Host{DomainID: "nope"})
@@ -207,8 +208,8 @@ func TestErrorClassification(t *testing.T) {
 }
 
 func TestTimeoutIsAlwaysApplied(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
-	s.SetFault(inmemory.Hang())
+	s := newFake(t, pangolinsim.Options{})
+	s.SetFault(simtest.Hang())
 	var mu sync.Mutex
 	var results []string
 	observe := func(op, result string, d time.Duration) {
@@ -242,7 +243,7 @@ func TestTimeoutIsAlwaysApplied(t *testing.T) {
 }
 
 func TestObserveReportsEachRequest(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	var got []string
 	c := newClient(t, s, func(c *pangolinapi.Config) {
 		c.Observe = func(op, result string, _ time.Duration) {
@@ -252,7 +253,7 @@ func TestObserveReportsEachRequest(t *testing.T) {
 	ctx := context.Background()
 	_, _ = c.ListDomains(ctx)
 	_, _ = c.GetResource(ctx, 42)
-	s.SetFault(inmemory.Outage(502))
+	s.SetFault(simtest.Outage(502))
 	_, _ = c.ListSites(ctx)
 	s.SetFault(nil)
 	assert.Equal(t, []string{"listDomains success", "getResource client_error", "listSites server_error"}, got)
@@ -260,19 +261,19 @@ func TestObserveReportsEachRequest(t *testing.T) {
 }
 
 func TestListsPageThroughEverything(t *testing.T) {
-	domains := []inmemory.Domain{
+	domains := []pangolinsim.Domain{
 		{ID: "d1", BaseDomain: "one.test", Verified: true}, {ID: "d2", BaseDomain: "two.test", Verified: true},
 		{ID: "d3", BaseDomain: "three.test"},
 	}
-	sites := []inmemory.Site{{ID: 1, NiceID: "s1"}, {ID: 2, NiceID: "s2"}, {ID: 3, NiceID: "s3"}}
-	s := newFake(t, inmemory.Options{Domains: domains, Sites: sites})
+	sites := []pangolinsim.Site{{ID: 1, NiceID: "s1"}, {ID: 2, NiceID: "s2"}, {ID: 3, NiceID: "s3"}}
+	s := newFake(t, pangolinsim.Options{Domains: domains, Sites: sites})
 	var rid int
 	for i := range 5 {
 		sub := fmt.Sprintf("r%d", i)
-		rid = s.SeedResource(inmemory.Resource{Name: sub, Subdomain: &sub, DomainID: "d1", Enabled: true, SSO: i%2 == 0}).ID
+		rid = s.SeedResource(pangolinsim.Resource{Name: sub, Subdomain: &sub, DomainID: "d1", Enabled: true, SSO: i%2 == 0}).ID
 	}
 	for i := range 5 {
-		s.SeedTarget(inmemory.Target{ResourceID: rid, SiteID: 1, IP: "10.0.0.1", Port: 8000 + i, Method: "http", Enabled: true})
+		s.SeedTarget(pangolinsim.Target{ResourceID: rid, SiteID: 1, IP: "10.0.0.1", Port: 8000 + i, Method: "http", Enabled: true})
 	}
 	c := newClient(t, s, func(c *pangolinapi.Config) { c.PageSize = 2 })
 	ctx := context.Background()
@@ -314,7 +315,7 @@ func TestListsPageThroughEverything(t *testing.T) {
 }
 
 func TestMisuseIsRefusedBeforeSending(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	cases := []struct {
@@ -379,7 +380,7 @@ func TestMisuseIsRefusedBeforeSending(t *testing.T) {
 }
 
 func TestResourceRoundTrip(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 
@@ -463,7 +464,7 @@ func TestResolveHost(t *testing.T) {
 }
 
 func TestWritesCarryJSON(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	var seen []string
 	var mu sync.Mutex
@@ -483,11 +484,11 @@ func TestWritesCarryJSON(t *testing.T) {
 }
 
 func TestRewritesAndHeadersRoundTrip(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	sub := "app"
-	rid := s.SeedResource(inmemory.Resource{Name: "app", Subdomain: &sub, DomainID: "domain1", Enabled: true}).ID
+	rid := s.SeedResource(pangolinsim.Resource{Name: "app", Subdomain: &sub, DomainID: "domain1", Enabled: true}).ID
 	site := s.Sites()[0].ID
 
 	rewrite := pangolinapi.Rewrite{Path: "/v2$1", Type: "regex"}
@@ -519,7 +520,7 @@ func TestRewritesAndHeadersRoundTrip(t *testing.T) {
 }
 
 func TestRewritesPangolinWouldDropAreRefused(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	cases := []struct {
@@ -558,7 +559,7 @@ func TestRawResourceMode(t *testing.T) {
 		fmt.Fprintf(w, `{"data":%s,"success":true,"status":200}`, legacy)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.URL + "/v1", Org: "interop", APIKey: inmemory.RootKey.Token()})
+	c, err := pangolinapi.New(pangolinapi.Config{BaseURL: srv.URL + "/v1", Org: "interop", APIKey: pangolinsim.RootKey.Token()})
 	require.NoError(t, err)
 	got, err := c.GetResource(context.Background(), 7)
 	require.NoError(t, err)

@@ -14,7 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -29,14 +30,14 @@ var contractEnv = []string{
 
 // contractFixture is the fake's org: the reference fixture, with the roles and users of
 // its access-control session (section 11).
-var contractFixture = inmemory.Options{
-	Roles: []inmemory.Role{
+var contractFixture = pangolinsim.Options{
+	Roles: []pangolinsim.Role{
 		{ID: 2, Name: "Member", Description: "Members can only view resources"},
 		{ID: 3, Name: "k8s-devs", Description: "ctrl test"},
 		{ID: 4, Name: "k8s-ops"},
 	},
-	Users: []inmemory.User{
-		inmemory.DefaultOwner,
+	Users: []pangolinsim.User{
+		pangolinsim.DefaultOwner,
 		{ID: "fihwbfec93u7yua", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "test-idp", RoleIDs: []int{3}},
 	},
 }
@@ -83,13 +84,13 @@ func newContract(t *testing.T) *contract {
 		c.traefikURL = os.Getenv(traefikEnv)
 		t.Logf("contract against %s, org %s, names prefixed %s", c.cfg.BaseURL, c.cfg.Org, c.prefix)
 	case len(contractEnv):
-		s := inmemory.NewServer(contractFixture)
+		s := simtest.NewServer(contractFixture)
 		t.Cleanup(s.Close)
 		// Runs after the sweep: the suite must leave nothing behind.
 		t.Cleanup(func() { require.Empty(t, s.Resources(), "resources left after the contract") })
-		c.cfg = pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: inmemory.RootKey.Token(), Org: "interop"}
+		c.cfg = pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: pangolinsim.RootKey.Token(), Org: "interop"}
 		siteNiceID, baseDomain = "murky-merriams-shrew", "example.com"
-		c.traefikURL = s.URL + inmemory.TraefikConfigPath
+		c.traefikURL = s.URL + pangolinsim.TraefikConfigPath
 	default:
 		t.Fatalf("set all of %s to run the contract against a real Pangolin; missing %s",
 			strings.Join(contractEnv, ", "), strings.Join(missing, ", "))

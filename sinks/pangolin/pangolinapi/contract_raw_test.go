@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -178,11 +179,11 @@ func TestContractRawResources(t *testing.T) {
 			}
 		} else {
 			// The in-repo server with the switch off, the rest of the fixture alike.
-			s := inmemory.NewServer(inmemory.Options{DenyRawResources: true})
+			s := simtest.NewServer(pangolinsim.Options{DenyRawResources: true})
 			t.Cleanup(s.Close)
-			off := &contract{cfg: pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: inmemory.RootKey.Token(), Org: "interop"}}
+			off := &contract{cfg: pangolinapi.Config{BaseURL: s.BaseURL(), APIKey: pangolinsim.RootKey.Token(), Org: "interop"}}
 			target = off.newClient(t, nil)
-			seeded := s.SeedResource(inmemory.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
+			seeded := s.SeedResource(pangolinsim.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
 			// PIC reports the refusal with Pangolin's message: a 400, not retried.
 			_, err := target.UpdateResource(ctx, seeded.ID, pangolinapi.ResourceUpdate{ProxyPort: 5433})
 			require.Error(t, err)

@@ -8,7 +8,7 @@
 // every encoding a server or a proxy may quote it in (redact.go). Blueprints are left out on purpose: PIC drives the
 // imperative API.
 //
-// The contract tests (contract_test.go) run against the in-memory Pangolin server (sinks/pangolin/inmemory) by
+// The contract tests (contract_test.go) run against the in-memory Pangolin server (internal/pangolinsim) by
 // default. To run them against a real Pangolin instead, set all of:
 //
 //	PIC_CONTRACT_PANGOLIN_URL      base URL including /v1, e.g. http://pangolin:3003/v1

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -15,11 +15,11 @@ import (
 // fields PIC writes; zero integers are left out (the server refuses 0); an update
 // sends the check whole, so what an earlier check left is cleared.
 func TestHealthCheckRoundTrip(t *testing.T) {
-	s := newFake(t, inmemory.Options{Sites: []inmemory.Site{{ID: 1, NiceID: "edge", Name: "edge", Type: "newt"}}})
+	s := newFake(t, pangolinsim.Options{Sites: []pangolinsim.Site{{ID: 1, NiceID: "edge", Name: "edge", Type: "newt"}}})
 	c := newClient(t, s)
 	ctx := context.Background()
 	sub := "app"
-	rid := s.SeedResource(inmemory.Resource{Name: "app", Subdomain: &sub, DomainID: "domain1", Enabled: true}).ID
+	rid := s.SeedResource(pangolinsim.Resource{Name: "app", Subdomain: &sub, DomainID: "domain1", Enabled: true}).ID
 
 	httpCheck := pangolinapi.HealthCheck{Enabled: true, Hostname: "web.svc", Port: 8080, Mode: pangolinapi.HealthModeHTTP,
 		Scheme: "http", Path: "/healthz", Method: "GET", Interval: 10, Timeout: 2, UnhealthyThreshold: 3}
@@ -32,7 +32,7 @@ func TestHealthCheckRoundTrip(t *testing.T) {
 	listed, err := c.ListTargets(ctx, rid)
 	require.NoError(t, err)
 	assert.Equal(t, httpCheck, listed[0].Health, "the list")
-	assert.Equal(t, inmemory.HealthCheck{Hostname: "web.svc", Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
+	assert.Equal(t, pangolinsim.HealthCheck{Hostname: "web.svc", Port: 8080, Mode: "http", Scheme: "http", Path: "/healthz", Method: "GET",
 		Interval: 10, Timeout: 2, UnhealthyThreshold: 3}, s.Targets(rid)[0].HC, "stored as sent; the healthy threshold left out")
 
 	tcpCheck := pangolinapi.HealthCheck{Enabled: true, Hostname: "web.svc", Port: 8080, Mode: pangolinapi.HealthModeTCP, Interval: 5}

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/internal/echotest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -29,7 +30,7 @@ const (
 // its key back in every encoding (echotest.Encodings), and looks for them, decoded
 // every way, in the error.
 func TestSecretEchoesAreRedacted(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	r, err := c.CreateResource(ctx, "a", pangolinapi.Host{DomainID: "domain1", Subdomain: "a"})
@@ -53,7 +54,7 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 	answers := []struct {
 		shape  string
 		status int
-		echo   func(int, echotest.Encoding) inmemory.Fault
+		echo   func(int, echotest.Encoding) simtest.Fault
 	}{
 		{"Pangolin's JSON message", http.StatusBadRequest, echotest.Echo},
 		{"Pangolin's JSON message", http.StatusBadGateway, echotest.Echo},
@@ -84,7 +85,7 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 // TestBodiesThatAreNotPangolinsAreNotShown: a body that is not Pangolin's JSON (a
 // proxy's page, an echo) never reaches an error, whatever it holds.
 func TestBodiesThatAreNotPangolinsAreNotShown(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	ctx := context.Background()
 	s.SetFault(func(w http.ResponseWriter, _ *http.Request) bool {
@@ -103,7 +104,7 @@ func TestBodiesThatAreNotPangolinsAreNotShown(t *testing.T) {
 // TestRedactionKeepsPangolinsWords: Pangolin's own messages pass whole when they hold
 // no secret, with the key's short runs left alone.
 func TestRedactionKeepsPangolinsWords(t *testing.T) {
-	s := newFake(t, inmemory.Options{})
+	s := newFake(t, pangolinsim.Options{})
 	c := newClient(t, s)
 	_, err := c.GetResource(context.Background(), 999)
 	var ae *pangolinapi.APIError

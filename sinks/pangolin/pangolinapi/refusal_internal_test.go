@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 const (
@@ -22,7 +23,7 @@ const (
 // refusalWorld is a fake Pangolin, a client on it whose clock the test moves, and one
 // resource.
 type refusalWorld struct {
-	fake   *inmemory.Server
+	fake   *simtest.Server
 	client *Client
 	now    time.Time
 	id     int
@@ -30,9 +31,9 @@ type refusalWorld struct {
 
 func newRefusalWorld(t *testing.T) *refusalWorld {
 	t.Helper()
-	fake := inmemory.NewServer(inmemory.Options{Keys: []inmemory.Key{inmemory.RootKey}})
+	fake := simtest.NewServer(pangolinsim.Options{Keys: []pangolinsim.Key{pangolinsim.RootKey}})
 	t.Cleanup(fake.Close)
-	c, err := New(Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: inmemory.RootKey.Token()})
+	c, err := New(Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: pangolinsim.RootKey.Token()})
 	require.NoError(t, err)
 	w := &refusalWorld{fake: fake, client: c, now: time.Unix(1800000000, 0)}
 	c.refusals.now = func() time.Time { return w.now }
@@ -84,7 +85,7 @@ func TestRepeated500IsARefusal(t *testing.T) {
 		w := newRefusalWorld(t)
 		var failed atomic.Bool
 		w.fake.SetFault(func(rw http.ResponseWriter, r *http.Request) bool {
-			return r.Method == http.MethodPost && !failed.Swap(true) && inmemory.Outage(http.StatusInternalServerError)(rw, r)
+			return r.Method == http.MethodPost && !failed.Swap(true) && simtest.Outage(http.StatusInternalServerError)(rw, r)
 		})
 		require.NoError(t, w.skipTo(1))
 		assert.Equal(t, map[string]int{updates: 2, probes: 1}, w.fake.Counts())
@@ -92,7 +93,7 @@ func TestRepeated500IsARefusal(t *testing.T) {
 
 	t.Run("a 500 while Pangolin answers nothing is an outage", func(t *testing.T) {
 		w := newRefusalWorld(t)
-		w.fake.SetFault(inmemory.Outage(http.StatusInternalServerError))
+		w.fake.SetFault(simtest.Outage(http.StatusInternalServerError))
 		for range 3 {
 			err := w.skipTo(1)
 			assert.True(t, IsTransient(err))
@@ -103,7 +104,7 @@ func TestRepeated500IsARefusal(t *testing.T) {
 
 	t.Run("a 503 is an outage, whatever else answers", func(t *testing.T) {
 		w := newRefusalWorld(t)
-		w.fake.SetFault(inmemory.When(inmemory.IsWrite, inmemory.Outage(http.StatusServiceUnavailable)))
+		w.fake.SetFault(simtest.When(simtest.IsWrite, simtest.Outage(http.StatusServiceUnavailable)))
 		for range 3 {
 			assert.True(t, IsTransient(w.skipTo(1)))
 		}
@@ -112,7 +113,7 @@ func TestRepeated500IsARefusal(t *testing.T) {
 
 	t.Run("a create is not sent twice in a row: its repeat is the next call's", func(t *testing.T) {
 		w := newRefusalWorld(t)
-		w.fake.SetFault(inmemory.When(func(r *http.Request) bool { return r.Method == http.MethodPut }, inmemory.Outage(http.StatusInternalServerError)))
+		w.fake.SetFault(simtest.When(func(r *http.Request) bool { return r.Method == http.MethodPut }, simtest.Outage(http.StatusInternalServerError)))
 		create := func() error {
 			_, err := w.client.CreateResource(context.Background(), "www.example.com", Host{DomainID: "domain1", Subdomain: "www"})
 			return err

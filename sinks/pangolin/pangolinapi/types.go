@@ -110,7 +110,7 @@ type Target struct {
 	Path          string
 	PathMatchType string // "exact", "prefix" or "regex"
 	// Priority is the stored priority; 0 when the server stored none. 100, the default,
-	// makes Pangolin derive the router priority from the path (see inmemory.Routers).
+	// makes Pangolin derive the router priority from the path (see pangolinsim.Routers).
 	Priority int
 	// RewritePath and RewritePathType rewrite the path of the requests the target
 	// matches (a Traefik middleware); both "" for none.

@@ -20,7 +20,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // Encoding is one way of quoting a text.
@@ -126,7 +126,7 @@ const (
 // Echo answers every request with status and Pangolin's JSON error envelope whose
 // message quotes, through enc, each string of the request's JSON body, "user:password"
 // when the body has both, the whole body, and the token of its Authorization header.
-func Echo(status int, enc Encoding) inmemory.Fault {
+func Echo(status int, enc Encoding) simtest.Fault {
 	return func(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(status)
@@ -136,7 +136,7 @@ func Echo(status int, enc Encoding) inmemory.Fault {
 }
 
 // EchoPage is Echo in the shape of Express's HTML error page, the message in <pre>.
-func EchoPage(status int, enc Encoding) inmemory.Fault {
+func EchoPage(status int, enc Encoding) simtest.Fault {
 	return func(w http.ResponseWriter, r *http.Request) bool {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)

@@ -1,19 +1,16 @@
-package inmemory
+package pangolinsim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Domain is a domain of the org.
@@ -92,20 +89,7 @@ type Options struct {
 	// render`) uses it; the zero value leaves health to SetTargetHealth, as Pangolin
 	// without a Newt agent does.
 	HealthyBackends bool
-	// ServiceTime is how long each request takes to serve, as a real Pangolin spends
-	// 25-50 ms verifying the API key (argon2) on every call; 0 answers at once.
-	ServiceTime time.Duration
-	// MaxConcurrent is how many requests are served at once, as Node runs that work on
-	// a small thread pool (libuv's, 4 threads by default); the others wait their turn,
-	// in arrival order as far as Go's scheduler keeps it. 0 sets no limit.
-	MaxConcurrent int
 }
-
-// The pace of a real Pangolin, as the bench simulates it: 30 ms a request, 4 at once.
-const (
-	PaceServiceTime   = 30 * time.Millisecond
-	PaceMaxConcurrent = 4
-)
 
 func (o *Options) defaults() {
 	if o.Org == "" {
@@ -136,33 +120,12 @@ func (o *Options) defaults() {
 	o.accessDefaults()
 }
 
-// Fault intercepts a request before the fake handles it. It returns true when it has
-// answered (or dropped) the request, false to let the fake handle it.
-type Fault func(w http.ResponseWriter, r *http.Request) bool
-
 // Server is an in-memory Pangolin Integration API. It is safe for concurrent use.
 type Server struct {
-	// URL is the server's root, e.g. http://127.0.0.1:41234; the API is under BaseURL().
-	URL string
-
-	srv  *http.Server
 	opts Options
-	// ctx ends when the server closes, releasing requests a fault holds.
-	ctx    context.Context
-	cancel context.CancelFunc
-
-	faultMu sync.RWMutex
-	fault   Fault
 
 	countMu sync.Mutex
 	counts  map[string]int
-
-	// slots holds one token per request being served when MaxConcurrent is set.
-	slots   chan struct{}
-	gaugeMu sync.Mutex
-	serving int // requests being served (service time included)
-	waiting int // requests waiting for a slot
-	peak    int // the most requests ever served at once
 
 	mu      sync.Mutex
 	orgs    map[string]bool
@@ -182,32 +145,12 @@ type Server struct {
 	policyRng      *rand.Rand // apart from rng, so that resource niceIds stay as they were
 }
 
-// NewServer starts a fake on a loopback port. Close it when done. It panics when no
-// loopback port can be had, as net/http/httptest does: it serves tests and demos.
-func NewServer(opts Options) *Server {
-	s := NewHandler(opts)
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(fmt.Sprintf("inmemory Pangolin: listen on a loopback port: %v", err))
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.URL = "http://" + listener.Addr().String()
-	go func() { _ = s.srv.Serve(listener) }()
-	return s
-}
-
-// NewHandler returns a fake that is not listening, to mount in another server.
-func NewHandler(opts Options) *Server {
+// New returns a simulator of the Pangolin Options describe. It serves no port: mount
+// it in a server (internal/pangolinsim/simtest serves it on loopback), or reach it
+// through Transport.
+func New(opts Options) *Server {
 	opts.defaults()
-	ctx, cancel := context.WithCancel(context.Background())
-	var slots chan struct{}
-	if opts.MaxConcurrent > 0 {
-		slots = make(chan struct{}, opts.MaxConcurrent)
-	}
 	return &Server{
-		slots:   slots,
-		ctx:     ctx,
-		cancel:  cancel,
 		opts:    opts,
 		counts:  map[string]int{},
 		orgs:    map[string]bool{opts.Org: true},
@@ -228,17 +171,6 @@ func NewHandler(opts Options) *Server {
 	}
 }
 
-// BaseURL is the API root including /v1, as a client is configured with.
-func (s *Server) BaseURL() string { return s.URL + "/v1" }
-
-// Close stops the server. Requests held by a fault are released first.
-func (s *Server) Close() {
-	s.cancel()
-	if s.srv != nil {
-		_ = s.srv.Close() // closes the listener and every connection
-	}
-}
-
 // SetDenyRawResources switches Options.DenyRawResources, as an administrator turning
 // flags.allow_raw_resources off (deny) or on would: the raw resources that exist stay.
 func (s *Server) SetDenyRawResources(deny bool) {
@@ -247,16 +179,9 @@ func (s *Server) SetDenyRawResources(deny bool) {
 	s.opts.DenyRawResources = deny
 }
 
-// SetFault installs f for every following request; nil removes it.
-func (s *Server) SetFault(f Fault) {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	s.fault = f
-}
-
 // Counts returns how many requests each route received, keyed by method and pattern
 // ("GET /v1/org/:orgId/resources"); requests to no route count under "<METHOD> unknown".
-// Requests a fault intercepted are counted too: they were sent.
+// `manager render` reports the writes; tests check what a change cost.
 func (s *Server) Counts() map[string]int {
 	s.countMu.Lock()
 	defer s.countMu.Unlock()
@@ -270,7 +195,7 @@ func (s *Server) Counts() map[string]int {
 // Reads is the number of GET requests received; Writes the number of PUT, POST and DELETE.
 func (s *Server) Reads() int { return ReadsIn(s.Counts()) }
 
-// Deletes is the number of DELETE requests received, those a fault answered included.
+// Deletes is the number of DELETE requests received.
 func (s *Server) Deletes() int {
 	return countIn(s.Counts(), func(m string) bool { return m == http.MethodDelete })
 }
@@ -306,64 +231,6 @@ func (s *Server) ResetCounts() {
 	s.countMu.Lock()
 	defer s.countMu.Unlock()
 	s.counts = map[string]int{}
-}
-
-// admit waits for a slot when MaxConcurrent is set, then spends ServiceTime. It
-// returns false when the request's context or the server ends first.
-func (s *Server) admit(ctx context.Context) bool {
-	if s.slots != nil {
-		s.gauge(0, 1)
-		select {
-		case s.slots <- struct{}{}:
-			s.gauge(1, -1)
-		case <-ctx.Done():
-			s.gauge(0, -1)
-			return false
-		case <-s.ctx.Done():
-			s.gauge(0, -1)
-			return false
-		}
-	} else {
-		s.gauge(1, 0)
-	}
-	if d := s.opts.ServiceTime; d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			s.release()
-			return false
-		case <-s.ctx.Done():
-			s.release()
-			return false
-		}
-	}
-	return true
-}
-
-// release frees the slot admit took.
-func (s *Server) release() {
-	s.gauge(-1, 0)
-	if s.slots != nil {
-		<-s.slots
-	}
-}
-
-func (s *Server) gauge(serving, waiting int) {
-	s.gaugeMu.Lock()
-	defer s.gaugeMu.Unlock()
-	s.serving += serving
-	s.waiting += waiting
-	s.peak = max(s.peak, s.serving)
-}
-
-// Load is the requests being served now, those waiting for a slot (MaxConcurrent), and
-// the most ever served at once.
-func (s *Server) Load() (serving, waiting, peak int) {
-	s.gaugeMu.Lock()
-	defer s.gaugeMu.Unlock()
-	return s.serving, s.waiting, s.peak
 }
 
 // request is one request being handled.
@@ -423,41 +290,39 @@ func (rt route) match(method, path string) (map[string]string, bool) {
 	return params, true
 }
 
-// ServeHTTP answers like the Integration API at /v1.
+// ServeHTTP counts r (Count), then answers it (Answer).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	// Express's non-strict routing treats "/x/" as "/x".
-	if len(path) > 1 {
-		path = strings.TrimSuffix(path, "/")
-	}
-	rt, params, found := s.lookup(r.Method, path)
+	s.Count(r)
+	s.Answer(w, r)
+}
+
+// Count counts r under its route, as Counts reports it. A server that puts something
+// in front of Answer (a fault, a wait) counts first: a request it intercepts was sent.
+func (s *Server) Count(r *http.Request) {
 	pattern := "unknown"
-	if found {
+	if rt, _, found := s.lookup(r.Method, routePath(r)); found {
 		pattern = rt.pattern
 	}
 	s.countMu.Lock()
 	s.counts[r.Method+" "+pattern]++
 	s.countMu.Unlock()
-	// The body is read before any fault runs: net/http notices a client that hangs up
-	// (and cancels the request's context) only once the body has been read.
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
-	// Then the pace of a real server: a slot, the service time.
-	if !s.admit(r.Context()) {
-		return // the client gave up, or the server closed, while it waited
+}
+
+// routePath is the path r is routed by: Express's non-strict routing treats "/x/" as "/x".
+func routePath(r *http.Request) string {
+	if len(r.URL.Path) > 1 {
+		return strings.TrimSuffix(r.URL.Path, "/")
 	}
-	defer s.release()
-	s.faultMu.RLock()
-	f := s.fault
-	s.faultMu.RUnlock()
-	if f != nil {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		defer context.AfterFunc(s.ctx, cancel)()
-		fr := r.WithContext(ctx)
-		fr.Body = io.NopCloser(bytes.NewReader(body))
-		if f(w, fr) {
-			return
-		}
+	return r.URL.Path
+}
+
+// Answer answers r like the Integration API at /v1, without counting it.
+func (s *Server) Answer(w http.ResponseWriter, r *http.Request) {
+	path := routePath(r)
+	rt, params, found := s.lookup(r.Method, path)
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	}
 	// body-parser runs before routing and authentication: a malformed JSON body is a 400
 	// on any path, with or without a key.
@@ -589,6 +454,11 @@ func writeResponse(w http.ResponseWriter, r response) {
 		return
 	}
 	writeJSON(w, r.status, envelope{Data: r.data, Success: true, Message: r.message, Status: r.status})
+}
+
+// WriteError answers with status and Pangolin's JSON error envelope carrying message.
+func WriteError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, errorEnvelope(status, message))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

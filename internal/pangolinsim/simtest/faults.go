@@ -1,15 +1,17 @@
-package inmemory
+package simtest
 
 import (
 	"net/http"
 	"time"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 )
 
 // Outage answers every request with status and the JSON error envelope, as a server
 // behind a failing proxy or a crashing handler would.
 func Outage(status int) Fault {
 	return func(w http.ResponseWriter, _ *http.Request) bool {
-		writeJSON(w, status, errorEnvelope(status, http.StatusText(status)))
+		pangolinsim.WriteError(w, status, http.StatusText(status))
 		return true
 	}
 }
@@ -29,7 +31,7 @@ func DropConnection() Fault {
 	}
 }
 
-// Latency delays every request by d, then lets the fake answer it.
+// Latency delays every request by d, then lets the simulator answer it.
 func Latency(d time.Duration) Fault {
 	return func(_ http.ResponseWriter, r *http.Request) bool {
 		select {

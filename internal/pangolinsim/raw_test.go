@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"encoding/json"
@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // createRaw creates a raw resource and returns its id.
-func createRaw(t *testing.T, s *inmemory.Server, name, mode string, port int) int {
+func createRaw(t *testing.T, s *simtest.Server, name, mode string, port int) int {
 	t.Helper()
 	r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"`+name+`","mode":"`+mode+`","proxyPort":`+strconv.Itoa(port)+`}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -55,8 +56,8 @@ func TestRawResourceRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, inmemory.Options{DenyRawResources: tc.deny})
-			pg := s.SeedResource(inmemory.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
+			s := newServer(t, pangolinsim.Options{DenyRawResources: tc.deny})
+			pg := s.SeedResource(pangolinsim.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
 			path := tc.path
 			if path == "" {
 				path = "/v1/resource/" + strconv.Itoa(pg.ID)
@@ -69,7 +70,7 @@ func TestRawResourceRequests(t *testing.T) {
 }
 
 func TestRawResourceShapes(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	id := createRaw(t, s, "pg", "tcp", 5432)
 
 	got := do(t, s, "GET", "/v1/resource/"+strconv.Itoa(id), "").data()
@@ -110,7 +111,7 @@ func TestRawResourceShapes(t *testing.T) {
 }
 
 func TestRawRouters(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	pg := createRaw(t, s, "pg", "tcp", 5432)
 	dup := createRaw(t, s, "pg-dup", "tcp", 5432)
 	dns := createRaw(t, s, "dns", "udp", 5353)
@@ -127,7 +128,7 @@ func TestRawRouters(t *testing.T) {
 	r := do(t, s, "POST", "/v1/resource/"+strconv.Itoa(dup), `{"proxyProtocol":true,"proxyProtocolVersion":2}`)
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 
-	want := []inmemory.RawRouter{
+	want := []pangolinsim.RawRouter{
 		{Name: "1-pg-router", ResourceID: pg, Protocol: "tcp", EntryPoint: "tcp-5432", Rule: "HostSNI(`*`)", Servers: []string{"pg.db.svc:5432"}},
 		// A path, stored on a UDP target too, enters the router's name.
 		{Name: "3-2fx-prefix-dns-router", ResourceID: dns, Protocol: "udp", EntryPoint: "udp-5353", Servers: []string{"dns.kube-system.svc:53"}},
@@ -138,7 +139,7 @@ func TestRawRouters(t *testing.T) {
 	assert.Empty(t, s.Routers(), "no HTTP router, and no badger, for a raw resource")
 
 	var cfg map[string]json.RawMessage
-	resp := do(t, s, "GET", inmemory.TraefikConfigPath, "")
+	resp := do(t, s, "GET", pangolinsim.TraefikConfigPath, "")
 	require.NoError(t, json.Unmarshal([]byte(resp.Body), &cfg))
 	assert.JSONEq(t, `{"routers":{"1-pg-router":{"entryPoints":["tcp-5432"],"service":"1-pg-service","rule":"HostSNI(`+"`*`"+`)"},"2-pg-dup-router":{"entryPoints":["tcp-5432"],"service":"2-pg-dup-service","rule":"HostSNI(`+"`*`"+`)"}},
 		"services":{"1-pg-service":{"loadBalancer":{"servers":[{"address":"pg.db.svc:5432"}]}},"2-pg-dup-service":{"loadBalancer":{"servers":[{"address":"pg2.db.svc:5432"}],"serversTransport":"pp-transport-v2@file"}}}}`, string(cfg["tcp"]))
@@ -155,8 +156,8 @@ func TestRawRouters(t *testing.T) {
 }
 
 func TestRawResourceSwitchOffKeepsExistingRouters(t *testing.T) {
-	s := newServer(t, inmemory.Options{DenyRawResources: true})
-	pg := s.SeedResource(inmemory.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
-	s.SeedTarget(inmemory.Target{ResourceID: pg.ID, SiteID: 1, IP: "pg.db.svc", Port: 5432, Enabled: true})
+	s := newServer(t, pangolinsim.Options{DenyRawResources: true})
+	pg := s.SeedResource(pangolinsim.Resource{Name: "pg", Mode: "tcp", ProxyPort: 5432, Enabled: true})
+	s.SeedTarget(pangolinsim.Target{ResourceID: pg.ID, SiteID: 1, IP: "pg.db.svc", Port: 5432, Enabled: true})
 	require.Len(t, s.RawRouters(), 1, "the switch refuses writes; what exists stays routed")
 }

@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"strconv"
@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // withNewtSite is a fake with the default local site (1) and a Newt site (2).
-func withNewtSite(t *testing.T) *inmemory.Server {
-	return newServer(t, inmemory.Options{Sites: []inmemory.Site{
+func withNewtSite(t *testing.T) *simtest.Server {
+	return newServer(t, pangolinsim.Options{Sites: []pangolinsim.Site{
 		{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local", Type: "local"},
 		{ID: 2, NiceID: "edge-newt", Name: "edge", Type: "newt"},
 	}})
@@ -21,7 +22,7 @@ func withNewtSite(t *testing.T) *inmemory.Server {
 // TestHealthCheckValidation replays the reference's section 13 table: what the server
 // refuses, with its words.
 func TestHealthCheckValidation(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	base := "/v1/resource/" + itoa(createApp(t, s, "app", "app"))
 	const target = `"ip":"web.hc.svc","port":80,"method":"http","siteId":1`
 	cases := []struct {
@@ -146,7 +147,7 @@ func TestHealthyBackends(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, inmemory.Options{HealthyBackends: true, Sites: []inmemory.Site{
+			s := newServer(t, pangolinsim.Options{HealthyBackends: true, Sites: []pangolinsim.Site{
 				{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local", Type: "local"},
 				{ID: 2, NiceID: "edge-newt", Name: "edge", Type: "newt"},
 				{ID: 3, NiceID: "gone-newt", Name: "gone", Type: "newt", Offline: true},

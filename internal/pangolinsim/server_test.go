@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // reply is one decoded answer. Body is the raw text, Env the JSON envelope (nil for HTML).
@@ -47,7 +47,7 @@ func noContentType(r *http.Request) { r.Header.Del("Content-Type") }
 func noAuth(r *http.Request) { r.Header.Del("Authorization") }
 
 // do sends a raw request with the root key and, with a body, a JSON Content-Type.
-func do(t *testing.T, s *inmemory.Server, method, path, body string, opts ...opt) reply {
+func do(t *testing.T, s *simtest.Server, method, path, body string, opts ...opt) reply {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -55,7 +55,7 @@ func do(t *testing.T, s *inmemory.Server, method, path, body string, opts ...opt
 	}
 	req, err := http.NewRequest(method, s.URL+path, rd)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+inmemory.RootKey.Token())
+	req.Header.Set("Authorization", "Bearer "+pangolinsim.RootKey.Token())
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -72,14 +72,14 @@ func do(t *testing.T, s *inmemory.Server, method, path, body string, opts ...opt
 	return out
 }
 
-func newServer(t *testing.T, opts inmemory.Options) *inmemory.Server {
-	s := inmemory.NewServer(opts)
+func newServer(t *testing.T, opts pangolinsim.Options) *simtest.Server {
+	s := simtest.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
 
 // createApp creates app.example.com and returns its id.
-func createApp(t *testing.T, s *inmemory.Server, name, subdomain string) int {
+func createApp(t *testing.T, s *simtest.Server, name, subdomain string) int {
 	t.Helper()
 	r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"`+name+`","mode":"http","subdomain":"`+subdomain+`","domainId":"domain1"}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
@@ -87,9 +87,9 @@ func createApp(t *testing.T, s *inmemory.Server, name, subdomain string) int {
 }
 
 func TestProtocol(t *testing.T) {
-	orgKey := inmemory.Key{ID: "orgkey000000001", Secret: "s3cret", Org: "interop"}
-	readOnly := inmemory.Key{ID: "readonly0000001", Secret: "s3cret", Org: "interop", Actions: []string{"listResources"}}
-	s := newServer(t, inmemory.Options{Keys: []inmemory.Key{inmemory.RootKey, orgKey, readOnly}})
+	orgKey := pangolinsim.Key{ID: "orgkey000000001", Secret: "s3cret", Org: "interop"}
+	readOnly := pangolinsim.Key{ID: "readonly0000001", Secret: "s3cret", Org: "interop", Actions: []string{"listResources"}}
+	s := newServer(t, pangolinsim.Options{Keys: []pangolinsim.Key{pangolinsim.RootKey, orgKey, readOnly}})
 	const create = "/v1/org/interop/resource"
 
 	cases := []struct {
@@ -105,10 +105,10 @@ func TestProtocol(t *testing.T) {
 		{name: "a request without a key is refused", method: "GET", path: "/v1/org/interop/resources", opts: []opt{noAuth}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "a scheme other than Bearer counts as no key", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withHeader("Authorization", "Basic abc")}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown key id is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nosuchkey000000.x")}, wantStatus: 401, wantMessage: "Invalid API key"},
-		{name: "a wrong secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID + ".wrong")}, wantStatus: 401, wantMessage: "Invalid API key"},
+		{name: "a wrong secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(pangolinsim.RootKey.ID + ".wrong")}, wantStatus: 401, wantMessage: "Invalid API key"},
 		{name: "a token without a dot is an invalid key", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken("nodotatall")}, wantStatus: 401, wantMessage: "Invalid API key"},
-		{name: "an existing key id without its secret is a server error", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID)}, wantStatus: 500, wantMessage: "An error occurred checking API key"},
-		{name: "an existing key id with an empty secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(inmemory.RootKey.ID + ".")}, wantStatus: 401, wantMessage: "Invalid API key"},
+		{name: "an existing key id without its secret is a server error", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(pangolinsim.RootKey.ID)}, wantStatus: 500, wantMessage: "An error occurred checking API key"},
+		{name: "an existing key id with an empty secret is invalid", method: "GET", path: "/v1/org/interop/resources", opts: []opt{withToken(pangolinsim.RootKey.ID + ".")}, wantStatus: 401, wantMessage: "Invalid API key"},
 		{name: "an unknown route needs a key first", method: "GET", path: "/v1/nothing/here", opts: []opt{noAuth}, wantStatus: 401, wantMessage: "API key required"},
 		{name: "an unknown route is an HTML 404", method: "GET", path: "/v1/org/interop/resource/some-nice-id", wantStatus: 404, wantContains: "<pre>Cannot GET /v1/org/interop/resource/some-nice-id</pre>"},
 		{name: "the nested target delete route does not exist", method: "DELETE", path: "/v1/resource/1/target/1", wantStatus: 404, wantContains: "<pre>Cannot DELETE /v1/resource/1/target/1</pre>"},
@@ -160,7 +160,7 @@ func TestProtocol(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	t.Run("create applies the defaults and reports sso three ways", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"app.example.com","http":true,"protocol":"tcp","subdomain":"app","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Equal(t, "Http resource created successfully", r.message())
@@ -183,7 +183,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("the apex has a null subdomain", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"apex","mode":"http","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Nil(t, r.data()["subdomain"])
@@ -191,7 +191,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an upper-case subdomain is kept but the host is lower-cased", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"u","mode":"http","subdomain":"UPPER","domainId":"domain1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Equal(t, "UPPER", r.data()["subdomain"])
@@ -199,7 +199,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("a cname domain serves only its base domain", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{Domains: []inmemory.Domain{{ID: "c1", BaseDomain: "cname.example.net", Type: "cname", Verified: true}}})
+		s := newServer(t, pangolinsim.Options{Domains: []pangolinsim.Domain{{ID: "c1", BaseDomain: "cname.example.net", Type: "cname", Verified: true}}})
 		r := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"c","mode":"http","subdomain":"www","domainId":"c1"}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		assert.Nil(t, r.data()["subdomain"])
@@ -207,7 +207,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("duplicate hosts are accepted", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		a := createApp(t, s, "app.example.com", "app")
 		b := createApp(t, s, "app-dup", "app")
 		assert.NotEqual(t, a, b)
@@ -217,7 +217,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("the list is ordered by name and searched by query", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		createApp(t, s, "zeta", "z")
 		createApp(t, s, "alpha", "a")
 		mid := createApp(t, s, "Mid", "m")
@@ -235,7 +235,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("pages hold pageSize items from page 1", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		for _, n := range []string{"a", "b", "c"} {
 			createApp(t, s, n, n)
 		}
@@ -246,7 +246,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("a subdomain alone changes the column but not the host", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "a.b", "a.b")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"subdomain":null}`)
 		require.Equal(t, 200, r.Status, r.Body)
@@ -255,7 +255,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("subdomain and domainId together move the host", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "app", "app")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"subdomain":"shop","domainId":"domain1"}`)
 		require.Equal(t, 200, r.Status, r.Body)
@@ -264,7 +264,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("domainId without subdomain moves the resource to the apex", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{Domains: []inmemory.Domain{
+		s := newServer(t, pangolinsim.Options{Domains: []pangolinsim.Domain{
 			{ID: "domain1", BaseDomain: "example.com", Verified: true},
 			{ID: "domain2", BaseDomain: "apps.example.org", Verified: true},
 		}})
@@ -277,7 +277,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("the update response carries the effective booleans", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "a", "a")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{"applyRules":true,"sso":false}`)
 		require.Equal(t, 200, r.Status, r.Body)
@@ -293,7 +293,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("niceId updates follow the observed rules", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		a := createApp(t, s, "a", "a")
 		b := createApp(t, s, "b", "b")
 		cases := []struct {
@@ -317,7 +317,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an empty update is refused", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "a", "a")
 		r := do(t, s, "POST", "/v1/resource/"+itoa(id), `{}`)
 		assert.Equal(t, 400, r.Status)
@@ -325,7 +325,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("sso written by an update shows in GET", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "a", "a")
 		require.Equal(t, 200, do(t, s, "POST", "/v1/resource/"+itoa(id), `{"sso":false,"blockAccess":true}`).Status)
 		get := do(t, s, "GET", "/v1/resource/"+itoa(id), "").data()
@@ -334,7 +334,7 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("deleting a resource deletes its targets", func(t *testing.T) {
-		s := newServer(t, inmemory.Options{})
+		s := newServer(t, pangolinsim.Options{})
 		id := createApp(t, s, "a", "a")
 		tr := do(t, s, "PUT", "/v1/resource/"+itoa(id)+"/target", `{"ip":"a.svc","port":80,"method":"http","siteId":1}`)
 		require.Equal(t, 201, tr.Status, tr.Body)
@@ -350,9 +350,9 @@ func TestResources(t *testing.T) {
 	})
 
 	t.Run("an org key gets 403 on another org's resource", func(t *testing.T) {
-		orgKey := inmemory.Key{ID: "orgkey000000001", Secret: "s", Org: "interop"}
-		s := newServer(t, inmemory.Options{Keys: []inmemory.Key{inmemory.RootKey, orgKey}})
-		other := s.SeedResource(inmemory.Resource{Org: "other", Name: "theirs", DomainID: "domain1", Enabled: true})
+		orgKey := pangolinsim.Key{ID: "orgkey000000001", Secret: "s", Org: "interop"}
+		s := newServer(t, pangolinsim.Options{Keys: []pangolinsim.Key{pangolinsim.RootKey, orgKey}})
+		other := s.SeedResource(pangolinsim.Resource{Org: "other", Name: "theirs", DomainID: "domain1", Enabled: true})
 		r := do(t, s, "GET", "/v1/resource/"+itoa(other.ID), "", withToken(orgKey.Token()))
 		assert.Equal(t, 403, r.Status)
 		assert.Equal(t, "Key does not have access to this organization", r.message())
@@ -360,7 +360,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestSitesAreListedByName(t *testing.T) {
-	s := newServer(t, inmemory.Options{Sites: []inmemory.Site{
+	s := newServer(t, pangolinsim.Options{Sites: []pangolinsim.Site{
 		{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local"},
 		{ID: 2, NiceID: "quiet-heron", Name: "edge-local"},
 	}})
@@ -371,7 +371,7 @@ func TestSitesAreListedByName(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	id := createApp(t, s, "app.example.com", "app")
 	base := "/v1/resource/" + itoa(id)
 
@@ -450,16 +450,16 @@ func TestTargets(t *testing.T) {
 }
 
 func TestRouters(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
-	seed := func(name, sub string, enabled bool) inmemory.Resource {
-		return s.SeedResource(inmemory.Resource{Name: name, Subdomain: &sub, DomainID: "domain1", Enabled: enabled, SSL: true})
+	s := newServer(t, pangolinsim.Options{})
+	seed := func(name, sub string, enabled bool) pangolinsim.Resource {
+		return s.SeedResource(pangolinsim.Resource{Name: name, Subdomain: &sub, DomainID: "domain1", Enabled: enabled, SSL: true})
 	}
 	app := seed("app.example.com", "app", true)
 	off := seed("off", "off", false)
 	dup := seed("app-dup2", "app", true)
 	shop := seed("Shop (renamed)", "shop", true)
 	tgt := func(rid int, ip, method, path, match string, prio int, enabled bool) {
-		s.SeedTarget(inmemory.Target{ResourceID: rid, SiteID: 1, IP: ip, Port: 80, Method: method, Path: path, PathMatchType: match, Priority: prio, Enabled: enabled})
+		s.SeedTarget(pangolinsim.Target{ResourceID: rid, SiteID: 1, IP: ip, Port: 80, Method: method, Path: path, PathMatchType: match, Priority: prio, Enabled: enabled})
 	}
 	tgt(app.ID, "api", "http", "^/api(/.*)?$", "regex", 104, true)
 	tgt(app.ID, "web", "http", "/", "prefix", 100, true)
@@ -474,7 +474,7 @@ func TestRouters(t *testing.T) {
 	tgt(shop.ID, "s", "h2c", "/", "prefix", 0, true)
 
 	badger := []string{"badger"}
-	want := []inmemory.Router{
+	want := []pangolinsim.Router{
 		{Name: "1-2f-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/`)", Priority: 1, Servers: []string{"http://web:80", "http://web2:80"}, Middlewares: badger},
 		{Name: "1-2fnomethod-prefix-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathPrefix(`/nomethod`)", Priority: 113, Servers: []string{}, Middlewares: badger},
 		{Name: "1-5e2fapi282f2e2a293f24-regex-app-example-com-router", ResourceID: 1, Host: "app.example.com", Rule: "Host(`app.example.com`) && PathRegexp(`^/api(/.*)?$`)", Priority: 104, Servers: []string{"http://api:80"}, Middlewares: badger},
@@ -494,17 +494,17 @@ func TestRouters(t *testing.T) {
 // prefix targets) and its rewrite-path collision: names are cut at 50 characters, and
 // the group read later takes the name.
 func TestRouterNameCollisions(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	for range 124 {
-		s.SeedResource(inmemory.Resource{Name: "filler", DomainID: "domain1"})
+		s.SeedResource(pangolinsim.Resource{Name: "filler", DomainID: "domain1"})
 	}
 	sub := "naming"
-	res := s.SeedResource(inmemory.Resource{Name: "naming.example.com", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
+	res := s.SeedResource(pangolinsim.Resource{Name: "naming.example.com", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
 	require.Equal(t, 125, res.ID)
 	a44 := strings.Repeat("a", 44)
 	a43 := strings.Repeat("a", 43)
 	for i, path := range []string{"/" + a44 + "1", "/" + a44 + "2", "/" + a43 + "3x", "/" + a43 + "4x"} {
-		s.SeedTarget(inmemory.Target{ResourceID: res.ID, SiteID: 1, IP: "t" + itoa(138+i), Port: 80, Method: "http", Path: path, PathMatchType: "prefix", Enabled: true})
+		s.SeedTarget(pangolinsim.Target{ResourceID: res.ID, SiteID: 1, IP: "t" + itoa(138+i), Port: 80, Method: "http", Path: path, PathMatchType: "prefix", Enabled: true})
 	}
 	routers := s.Routers()
 	require.Len(t, routers, 3, "the first two paths share a name: one of them is lost")
@@ -514,53 +514,20 @@ func TestRouterNameCollisions(t *testing.T) {
 	assert.Equal(t, "Host(`naming.example.com`) && PathPrefix(`/"+a44+"2`)", routers[2].Rule, "the later group overwrites")
 	assert.Equal(t, []string{"http://t139:80"}, routers[2].Servers)
 
-	assert.Equal(t, "125-2f"+a44, inmemory.RouterKey(125, "/"+a44+"1", "prefix", "", ""))
-	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", inmemory.RouterKey(71, "^/api(/.*)?$", "regex", "", ""))
-	assert.Equal(t, "124", inmemory.RouterKey(124, "", "", "", ""))
-	assert.Equal(t, "1-e92f", inmemory.RouterKey(1, "\u00e9/", "exact", "", "")[:6], "a UTF-16 code unit, unpadded")
-}
-
-func TestFaultsAndCounts(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
-
-	s.SetFault(inmemory.Outage(http.StatusServiceUnavailable))
-	r := do(t, s, "GET", "/v1/org/interop/resources", "")
-	assert.Equal(t, 503, r.Status)
-	assert.Equal(t, "Service Unavailable", r.message())
-
-	s.SetFault(inmemory.When(inmemory.IsWrite, inmemory.DropConnection()))
-	req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		_ = resp.Body.Close()
-	}
-	assert.Error(t, err, "a dropped connection gives no answer")
-	assert.Equal(t, 200, do(t, s, "GET", "/v1/org/interop/resources", "").Status, "reads pass")
-
-	s.SetFault(inmemory.Latency(50 * time.Millisecond))
-	start := time.Now()
-	do(t, s, "GET", "/v1/org/interop/domains", "")
-	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
-	created := do(t, s, "PUT", "/v1/org/interop/resource", `{"name":"slow","mode":"http","domainId":"domain1"}`)
-	assert.Equal(t, 201, created.Status, "a delayed write still reaches the fake with its body: %s", created.Body)
-	s.SetFault(nil)
-
-	assert.Equal(t, 3, s.Reads())
-	assert.Equal(t, 2, s.Writes())
-	assert.Equal(t, 2, s.Counts()["GET /v1/org/:orgId/resources"])
-	s.ResetCounts()
-	do(t, s, "GET", "/v1/nope", "")
-	assert.Equal(t, map[string]int{"GET unknown": 1}, s.Counts())
+	assert.Equal(t, "125-2f"+a44, pangolinsim.RouterKey(125, "/"+a44+"1", "prefix", "", ""))
+	assert.Equal(t, "71-5e2fapi282f2e2a293f24-regex", pangolinsim.RouterKey(71, "^/api(/.*)?$", "regex", "", ""))
+	assert.Equal(t, "124", pangolinsim.RouterKey(124, "", "", "", ""))
+	assert.Equal(t, "1-e92f", pangolinsim.RouterKey(1, "\u00e9/", "exact", "", "")[:6], "a UTF-16 code unit, unpadded")
 }
 
 func TestConcurrentCreates(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	var wg sync.WaitGroup
 	statuses := make([]int, 20)
 	for i := range statuses {
 		wg.Go(func() {
 			req, _ := http.NewRequest(http.MethodPut, s.URL+"/v1/org/interop/resource", strings.NewReader(`{"name":"same","mode":"http","subdomain":"same","domainId":"domain1"}`))
-			req.Header.Set("Authorization", "Bearer "+inmemory.RootKey.Token())
+			req.Header.Set("Authorization", "Bearer "+pangolinsim.RootKey.Token())
 			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				statuses[i] = resp.StatusCode
@@ -585,11 +552,11 @@ func TestConcurrentCreates(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestAnySite(t *testing.T) {
-	strict := newServer(t, inmemory.Options{})
+	strict := newServer(t, pangolinsim.Options{})
 	assert.Equal(t, http.StatusNotFound, do(t, strict, "GET", "/v1/org/interop/site/edge", "").Status,
 		"without AnySite an unknown site does not exist")
 
-	s := newServer(t, inmemory.Options{AnySite: true})
+	s := newServer(t, pangolinsim.Options{AnySite: true})
 	r := do(t, s, "GET", "/v1/org/interop/site/edge", "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	assert.Equal(t, "edge", r.data()["niceId"])
@@ -606,12 +573,12 @@ func TestAnySite(t *testing.T) {
 // each rewrite's middleware and router name, a rewrite without a path left out of the
 // routing, and the headers middleware after badger and the rewrite.
 func TestRewritesAndHeaders(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	for range 123 {
-		s.SeedResource(inmemory.Resource{Name: "filler", DomainID: "domain1"})
+		s.SeedResource(pangolinsim.Resource{Name: "filler", DomainID: "domain1"})
 	}
 	sub := "hc"
-	res := s.SeedResource(inmemory.Resource{Name: "hc-test", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
+	res := s.SeedResource(pangolinsim.Resource{Name: "hc-test", Subdomain: &sub, DomainID: "domain1", Enabled: true, SSL: true})
 	require.Equal(t, 124, res.ID)
 	target := func(body string) {
 		r := do(t, s, "PUT", "/v1/resource/124/target", `{"siteId":1,"ip":"web.hc.svc","port":80,"method":"http",`+body+`}`)
@@ -648,7 +615,7 @@ func TestRewritesAndHeaders(t *testing.T) {
 		assert.Equal(t, []string{"badger", "rewrite-r124-124-2fapi-prefix-stripPrefix", "124-2fapi-prefix-stripPrefix-headers-middleware"}, rt.Middlewares)
 		assert.Equal(t, map[string]string{"X-Env": "prod", "X-Team": "k8s", "Host": "internal.hc.svc"}, rt.RequestHeaders)
 	}
-	config := do(t, s, "GET", inmemory.TraefikConfigPath, "").Body
+	config := do(t, s, "GET", pangolinsim.TraefikConfigPath, "").Body
 	assert.Contains(t, config, `"124-2fapi-prefix-stripPrefix-headers-middleware":{"headers":{"customRequestHeaders":{"Host":"internal.hc.svc","X-Env":"prod","X-Team":"k8s"}}}`)
 	assert.Contains(t, config, `"rewrite-r124-124-2fapi-prefix-stripPrefix":{"stripPrefix":{"prefixes":["/api"]}}`)
 

@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"net/http"
@@ -8,25 +8,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // accessFixture is the reference's second-session org: Admin, Member, k8s-devs and
 // k8s-ops, the owner and an OIDC user alice.
-var accessFixture = inmemory.Options{
-	Roles: []inmemory.Role{
+var accessFixture = pangolinsim.Options{
+	Roles: []pangolinsim.Role{
 		{ID: 2, Name: "Member", Description: "Members can only view resources"},
 		{Name: "k8s-devs", Description: "ctrl test"}, // 3
 		{Name: "k8s-ops"}, // 4
 	},
-	Users: []inmemory.User{
-		inmemory.DefaultOwner,
+	Users: []pangolinsim.User{
+		pangolinsim.DefaultOwner,
 		{ID: "fihwbfec93u7yua", Email: "alice@corp.example", Username: "alice", Type: "oidc", IdpID: 1, IdpName: "test-idp", RoleIDs: []int{3}},
 		{ID: "l7lowl767jpo1y3", Email: "bob@corp.example", Username: "bob", Type: "oidc", IdpID: 1, IdpName: "test-idp"},
 	},
 }
 
-func policyOf(t *testing.T, s *inmemory.Server, id int) map[string]any {
+func policyOf(t *testing.T, s *simtest.Server, id int) map[string]any {
 	t.Helper()
 	r := do(t, s, "GET", "/v1/resource/"+itoa(id)+"/policies", "")
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
@@ -65,7 +66,7 @@ func TestAccessDefaults(t *testing.T) {
 
 	pol, found := s.Policy(id)
 	require.True(t, found)
-	assert.Equal(t, inmemory.Policy{SSO: true}, pol)
+	assert.Equal(t, pangolinsim.Policy{SSO: true}, pol)
 
 	require.Equal(t, 200, do(t, s, "DELETE", "/v1/resource/"+itoa(id), "").Status)
 	_, found = s.Policy(id)
@@ -100,7 +101,7 @@ func TestOrgRolesAndUsers(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"roleId": float64(3), "roleName": "k8s-devs"}}, alice["roles"])
 	assert.Equal(t, float64(3), users["pagination"].(map[string]any)["total"])
 
-	defaults := newServer(t, inmemory.Options{})
+	defaults := newServer(t, pangolinsim.Options{})
 	names := []string{}
 	for _, r := range do(t, defaults, "GET", "/v1/org/interop/roles", "").data()["roles"].([]any) {
 		names = append(names, r.(map[string]any)["name"].(string))
@@ -108,8 +109,8 @@ func TestOrgRolesAndUsers(t *testing.T) {
 	assert.Equal(t, []string{"Admin", "Member"}, names, "a new org's roles")
 	assert.Len(t, do(t, defaults, "GET", "/v1/org/interop/users", "").data()["users"], 1, "the owner")
 
-	assert.Panics(t, func() { inmemory.NewHandler(inmemory.Options{Roles: []inmemory.Role{{ID: 1, Name: "Again"}}}) }, "a second role 1")
-	assert.Panics(t, func() { inmemory.NewHandler(inmemory.Options{Roles: []inmemory.Role{{Name: "Admin"}}}) }, "a second Admin")
+	assert.Panics(t, func() { pangolinsim.New(pangolinsim.Options{Roles: []pangolinsim.Role{{ID: 1, Name: "Again"}}}) }, "a second role 1")
+	assert.Panics(t, func() { pangolinsim.New(pangolinsim.Options{Roles: []pangolinsim.Role{{Name: "Admin"}}}) }, "a second Admin")
 }
 
 func TestResourceRoles(t *testing.T) {
@@ -442,11 +443,11 @@ func TestAccessActions(t *testing.T) {
 		"updateResourceRule":    {"POST", "/rule/1", `{"priority":2}`},
 		"deleteResourceRule":    {"DELETE", "/rule/1", ""},
 	}
-	full := inmemory.Key{ID: "accesskey000001", Secret: "s", Org: "interop", Actions: all}
-	keys := []inmemory.Key{inmemory.RootKey, full}
-	lacking := map[string]inmemory.Key{}
+	full := pangolinsim.Key{ID: "accesskey000001", Secret: "s", Org: "interop", Actions: all}
+	keys := []pangolinsim.Key{pangolinsim.RootKey, full}
+	lacking := map[string]pangolinsim.Key{}
 	for i, action := range all[1:] {
-		k := inmemory.Key{ID: "lacking" + itoa(100000000+i), Secret: "s", Org: "interop"}
+		k := pangolinsim.Key{ID: "lacking" + itoa(100000000+i), Secret: "s", Org: "interop"}
 		for _, a := range all {
 			if a != action {
 				k.Actions = append(k.Actions, a)
@@ -455,7 +456,7 @@ func TestAccessActions(t *testing.T) {
 		lacking[action] = k
 		keys = append(keys, k)
 	}
-	s := newServer(t, inmemory.Options{Keys: keys})
+	s := newServer(t, pangolinsim.Options{Keys: keys})
 	id := createApp(t, s, "acl", "acl")
 	require.Equal(t, 200, do(t, s, "POST", "/v1/resource/"+itoa(id), `{"emailWhitelistEnabled":true}`).Status)
 	require.Equal(t, 201, do(t, s, "PUT", "/v1/resource/"+itoa(id)+"/rule", `{"action":"DROP","match":"IP","value":"10.1.2.3","priority":1}`).Status)

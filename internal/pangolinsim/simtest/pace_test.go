@@ -1,4 +1,4 @@
-package inmemory_test
+package simtest_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 )
 
 // send makes a request with the root key under ctx and returns its error, if any.
-func send(ctx context.Context, s *inmemory.Server, method, path, body string) (int, error) {
+func send(ctx context.Context, s *simtest.Server, method, path, body string) (int, error) {
 	var rd *strings.Reader
 	if body == "" {
 		rd = strings.NewReader("")
@@ -26,7 +27,7 @@ func send(ctx context.Context, s *inmemory.Server, method, path, body string) (i
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+inmemory.RootKey.Token())
+	req.Header.Set("Authorization", "Bearer "+pangolinsim.RootKey.Token())
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -38,10 +39,10 @@ func send(ctx context.Context, s *inmemory.Server, method, path, body string) (i
 	return resp.StatusCode, nil
 }
 
-// Requests beyond MaxConcurrent wait for a slot: with every served request held, the
+// Requests beyond Pace.MaxConcurrent wait for a slot: with every served request held, the
 // gauge shows the limit served and the rest waiting, and never more served at once.
 func TestMaxConcurrentQueuesTheRest(t *testing.T) {
-	s := newServer(t, inmemory.Options{MaxConcurrent: 2})
+	s := newPacedServer(t, simtest.Pace{MaxConcurrent: 2})
 	release := make(chan struct{})
 	s.SetFault(func(_ http.ResponseWriter, _ *http.Request) bool {
 		<-release // runs inside the slot: holds it
@@ -71,7 +72,7 @@ func TestMaxConcurrentQueuesTheRest(t *testing.T) {
 
 // Without a limit every request is served at once.
 func TestNoLimitServesAllAtOnce(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newPacedServer(t, simtest.Pace{})
 	release := make(chan struct{})
 	s.SetFault(func(_ http.ResponseWriter, _ *http.Request) bool {
 		<-release
@@ -89,7 +90,7 @@ func TestNoLimitServesAllAtOnce(t *testing.T) {
 // The service time is spent before the request is handled: a client that gives up
 // during it has changed nothing, and frees its slot.
 func TestServiceTimeComesBeforeTheHandling(t *testing.T) {
-	s := newServer(t, inmemory.Options{ServiceTime: time.Hour, MaxConcurrent: 1})
+	s := newPacedServer(t, simtest.Pace{ServiceTime: time.Hour, MaxConcurrent: 1})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -103,7 +104,7 @@ func TestServiceTimeComesBeforeTheHandling(t *testing.T) {
 	require.Eventually(t, func() bool { serving, waiting, _ := s.Load(); return serving == 0 && waiting == 0 }, 10*time.Second, 5*time.Millisecond)
 	assert.Empty(t, s.Resources())
 
-	quick := newServer(t, inmemory.Options{ServiceTime: time.Microsecond, MaxConcurrent: 1})
+	quick := newPacedServer(t, simtest.Pace{ServiceTime: time.Microsecond, MaxConcurrent: 1})
 	code, err := send(t.Context(), quick, http.MethodPut, "/v1/org/interop/resource", `{"name":"a","mode":"http","subdomain":"a","domainId":"domain1"}`)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusCreated, code)
@@ -112,7 +113,7 @@ func TestServiceTimeComesBeforeTheHandling(t *testing.T) {
 
 // Closing the server releases the requests waiting for a slot.
 func TestCloseReleasesWaiting(t *testing.T) {
-	s := inmemory.NewServer(inmemory.Options{ServiceTime: time.Hour, MaxConcurrent: 1})
+	s := simtest.NewPacedServer(pangolinsim.Options{}, simtest.Pace{ServiceTime: time.Hour, MaxConcurrent: 1})
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() { _, _ = send(t.Context(), s, http.MethodGet, "/v1/org/interop/domains", "") })
@@ -126,4 +127,10 @@ func TestCloseReleasesWaiting(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("requests still waiting 10 s after Close")
 	}
+}
+
+func newPacedServer(t *testing.T, pace simtest.Pace) *simtest.Server {
+	s := simtest.NewPacedServer(pangolinsim.Options{}, pace)
+	t.Cleanup(s.Close)
+	return s
 }

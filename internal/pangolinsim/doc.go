@@ -1,13 +1,17 @@
-// Package inmemory is an in-memory Pangolin Integration API (1.22, as observed in
-// the shared reference), quirks and error bodies included, with fault injection, request
-// counters and a view of the Traefik routers Pangolin would serve. It must not import
-// pangolinapi: written apart from the client, it cannot share the client's mistakes.
-// Blueprints, root-only routes and resources other than HTTP, TCP and UDP ones are
-// deliberately not implemented.
+// Package pangolinsim is an in-memory Pangolin Integration API (1.22, as observed in
+// the shared reference), quirks and error bodies included, with request counters and a
+// view of the Traefik routers Pangolin would serve. It must not import pangolinapi:
+// written apart from the client, it cannot share the client's mistakes. Blueprints,
+// root-only routes and resources other than HTTP, TCP and UDP ones are deliberately not
+// implemented.
 //
-// Besides the tests, `manager render` runs the direct sink against it, in memory, to show
-// what direct mode would create: the package ships in the binary for that.
-package inmemory
+// The simulator is an http.Handler and serves no port. Besides the tests, `manager
+// render` runs the direct sink against it, in memory (Transport), to show what direct
+// mode would create: the package ships in the binary for that. What only tests need (a
+// loopback listener, faults, a real server's pace) is in internal/pangolinsim/simtest,
+// which the binary does not link; it puts itself in front of the simulator through
+// Count and Answer.
+package pangolinsim
 
 // Fidelity. The fake answers as Pangolin 1.22 did on every difference a comparison of
 // 137 requests sent to both found: the update response
@@ -70,5 +74,5 @@ package inmemory
 // and ignored); health checks, which turn healthy only when a
 // test says so (SetTargetHealth, Options.HealthyBackends); domains and sites of any org
 // but Options.Org; the hash Pangolin releases after 1.22 may append to long router keys;
-// argon2's 25-50 ms per request and Node's small thread pool, unless asked for
-// (Options.ServiceTime and MaxConcurrent; Latency for a delay outside any limit).
+// argon2's 25-50 ms per request and Node's small thread pool, which simtest adds when
+// asked (its Pace, and its Latency fault for a delay outside any limit).

@@ -1,4 +1,4 @@
-package inmemory_test
+package pangolinsim_test
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/inmemory"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 )
 
 func TestCreateSite(t *testing.T) {
@@ -26,7 +26,7 @@ func TestCreateSite(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, inmemory.Options{})
+			s := newServer(t, pangolinsim.Options{})
 			r := do(t, s, "PUT", "/v1/org/interop/site", tc.body)
 			require.Equal(t, tc.wantStatus, r.Status, r.Body)
 			if tc.wantMessage != "" {
@@ -37,7 +37,7 @@ func TestCreateSite(t *testing.T) {
 }
 
 func TestNewtSiteCredentialsAndOnlineState(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	r := do(t, s, "PUT", "/v1/org/interop/site", `{"name":"edge","niceId":"edge","type":"newt","newtId":"abcdefghijklmno","secret":"s3cret"}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
 	assert.Equal(t, "abcdefghijklmno", r.data()["newtId"])
@@ -64,12 +64,12 @@ func TestNewtSiteCredentialsAndOnlineState(t *testing.T) {
 }
 
 func TestDeleteSite(t *testing.T) {
-	s := newServer(t, inmemory.Options{})
+	s := newServer(t, pangolinsim.Options{})
 	r := do(t, s, "PUT", "/v1/org/interop/site", `{"name":"edge","niceId":"edge","type":"newt"}`)
 	require.Equal(t, http.StatusCreated, r.Status, r.Body)
 	siteID := int(r.data()["siteId"].(float64))
 	app := createApp(t, s, "app.example.com", "app")
-	s.SeedTarget(inmemory.Target{ResourceID: app, SiteID: siteID, IP: "web.svc", Port: 80, Enabled: true})
+	s.SeedTarget(pangolinsim.Target{ResourceID: app, SiteID: siteID, IP: "web.svc", Port: 80, Enabled: true})
 
 	del := do(t, s, "DELETE", "/v1/site/"+itoa(siteID), "")
 	require.Equal(t, http.StatusOK, del.Status, del.Body)

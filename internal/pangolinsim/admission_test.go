@@ -1,4 +1,4 @@
-package inmemory
+package pangolinsim
 
 import (
 	"testing"
@@ -65,7 +65,7 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestServerAccessIsWhatTheGatekeeperReads(t *testing.T) {
-	s := NewHandler(Options{})
+	s := New(Options{})
 	r := s.SeedResource(Resource{Name: "web", DomainID: "domain1", SSO: true, Enabled: true})
 	a, ok := s.Access(r.ID)
 	assert.True(t, ok)
