@@ -192,10 +192,12 @@ func specManagedSite(t *testing.T, p Provider) {
 		assert.NoError(t, e.c.Get(e.ctx, keptKey, &corev1.Secret{}), "and its Secret")
 		assert.Len(t, server.Targets(foreign.ID), 1, "the resource PIC did not create is untouched")
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Contains(c, pic.Log(t), "resources PIC did not create have targets on it, and PIC deletes neither them nor the site")
+			line := "resources PIC did not create have targets on it, and PIC deletes neither them nor the site"
+			assert.True(c, strings.Contains(pic.Log(t), line), "PIC's log says why it keeps the site: %q", line)
 			_, body, err := pic.Get(e.ctx, Metrics, "/metrics")
 			assert.NoError(c, err)
-			assert.Contains(c, body, `pic_pangolin_managed_site_kept{reason="foreign_resources",site="`+keptSite+`"} 1`)
+			series := `pic_pangolin_managed_site_kept{reason="foreign_resources",site="` + keptSite + `"} 1`
+			assert.True(c, strings.Contains(body, series), "the metrics hold %s", series)
 		}, eventually, tick)
 		assert.False(t, strings.Contains(pic.Log(t), agentSecret), "no log line holds the removed agent's secret")
 	})
