@@ -540,14 +540,15 @@ func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
 		resources   bool // a resource has a target on the site
 		forbidden   bool // the managed sites' Role is gone
 		wantRemoved bool
+		wantKept    string // pic_pangolin_managed_site_kept's reason
 		wantLog     string
 	}{
 		{name: "the last managed site, once taken off, is removed with its agent, in order",
 			wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
 		{name: "a site that still carries resources is kept",
-			resources: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+			resources: true, wantKept: keptForResources, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
 		{name: "without the Role, the agent cannot be seen gone, so the site is kept and the log says what to do",
-			forbidden: true, wantLog: "delete the Deployment and Secret, then the site, by hand"},
+			forbidden: true, wantKept: keptForAgent, wantLog: "delete the Deployment and Secret, then the site, by hand"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -579,6 +580,7 @@ func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
 				assert.Empty(t, w.order, "nothing is deleted")
 			}
 			assert.Contains(t, w.logs.String(), tc.wantLog)
+			assert.Equal(t, tc.wantKept, kept(t, managedSite), "pic_pangolin_managed_site_kept")
 			assert.NotContains(t, w.logs.String(), "cannot keep the managed sites' agents", "managing none, PIC looks for no owner")
 			assertNoCredential(t, w)
 		})
