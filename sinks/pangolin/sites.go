@@ -60,7 +60,23 @@ var managedSiteNewt = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1 for the Newt version the managed site's agent reported when it last connected, by site and version; no series while no agent has connected.",
 }, []string{"site", "version"})
 
-func init() { metrics.Registry.MustRegister(managedSiteOnline, managedSiteNewt) }
+// managedSiteKept is each site PIC created and no longer manages that it keeps instead
+// of removing, and why: a site waiting for its removal is worth an alert only when
+// what holds it is not going by itself (foreign_resources, agent).
+var managedSiteKept = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "pic_pangolin_managed_site_kept",
+	Help: "1 while a site PIC created and no longer manages is kept instead of removed, by site and reason: objects (objects still publish through it), resources (PIC's own resources still have targets on it), foreign_resources (resources PIC did not create have targets on it, which PIC never deletes), agent (its Newt agent cannot be removed).",
+}, []string{"site", "reason"})
+
+// Why a site PIC no longer manages is kept: the reason label of managedSiteKept.
+const (
+	keptForObjects          = "objects"
+	keptForResources        = "resources"
+	keptForForeignResources = "foreign_resources"
+	keptForAgent            = "agent"
+)
+
+func init() { metrics.Registry.MustRegister(managedSiteOnline, managedSiteNewt, managedSiteKept) }
 
 // setManagedSiteNewt records the Newt version of a managed site PIC created; "" (no
 // agent connected yet, or a site PIC did not create) leaves the site no series.
@@ -248,10 +264,13 @@ func (k *siteKeeper) Keep(ctx context.Context) {
 }
 
 // sweep removes the sites PIC created, with this owner id, that the configuration no
-// longer names, in order: once no resource has a target on one (PIC's own go when the
-// objects that published them are deleted or move to another tunnel), its agent's
-// Deployment and Secret, then the site. A site that still carries resources, PIC's or
-// anyone's, is kept, and the log says so at every pass.
+// longer names, in order: once no resource has a target on one, its agent's Deployment
+// and Secret, then the site. The resources are not the sweep's to delete: PIC's own go
+// with the objects that published them (deleted, or moved to another tunnel), and an
+// object whose new tunnel is missing holds them, as any refusal does; the site waits
+// for them. A site that still carries resources is kept, and the log and
+// pic_pangolin_managed_site_kept say why at every pass; one carrying resources PIC did
+// not create is kept until someone else removes them.
 func (k *siteKeeper) sweep(ctx context.Context) {
 	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
 	sites, err := k.sink.api.ListSites(ctx)
@@ -259,18 +278,25 @@ func (k *siteKeeper) sweep(ctx context.Context) {
 		logger.Error(err, "cannot list the sites to find those PIC no longer manages; trying again at the next pass")
 		return
 	}
+	kept := map[string]string{} // niceId -> why
 	for _, site := range sites {
-		if !ownsSite(k.sink.ownerID, site) || k.inUse(site.NiceID) {
+		if !ownsSite(k.sink.ownerID, site) || k.named(site.NiceID) {
+			continue
+		}
+		if k.asked(site.NiceID) {
+			logger.Info("keeping a site PIC no longer manages: objects asked to publish through it since PIC started (the tunnel-name annotation, or a pangolin-<name> class); it is removed once none does, after a restart",
+				"site", site.NiceID)
+			kept[site.NiceID] = keptForObjects
 			continue
 		}
 		if site.ResourceCount > 0 {
-			logger.Info("keeping a site PIC no longer manages: resources still have targets on it; it is removed once they are gone",
-				"site", site.NiceID, "resources", site.ResourceCount)
+			kept[site.NiceID] = k.keptForResources(ctx, site)
 			continue
 		}
 		agent := k.managed.Agent
 		agent.Site = site.NiceID
 		if err := k.managed.Keeper.Remove(ctx, agent); err != nil {
+			kept[site.NiceID] = keptForAgent
 			if apierrors.IsForbidden(err) {
 				// The managed sites' Role went with the last managed tunnel: PIC cannot
 				// see whether the agent is gone, so the site stays.
@@ -289,6 +315,58 @@ func (k *siteKeeper) sweep(ctx context.Context) {
 		setManagedSiteNewt(site.NiceID, "")
 		logger.Info("removed a site PIC no longer manages, and its Newt agent", "site", site.NiceID, "siteId", site.SiteID)
 	}
+	managedSiteKept.Reset()
+	for niceID, why := range kept {
+		managedSiteKept.WithLabelValues(niceID, why).Set(1)
+	}
+}
+
+// keptForResources says why a site PIC no longer manages, which still carries
+// resources, is kept: Pangolin's count is every resource on the site, and the sink knows
+// which of them are PIC's, once it has read them all. Resources PIC did not create keep
+// the site for good: PIC deletes neither them nor the site under them.
+func (k *siteKeeper) keptForResources(ctx context.Context, site pangolinapi.Site) string {
+	logger := log.FromContext(ctx).WithName("pangolin").WithName("sites")
+	own, objects, known := k.sink.resourcesOn(site.SiteID)
+	switch {
+	case !known:
+		logger.Info("keeping a site PIC no longer manages: resources still have targets on it; it is removed once they are gone",
+			"site", site.NiceID, "resources", site.ResourceCount)
+		return keptForResources
+	case site.ResourceCount > own:
+		kv := []any{"site", site.NiceID, "foreign", site.ResourceCount - own, "resources", site.ResourceCount}
+		if own > 0 {
+			kv = append(kv, "objects", objects)
+		}
+		logger.Info("keeping a site PIC no longer manages: resources PIC did not create have targets on it, and PIC deletes neither them nor the site; delete them or move them to another site, and PIC then removes the site and its agent", kv...)
+		return keptForForeignResources
+	}
+	logger.Info("keeping a site PIC no longer manages: PIC's resources still have targets on it; they go when the objects that published them are deleted or move to another tunnel, and the site and its agent after them",
+		"site", site.NiceID, "resources", own, "objects", objects)
+	return keptForResources
+}
+
+// resourcesOn are how many of this owner id's resources have a target on siteID, and
+// the objects that published them ("Ingress shop/web"), as the sink last read or wrote
+// them; known is false until a refresh has read every resource whole, its targets with
+// it.
+func (s *Sink) resourcesOn(siteID int) (resources int, objects []string, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.complete {
+		return 0, nil, false
+	}
+	for _, e := range s.entries {
+		if !slices.ContainsFunc(e.targets, func(t pangolinapi.Target) bool { return t.SiteID == siteID }) {
+			continue
+		}
+		resources++
+		if o := e.mark.Kind + " " + e.mark.Namespace + "/" + e.mark.Name; !slices.Contains(objects, o) {
+			objects = append(objects, o)
+		}
+	}
+	slices.Sort(objects)
+	return resources, objects, true
 }
 
 // keep makes one managed site and its agent exist.
@@ -335,12 +413,14 @@ func (k *siteKeeper) keep(ctx context.Context, agent newt.Agent) error {
 	return nil
 }
 
-// inUse reports whether a site is still a tunnel: managed, named by the configuration,
-// or asked about by an object (the tunnel-name annotation).
-func (k *siteKeeper) inUse(niceID string) bool {
-	if slices.Contains(k.managed.Names, niceID) || slices.Contains(k.managed.Configured, niceID) {
-		return true
-	}
+// named reports whether the configuration names a site as a tunnel, managed or not.
+func (k *siteKeeper) named(niceID string) bool {
+	return slices.Contains(k.managed.Names, niceID) || slices.Contains(k.managed.Configured, niceID)
+}
+
+// asked reports whether an object asked about a site (the tunnel-name annotation, or a
+// class naming a tunnel the configuration does not) since PIC started.
+func (k *siteKeeper) asked(niceID string) bool {
 	k.sink.mu.Lock()
 	defer k.sink.mu.Unlock()
 	_, asked := k.sink.tunnels[niceID]

@@ -29,11 +29,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
-	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
-	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
+	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/newt"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
@@ -271,40 +271,102 @@ func (w *siteWorld) has(obj client.Object, name string) bool {
 	return w.kube.Get(w.ctx, types.NamespacedName{Namespace: "pic-system", Name: name}, obj) == nil
 }
 
+// Who published a resource seeded on a site, for the tests of removal.
+const (
+	noResource = iota
+	foreignResource
+	picResource
+	bothResources
+)
+
+// seedResources places resources with a target on site: one made by hand, one PIC
+// published for the Ingress shop/app, or both.
+func (w *siteWorld) seedResources(siteID int, which int) {
+	w.t.Helper()
+	if which == foreignResource || which == bothResources {
+		r := w.fake.SeedResource(pangolinsim.Resource{Name: "by hand", DomainID: "domain1", Subdomain: ptrTo("by-hand"), Enabled: true})
+		w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: siteID, IP: "10.0.0.1", Port: 80, Enabled: true})
+	}
+	if which == picResource || which == bothResources {
+		m := mark{Kind: "Ingress", Namespace: "shop", Name: "app", Host: "app.example.com", PublicHost: "app.example.com"}
+		r := w.fake.SeedResource(pangolinsim.Resource{NiceID: niceID("cluster-a", m), Name: resourceName(m), DomainID: "domain1", Subdomain: ptrTo("app"), Enabled: true})
+		w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: siteID, IP: "web.shop.svc.cluster.local", Port: 8080, Method: "http", Enabled: true})
+	}
+}
+
+// kept is the reason pic_pangolin_managed_site_kept gives for site, "" for no series.
+func kept(t *testing.T, niceID string) string {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 16)
+	managedSiteKept.Collect(ch)
+	close(ch)
+	var reasons []string
+	for m := range ch {
+		var pb dto.Metric
+		require.NoError(t, m.Write(&pb))
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["site"] == niceID {
+			assert.Equal(t, 1.0, pb.GetGauge().GetValue())
+			reasons = append(reasons, labels["reason"])
+		}
+	}
+	require.LessOrEqual(t, len(reasons), 1, "one reason per site")
+	if len(reasons) == 0 {
+		return ""
+	}
+	return reasons[0]
+}
+
 func TestSitesNoLongerManaged(t *testing.T) {
 	old := pangolinsim.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
 	cases := []struct {
 		name        string
 		site        pangolinsim.Site
-		resources   bool // a resource has a target on the site
+		resources   int  // who published the resources with a target on the site
+		unread      bool // PIC has not read Pangolin's resources yet
 		labelled    bool // the agent's objects carry PIC's labels
 		configured  bool // a tunnel of the configuration names it, without managedSite
 		asked       bool // an object asked about it (the tunnel-name annotation)
 		wantRemoved bool
+		wantKept    string // pic_pangolin_managed_site_kept's reason
 		wantLog     string
 	}{
 		{name: "a site PIC created and no longer manages, without resources, is removed with its agent, in order",
 			site: old, labelled: true, wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
-		{name: "a site that still carries resources is kept, and the log says why",
-			site: old, resources: true, labelled: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+		{name: "a site carrying PIC's own resources is kept until their objects let them go, and the log names the objects",
+			site: old, resources: picResource, labelled: true, wantKept: keptForResources,
+			wantLog: `keeping a site PIC no longer manages: PIC's resources still have targets on it; they go when the objects that published them are deleted or move to another tunnel, and the site and its agent after them" "site"="old" "resources"=1 "objects"=["Ingress shop/app"]`},
+		{name: "a site carrying a resource PIC did not create is kept with its agent, and PIC says it deletes neither",
+			site: old, resources: foreignResource, labelled: true, wantKept: keptForForeignResources,
+			wantLog: `keeping a site PIC no longer manages: resources PIC did not create have targets on it, and PIC deletes neither them nor the site; delete them or move them to another site, and PIC then removes the site and its agent" "site"="old" "foreign"=1 "resources"=1` + "\n"},
+		{name: "a site carrying PIC's resources and another's is kept for the other's",
+			site: old, resources: bothResources, labelled: true, wantKept: keptForForeignResources,
+			wantLog: `resources PIC did not create have targets on it, and PIC deletes neither them nor the site; delete them or move them to another site, and PIC then removes the site and its agent" "site"="old" "foreign"=1 "resources"=2 "objects"=["Ingress shop/app"]`},
+		{name: "before PIC has read Pangolin's resources, a site carrying resources is kept without guessing whose they are",
+			site: old, resources: foreignResource, unread: true, labelled: true, wantKept: keptForResources,
+			wantLog: "keeping a site PIC no longer manages: resources still have targets on it; it is removed once they are gone"},
 		{name: "a site whose agent's objects PIC did not label is kept with them",
-			site: old, labelled: false, wantLog: "PIC did not create it and leaves it alone"},
+			site: old, labelled: false, wantKept: keptForAgent, wantLog: "PIC did not create it and leaves it alone"},
 		{name: "another owner id's site is not touched",
 			site: pangolinsim.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-b)", Type: "newt"}, labelled: true},
 		{name: "a site made by hand is not touched",
 			site: pangolinsim.Site{ID: 7, NiceID: "old", Name: "old", Type: "newt"}, labelled: true},
 		{name: "a site the configuration still names as a tunnel, unmanaged, is kept",
 			site: old, labelled: true, configured: true},
-		{name: "a site an object asked about is kept",
-			site: old, labelled: true, asked: true},
+		{name: "a site an object asked about is kept, and the log says so",
+			site: old, labelled: true, asked: true, wantKept: keptForObjects,
+			wantLog: "keeping a site PIC no longer manages: objects asked to publish through it since PIC started"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newSiteWorld(t, tc.site)
 			w.seedAgent("old", tc.labelled)
-			if tc.resources {
-				r := w.fake.SeedResource(pangolinsim.Resource{Name: "by hand", DomainID: "domain1", Enabled: true})
-				w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: tc.site.ID, IP: "10.0.0.1", Port: 80, Enabled: true})
+			w.seedResources(tc.site.ID, tc.resources)
+			if !tc.unread {
+				require.NoError(t, w.sink.Refresh(w.ctx))
 			}
 			if tc.configured {
 				w.keeper.managed.Configured = append(w.keeper.managed.Configured, "old")
@@ -313,6 +375,7 @@ func TestSitesNoLongerManaged(t *testing.T) {
 				_, err := w.sink.Tunnel(w.ctx, route.TunnelRef{Namespace: "shop", Name: "old"})
 				require.NoError(t, err)
 			}
+			resources := w.fake.Resources()
 			w.keeper.Keep(w.ctx)
 
 			_, siteLeft := w.siteNamed("old")
@@ -325,6 +388,8 @@ func TestSitesNoLongerManaged(t *testing.T) {
 				assert.True(t, siteLeft && deploymentLeft && secretLeft, "site %t, deployment %t, secret %t", siteLeft, deploymentLeft, secretLeft)
 				assert.Empty(t, w.order, "nothing is deleted")
 			}
+			assert.Equal(t, resources, w.fake.Resources(), "no resource is deleted: PIC's go with their objects")
+			assert.Equal(t, tc.wantKept, kept(t, "old"), "pic_pangolin_managed_site_kept")
 			if tc.wantLog != "" {
 				assert.Contains(t, w.logs.String(), tc.wantLog)
 			}
@@ -332,6 +397,43 @@ func TestSitesNoLongerManaged(t *testing.T) {
 			assert.True(t, managedLeft, "the managed site is kept")
 		})
 	}
+}
+
+func TestSiteNoLongerManagedGoesOnceItsResourcesMove(t *testing.T) {
+	old := pangolinsim.Site{ID: 7, NiceID: "old", Name: "old (PIC cluster-a)", Type: "newt"}
+	w := newSiteWorld(t, old)
+	w.seedAgent("old", true)
+	w.seedResources(old.ID, picResource)
+	require.NoError(t, w.sink.Refresh(w.ctx))
+
+	w.keeper.Keep(w.ctx)
+	_, siteLeft := w.siteNamed("old")
+	require.True(t, siteLeft, "kept while PIC's resource has its target there")
+	require.Empty(t, w.order)
+	require.Equal(t, keptForResources, kept(t, "old"))
+
+	// The Ingress moves to the managed tunnel: its target goes to the managed site.
+	created, ok := w.siteNamed(managedSite)
+	require.True(t, ok)
+	var moved bool
+	for _, r := range w.fake.Resources() {
+		for _, tg := range w.fake.Targets(r.ID) {
+			if tg.SiteID == old.ID {
+				_, err := w.sink.api.UpdateTarget(w.ctx, tg.ID, pangolinapi.TargetUpdate{SiteID: created.ID, IP: tg.IP, Port: tg.Port, Method: tg.Method, Enabled: ptrTo(true)})
+				require.NoError(t, err)
+				moved = true
+			}
+		}
+	}
+	require.True(t, moved)
+	require.NoError(t, w.sink.Refresh(w.ctx))
+	w.order = nil
+
+	w.keeper.Keep(w.ctx)
+	assert.Equal(t, []string{"delete *v1.Deployment newt-old", "delete *v1.Secret newt-old", "DELETE /v1/site/7"}, w.order,
+		"its resources gone, the agent goes, then the site")
+	assert.Empty(t, kept(t, "old"), "a removed site is kept for no reason")
+	assert.Len(t, w.fake.Resources(), 1, "PIC's resource is served from the managed site")
 }
 
 // newtVersions are the versions the info metric holds for a site.
@@ -439,14 +541,15 @@ func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
 		resources   bool // a resource has a target on the site
 		forbidden   bool // the managed sites' Role is gone
 		wantRemoved bool
+		wantKept    string // pic_pangolin_managed_site_kept's reason
 		wantLog     string
 	}{
 		{name: "the last managed site, once taken off, is removed with its agent, in order",
 			wantRemoved: true, wantLog: "removed a site PIC no longer manages"},
 		{name: "a site that still carries resources is kept",
-			resources: true, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
+			resources: true, wantKept: keptForResources, wantLog: "keeping a site PIC no longer manages: resources still have targets on it"},
 		{name: "without the Role, the agent cannot be seen gone, so the site is kept and the log says what to do",
-			forbidden: true, wantLog: "delete the Deployment and Secret, then the site, by hand"},
+			forbidden: true, wantKept: keptForAgent, wantLog: "delete the Deployment and Secret, then the site, by hand"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -478,6 +581,7 @@ func TestSitesRemovedOnceNoTunnelIsManaged(t *testing.T) {
 				assert.Empty(t, w.order, "nothing is deleted")
 			}
 			assert.Contains(t, w.logs.String(), tc.wantLog)
+			assert.Equal(t, tc.wantKept, kept(t, managedSite), "pic_pangolin_managed_site_kept")
 			assert.NotContains(t, w.logs.String(), "cannot keep the managed sites' agents", "managing none, PIC looks for no owner")
 			assertNoCredential(t, w)
 		})
