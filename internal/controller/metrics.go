@@ -32,3 +32,13 @@ var (
 func init() {
 	metrics.Registry.MustRegister(reconcileTotal, reconcileDuration, managedResources, rejectedObjects, eventsDropped)
 }
+
+// apply adds obs to the gauges (sign +1), or takes it away (-1).
+func (o *observations) apply(obs observation, sign float64) {
+	for _, reason := range obs.reasons {
+		rejectedObjects.WithLabelValues(o.source, reason).Add(sign)
+	}
+	for _, t := range obs.tunnels {
+		managedResources.WithLabelValues(t.tunnel).Add(sign * float64(t.n))
+	}
+}
