@@ -447,6 +447,7 @@ func TestUnsupportedByPangolinResource(t *testing.T) {
 			require.NotNil(t, got)
 			assert.Equal(t, pic.ReasonAccessPolicyUnsupported, got.Reason)
 			assert.False(t, got.Hold, "what exists for the host is removed: kept, it would be less protected than asked")
+			assert.True(t, got.AccessUnsupported, "nothing the host replaces stands in for it")
 			assert.Contains(t, got.Message, "AccessPolicy shop/web-policy sets "+tc.fields+", which only the direct mode")
 			assert.NotContains(t, got.Message, "hunter22")
 		})
