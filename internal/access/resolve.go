@@ -88,7 +88,7 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	for _, o := range in.Attachment.Overridden {
 		attached += fmt.Sprintf("; it overrides AccessPolicy %s on a Gateway", o)
 	}
-	notices := []route.Notice{{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAttached, Message: attached}}
+	notices := []route.Notice{{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAttached, Message: attached, Protects: r.Host}}
 
 	asked := r.Access
 	if overrides(p) && in.Attachment.Via.Kind == accessv1alpha1.KindGateway {

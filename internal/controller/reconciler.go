@@ -43,6 +43,10 @@ type Deps struct {
 	// (plugin.Shared.Declarations), one for each part however many sources use it:
 	// their controllers are set up once, after the sources'.
 	SharedParts []plugin.SharedDeclaration
+	// OnReconciled, when set, is told how each reconcile of a source's object ended,
+	// once its last write (its status's included) was sent: what a test waits for to
+	// know that a change was looked at.
+	OnReconciled func(source string, key types.NamespacedName, ended Ending)
 }
 
 // Reconciler reconciles the objects of one source.
@@ -59,9 +63,10 @@ type Reconciler struct {
 
 	// backoff paces retries of causes that may fix themselves (a missing Service or
 	// tunnel) without logging them as errors: exponential per object, up to 5 minutes.
-	backoff workqueue.TypedRateLimiter[reconcile.Request]
-	waiting *tunnelWaiters
-	seen    *observations
+	backoff      workqueue.TypedRateLimiter[reconcile.Request]
+	waiting      *tunnelWaiters
+	seen         *observations
+	onReconciled func(source string, key types.NamespacedName, ended Ending)
 }
 
 // NewReconciler returns the reconciler of one source.
@@ -71,46 +76,40 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 		all = []plugin.Source{source}
 	}
 	return &Reconciler{
-		source:   source,
-		declared: source.Declare(),
-		sink:     deps.Sink,
-		recorder: limitNotes(deps.Recorder),
-		defaults: deps.Defaults,
-		claims:   newHostClaims(all, deps.Sink),
-		policy:   deps.HostPolicy,
-		nsLabels: deps.NamespaceLabels,
-		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
-		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
-		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
+		source:       source,
+		declared:     source.Declare(),
+		sink:         deps.Sink,
+		recorder:     limitNotes(deps.Recorder),
+		defaults:     deps.Defaults,
+		claims:       newHostClaims(all, deps.Sink),
+		policy:       deps.HostPolicy,
+		nsLabels:     deps.NamespaceLabels,
+		backoff:      workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
+		waiting:      &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
+		seen:         &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
+		onReconciled: deps.OnReconciled,
 	}
 }
-
-// UpToDateMessage is the debug line of a reconcile whose plan was empty, logged after
-// its last write: what a test waits for to know that a change was looked at.
-const UpToDateMessage = "up to date"
 
 // Reconcile implements reconcile.Reconciler. It is level-based: it looks at the object
 // as it is now and makes what the sink keeps match, whatever happened before.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
-	result, err := r.reconcile(ctx, req)
-	reconcileDuration.WithLabelValues(r.source.Name()).Observe(time.Since(start).Seconds())
-	outcome := "success"
-	switch {
-	case err != nil:
-		outcome = "error"
-	case result.RequeueAfter > 0:
-		outcome = "requeue"
+	result, wrote, err := r.reconcile(ctx, req)
+	ended := ending(wrote, err)
+	observeReconcile(r.source.Name(), time.Since(start), result, err, ended)
+	if r.onReconciled != nil {
+		r.onReconciled(r.source.Name(), req.NamespacedName, ended)
 	}
-	reconcileTotal.WithLabelValues(r.source.Name(), outcome).Inc()
 	return result, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// reconcile reconciles one object, and reports whether it wrote to the sink.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
 	logger := log.FromContext(ctx)
 	res, err := r.source.Routes(ctx, req.NamespacedName)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
 	if res.Origin == nil || res.Deleting {
 		// Deleted, or being deleted: with owner references, the garbage collector
@@ -122,12 +121,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.waiting.forget(req.NamespacedName)
 		r.backoff.Forget(req)
 		if res.Origin == nil && !r.sink.Features().GarbageCollected {
-			return reconcile.Result{}, r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
+			wrote, err := r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
+			return reconcile.Result{}, wrote, err
 		}
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, false, nil
 	}
 	origin := *res.Origin
-	rejections := res.Rejections
+	o := newOutcome(res)
 	routes := res.Routes
 	if !res.Managed {
 		routes = nil
@@ -137,100 +137,76 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// policy, ownership and what is published must be decided on the same host, even
 	// when a refresh of the domains lands in between.
 	features := r.sink.Features()
-	routes, notAllowed, err := r.allowedHosts(ctx, origin, routes, features.Domains)
+	routes, err = r.allowedHosts(ctx, origin, routes, features.Domains, o)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	rejections = append(rejections, notAllowed...)
 
 	existing, err := r.sink.Current(ctx, origin)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
 	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, features.Domains))
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	routes, tunnelRejections, dropped, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
+	routes, err = r.checkTunnels(ctx, req.NamespacedName, routes, o)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
 	}
-	rejections = append(rejections, tunnelRejections...)
-	// refused are the hosts, or the whole object, that are not published for it,
-	// whoever refused them: its status says so too (decideStatus). The source's
-	// refusals of the object as a whole are already in its parents' conditions.
-	refused := slices.Concat(dropped, notAllowed)
 
-	desired, engineRejections := engine.Desired(engine.Input{
+	desired, refused := engine.Desired(engine.Input{
 		Routes: routes, Features: features, Defaults: r.defaults, Owners: owners,
 	})
+	o.refuse(stageEngine, refused...)
 	desired, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, desired, existing)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	rejections = append(rejections, engineRejections...)
-	rejections = append(rejections, unconfirmed...)
-	refused = append(refused, unconfirmed...)
-	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
-	refused = append(refused, notPublished(engineRejections, desired)...)
-	plan := engine.Calculate(origin, desired, existing, rejections, owners)
-	rejections = append(rejections, plan.Kept...)
+	o.refuse(stageConfirm, unconfirmed...)
+	o.decided(desired)
+	plan := engine.Calculate(origin, desired, existing, o.held(), owners)
+	o.refuse(stagePlan, plan.Kept...)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, applyErr)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, applyErr)
 	}
-	rejections = append(rejections, applied.Rejections...)
-	// A resource kept for a refused replacement is still published: the refusal
-	// itself is what the status reports.
-	refused = append(refused, slices.DeleteFunc(slices.Clone(applied.Rejections), func(rj route.Rejection) bool {
-		return rj.Reason == pic.ReasonReplacementRefused
-	})...)
+	o.refuse(stageSink, applied.Rejections...)
 
 	live := served(existing, applied)
-	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)
+	r.report(ctx, origin, o.warnings(), o.notices(), live)
 	if res.OwnsStatus {
-		if err := r.source.WriteStatus(ctx, req.NamespacedName, decideStatus(res, refused, publishedHostnames(live))); err != nil {
-			return reconcile.Result{}, err
+		if err := r.source.WriteStatus(ctx, req.NamespacedName, o.status(publishedHostnames(live))); err != nil {
+			return reconcile.Result{}, false, err
 		}
 	}
 	if plan.Empty() {
 		// Once every write of the reconcile, its status's included, has been sent.
-		logger.V(1).Info(UpToDateMessage, "resources", len(desired))
+		logger.V(1).Info("up to date", "resources", len(desired))
 	}
-
-	var requeue time.Duration
-	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Retry }) {
-		requeue = r.backoff.When(req)
-	} else {
-		r.backoff.Forget(req)
-	}
-	if len(notReady) > 0 && (requeue == 0 || requeue > TunnelNotReadyRecheck) {
-		requeue = TunnelNotReadyRecheck
-	}
-	return reconcile.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: o.requeue(r.backoff, req)}, !plan.Empty(), nil
 }
 
 // allowedHosts drops the routes whose published host the host policy does not let the
-// object's namespace publish, with a HostNotAllowed rejection each: not held, so what
-// was published for such a host goes. A TCP or UDP port is not a host: the policy does
-// not concern it. An error reading the namespace fails the reconcile, which removes
-// nothing. domains are the sink's, as the rest of the reconcile sees them.
-func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string) ([]route.Route, []route.Rejection, error) {
+// object's namespace publish, with a HostNotAllowed refusal each in o: not held, so
+// what was published for such a host goes. A TCP or UDP port is not a host: the policy
+// does not concern it. An error reading the namespace fails the reconcile, which
+// removes nothing. domains are the sink's, as the rest of the reconcile sees them.
+func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string, o *outcome) ([]route.Route, error) {
 	if !r.policy.Enabled() {
-		return routes, nil, nil
+		return routes, nil
 	}
 	var nsLabels map[string]string
 	if r.policy.NeedsLabels() && r.nsLabels != nil {
 		var err error
 		if nsLabels, err = r.nsLabels(ctx, origin.Namespace); err != nil {
-			return nil, nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
+			return nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
 	kept := routes[:0:0]
-	var refused []route.Rejection
 	for _, rt := range routes {
 		if rt.Raw() {
 			kept = append(kept, rt)
@@ -246,10 +222,10 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 		if len(patterns) > 0 {
 			may = "only " + strings.Join(patterns, ", ")
 		}
-		refused = append(refused, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
+		o.refuse(stageHostPolicy, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
 			Message: fmt.Sprintf("host %s is not published: the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
 	}
-	return kept, refused, nil
+	return kept, nil
 }
 
 // NamespaceLabels reads a namespace's labels through c, for Deps.NamespaceLabels. A
@@ -267,15 +243,16 @@ func NamespaceLabels(c client.Reader) func(ctx context.Context, namespace string
 	}
 }
 
-// release removes what the sink keeps for an object that is gone.
-func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
+// release removes what the sink keeps for an object that is gone, and reports whether
+// there was anything to remove.
+func (r *Reconciler) release(ctx context.Context, gone route.Origin) (bool, error) {
 	existing, err := r.sink.Current(ctx, gone)
 	if err != nil || len(existing) == 0 {
-		return err
+		return false, err
 	}
 	applied, err := r.sink.Apply(ctx, gone, engine.Calculate(gone, nil, existing, nil, nil))
 	r.reportApplied(ctx, gone, applied)
-	return err
+	return true, err
 }
 
 // confirmFirstPublish has the source confirm the desired resources whose host the sink
@@ -308,28 +285,33 @@ func confirmFirstPublish(ctx context.Context, confirm func(context.Context, []st
 	return kept, waiting, nil
 }
 
-// checkTunnels drops the routes whose tunnel does not exist, holding what exists for
-// them (one rejection per tunnel, for events; one per dropped host, for the status),
-// and says which tunnels exist but are not Ready yet. Routes through a tunnel
-// that is not Ready are still written: the sink's world waits for the tunnel itself,
-// and the route is live the moment the tunnel is.
-func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) (kept []route.Route, rejections, dropped []route.Rejection, notReady []route.Notice, err error) {
+// checkTunnels drops the routes whose tunnel does not exist, with one refusal per
+// tunnel in o, which holds what exists for them, and records in o the tunnels that
+// exist but are not Ready yet. Routes through a tunnel that is not Ready are still
+// written: the sink's world waits for the tunnel itself, and the route is live the
+// moment the tunnel is.
+func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route, o *outcome) ([]route.Route, error) {
+	type missing struct {
+		rejection route.Rejection
+		drops     []string
+	}
 	found := map[route.TunnelRef]bool{}
-	missing := map[route.TunnelRef]route.Rejection{}
+	var absent []route.TunnelRef
+	byTunnel := map[route.TunnelRef]*missing{}
+	var kept []route.Route
 	for _, rt := range routes {
 		exists, seen := found[rt.Tunnel]
 		if !seen {
 			check, err := r.sink.Tunnel(ctx, rt.Tunnel)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return nil, err
 			}
 			switch check.State {
 			case plugin.TunnelNotFound:
-				rj := route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message}
-				rejections = append(rejections, rj)
-				missing[rt.Tunnel] = rj
+				absent = append(absent, rt.Tunnel)
+				byTunnel[rt.Tunnel] = &missing{rejection: route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message}}
 			case plugin.TunnelNotReady:
-				notReady = append(notReady, route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
+				o.tunnelNotReady(route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
 			}
 			exists = check.State != plugin.TunnelNotFound
 			found[rt.Tunnel] = exists
@@ -339,35 +321,12 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 			kept = append(kept, rt)
 			continue
 		}
-		rj := missing[rt.Tunnel]
-		rj.Host = rt.Host
-		dropped = append(dropped, rj)
+		byTunnel[rt.Tunnel].drops = append(byTunnel[rt.Tunnel].drops, rt.Host)
 	}
-	return kept, rejections, dropped, notReady, nil
-}
-
-// notPublished are the rejections of hosts that have no desired resource: a rejection
-// of a host that is published all the same (degraded: PathRoutingUnsupported) refuses
-// nothing.
-func notPublished(rejections []route.Rejection, desired []engine.Resource) []route.Rejection {
-	var out []route.Rejection
-	for _, rj := range rejections {
-		if rj.Host == "" || !slices.ContainsFunc(desired, func(d engine.Resource) bool { return d.Host == rj.Host }) {
-			out = append(out, rj)
-		}
+	for _, t := range absent {
+		o.tunnelMissing(byTunnel[t].rejection, byTunnel[t].drops)
 	}
-	return out
-}
-
-// hostRejections are the rejections that name a host.
-func hostRejections(rejections []route.Rejection) []route.Rejection {
-	var out []route.Rejection
-	for _, rj := range rejections {
-		if rj.Host != "" {
-			out = append(out, rj)
-		}
-	}
-	return out
+	return kept, nil
 }
 
 // hostsOf are the published hosts whose owner matters to an object: those it would

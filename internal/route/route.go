@@ -260,4 +260,7 @@ type Notice struct {
 	Origin  Origin
 	Reason  string
 	Message string
+	// Protects is the host the notice says an AccessPolicy protects, empty for any
+	// other notice: the object's status repeats the notice.
+	Protects string
 }
