@@ -49,7 +49,8 @@ const (
 	// deleted. Its status, when PIC owns it, was written: a check that nothing changes
 	// waits for one.
 	UpToDate Ending = "up_to_date"
-	// Wrote: the reconcile created, updated or deleted what the sink keeps.
+	// Wrote: the reconcile had the sink create, update or delete what it keeps (the
+	// sink may have refused part of it, with a Warning).
 	Wrote Ending = "wrote"
 	// Failed: the reconcile failed, and is retried with backoff.
 	Failed Ending = "failed"
