@@ -244,10 +244,12 @@ func TestResolve(t *testing.T) {
 			require.NotEmpty(t, notices)
 			assert.Equal(t, pic.ReasonAccessPolicyAttached, notices[0].Reason)
 			assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/web-policy", notices[0].Message)
+			assert.Equal(t, "web.example.com", notices[0].Protects, "the object's status repeats the notice")
 			var reasons []string
 			for _, n := range notices[1:] {
 				reasons = append(reasons, n.Reason)
 				assert.Equal(t, webIngress, n.Origin)
+				assert.Empty(t, n.Protects, "only the attachment says what protects the host")
 			}
 			assert.Equal(t, tc.notices, reasons)
 			for _, n := range notices {
