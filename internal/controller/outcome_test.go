@@ -197,20 +197,3 @@ func names(rejections []route.Rejection) []string {
 	}
 	return out
 }
-
-func TestEnding(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		wrote bool
-		err   error
-		want  Ending
-	}{
-		{"a reconcile that writes nothing is up to date", false, nil, UpToDate},
-		{"a reconcile that writes is one that wrote", true, nil, Wrote},
-		{"a reconcile that fails failed, whatever it wrote first", true, assert.AnError, Failed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, ending(tc.wrote, tc.err))
-		})
-	}
-}
