@@ -513,6 +513,8 @@ func specMetricsAndProbes(t *testing.T, p Provider) {
 		assert.GreaterOrEqual(c, ok, 1.0, "pic_reconcile_total{source=ingress,result=success}")
 		managed := m.Sum("pic_pangolinresource_managed", nil)
 		assert.GreaterOrEqual(c, managed, 1.0, "pic_pangolinresource_managed")
+		wrote := m.Sum("pic_reconcile_outcome_total", map[string]string{"source": "ingress", "outcome": "wrote"})
+		assert.GreaterOrEqual(c, wrote, 1.0, "pic_reconcile_outcome_total{source=ingress,outcome=wrote}: the Ingress's resource was created")
 		count := m.Sum("pic_reconcile_duration_seconds_count", map[string]string{"source": "ingress"})
 		assert.GreaterOrEqual(c, count, 1.0, "pic_reconcile_duration_seconds_count{source=ingress}")
 		cr := m.Sum("controller_runtime_reconcile_total", nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,7 @@ type world struct {
 	// that a no-op update (which the API server does not persist) would pass unseen.
 	requests *requestLog
 	// reconciled counts the reconciles that found nothing to change, per object.
-	reconciled *reconcileLog
+	reconciled *reconcileCounts
 }
 
 // requestLog counts the writes a PIC sends, by namespaced resource and method.
@@ -115,8 +116,8 @@ func start(t *testing.T, env *testenv.Env, configure ...func(*config.Config)) *w
 // sends to the API server. ns, if set, is the world's namespace (created beforehand).
 func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http.RoundTripper, ns string, configure ...func(*config.Config)) *world {
 	t.Helper()
-	reconciled := &reconcileLog{}
-	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), reconciled.logger()))
+	reconciled := &reconcileCounts{}
+	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), logr.Discard()))
 	cfg := config.Default()
 	cfg.MetricsBindAddress, cfg.HealthProbeBindAddress = "0", "0"
 	cfg.ResyncPeriod = time.Hour // tests must not pass thanks to a resync
@@ -129,7 +130,7 @@ func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http
 	if wrap != nil {
 		rc.Wrap(wrap)
 	}
-	mgr, err := manager.New(ctx, cfg, rc, plugins.Registry)
+	mgr, err := manager.New(ctx, cfg, rc, plugins.Registry, manager.OnReconciled(reconciled.record))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

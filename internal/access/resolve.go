@@ -88,7 +88,7 @@ func Resolve(in Input) (route.Access, []route.Rejection, []route.Notice) {
 	for _, o := range in.Attachment.Overridden {
 		attached += fmt.Sprintf("; it overrides AccessPolicy %s on a Gateway", o)
 	}
-	notices := []route.Notice{{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAttached, Message: attached}}
+	notices := []route.Notice{{Origin: r.Origin, Reason: pic.ReasonAccessPolicyAttached, Message: attached, Protects: r.Host}}
 
 	asked := r.Access
 	if overrides(p) && in.Attachment.Via.Kind == accessv1alpha1.KindGateway {
@@ -186,7 +186,7 @@ func Unsupported(r route.Route) *route.Rejection {
 		return nil
 	}
 	return &route.Rejection{
-		Origin: r.Origin, Host: r.Host, Reason: pic.ReasonAccessPolicyUnsupported,
+		Origin: r.Origin, Host: r.Host, Reason: pic.ReasonAccessPolicyUnsupported, AccessUnsupported: true,
 		Message: fmt.Sprintf("AccessPolicy %s sets %s, which only the direct mode (sink: pangolin) can apply: the PangolinResource sink carries sso and blockAccess alone, so the host is not published rather than published with less protection",
 			r.Access.Policy.Name, strings.Join(fields, ", ")),
 	}

@@ -244,10 +244,12 @@ func TestResolve(t *testing.T) {
 			require.NotEmpty(t, notices)
 			assert.Equal(t, pic.ReasonAccessPolicyAttached, notices[0].Reason)
 			assert.Equal(t, "host web.example.com is protected by AccessPolicy shop/web-policy", notices[0].Message)
+			assert.Equal(t, "web.example.com", notices[0].Protects, "the object's status repeats the notice")
 			var reasons []string
 			for _, n := range notices[1:] {
 				reasons = append(reasons, n.Reason)
 				assert.Equal(t, webIngress, n.Origin)
+				assert.Empty(t, n.Protects, "only the attachment says what protects the host")
 			}
 			assert.Equal(t, tc.notices, reasons)
 			for _, n := range notices {
@@ -447,6 +449,7 @@ func TestUnsupportedByPangolinResource(t *testing.T) {
 			require.NotNil(t, got)
 			assert.Equal(t, pic.ReasonAccessPolicyUnsupported, got.Reason)
 			assert.False(t, got.Hold, "what exists for the host is removed: kept, it would be less protected than asked")
+			assert.True(t, got.AccessUnsupported, "nothing the host replaces stands in for it")
 			assert.Contains(t, got.Message, "AccessPolicy shop/web-policy sets "+tc.fields+", which only the direct mode")
 			assert.NotContains(t, got.Message, "hunter22")
 		})

@@ -63,8 +63,10 @@ func TestAllowedHosts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{sink: domainsSink{domains: tc.domains}, policy: tc.policy, nsLabels: labels(tc.labels)}
-			kept, refused, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.domains)
+			o := newOutcome(plugin.Result{})
+			kept, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.domains, o)
 			require.NoError(t, err)
+			refused := o.warnings()
 			var keptHosts, refusedHosts []string
 			for _, rt := range kept {
 				keptHosts = append(keptHosts, rt.Host)
@@ -84,7 +86,7 @@ func TestAllowedHosts(t *testing.T) {
 		r := &Reconciler{sink: domainsSink{}, policy: policy, nsLabels: func(context.Context, string) (map[string]string, error) {
 			return nil, errors.New("forbidden")
 		}}
-		_, _, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil)
+		_, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil, newOutcome(plugin.Result{}))
 		assert.ErrorContains(t, err, "namespace team-a")
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +43,10 @@ type Deps struct {
 	// (plugin.Shared.Declarations), one for each part however many sources use it:
 	// their controllers are set up once, after the sources'.
 	SharedParts []plugin.SharedDeclaration
+	// OnReconciled, when set, is told how each reconcile of a source's object ended,
+	// once its last write (its status's included) was sent: what a test waits for to
+	// know that a change was looked at.
+	OnReconciled func(source string, key types.NamespacedName, ended Ending)
 }
 
 // Reconciler reconciles the objects of one source.
@@ -60,9 +63,10 @@ type Reconciler struct {
 
 	// backoff paces retries of causes that may fix themselves (a missing Service or
 	// tunnel) without logging them as errors: exponential per object, up to 5 minutes.
-	backoff workqueue.TypedRateLimiter[reconcile.Request]
-	waiting *tunnelWaiters
-	seen    *observations
+	backoff      workqueue.TypedRateLimiter[reconcile.Request]
+	waiting      *tunnelWaiters
+	seen         *observations
+	onReconciled func(source string, key types.NamespacedName, ended Ending)
 }
 
 // NewReconciler returns the reconciler of one source.
@@ -72,46 +76,40 @@ func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
 		all = []plugin.Source{source}
 	}
 	return &Reconciler{
-		source:   source,
-		declared: source.Declare(),
-		sink:     deps.Sink,
-		recorder: limitNotes(deps.Recorder),
-		defaults: deps.Defaults,
-		claims:   newHostClaims(all, deps.Sink),
-		policy:   deps.HostPolicy,
-		nsLabels: deps.NamespaceLabels,
-		backoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
-		waiting:  &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
-		seen:     &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
+		source:       source,
+		declared:     source.Declare(),
+		sink:         deps.Sink,
+		recorder:     limitNotes(deps.Recorder),
+		defaults:     deps.Defaults,
+		claims:       newHostClaims(all, deps.Sink),
+		policy:       deps.HostPolicy,
+		nsLabels:     deps.NamespaceLabels,
+		backoff:      workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
+		waiting:      &tunnelWaiters{byTunnel: map[route.TunnelRef]map[types.NamespacedName]bool{}},
+		seen:         &observations{source: source.Name(), objects: map[types.NamespacedName]observation{}},
+		onReconciled: deps.OnReconciled,
 	}
 }
-
-// UpToDateMessage is the debug line of a reconcile whose plan was empty, logged after
-// its last write: what a test waits for to know that a change was looked at.
-const UpToDateMessage = "up to date"
 
 // Reconcile implements reconcile.Reconciler. It is level-based: it looks at the object
 // as it is now and makes what the sink keeps match, whatever happened before.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
-	result, err := r.reconcile(ctx, req)
-	reconcileDuration.WithLabelValues(r.source.Name()).Observe(time.Since(start).Seconds())
-	outcome := "success"
-	switch {
-	case err != nil:
-		outcome = "error"
-	case result.RequeueAfter > 0:
-		outcome = "requeue"
+	result, wrote, err := r.reconcile(ctx, req)
+	ended := ending(wrote, err)
+	observeReconcile(r.source.Name(), time.Since(start), result, err, ended)
+	if r.onReconciled != nil {
+		r.onReconciled(r.source.Name(), req.NamespacedName, ended)
 	}
-	reconcileTotal.WithLabelValues(r.source.Name(), outcome).Inc()
 	return result, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// reconcile reconciles one object, and reports whether it wrote to the sink.
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
 	logger := log.FromContext(ctx)
 	res, err := r.source.Routes(ctx, req.NamespacedName)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
 	if res.Origin == nil || res.Deleting {
 		// Deleted, or being deleted: with owner references, the garbage collector
@@ -123,12 +121,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.waiting.forget(req.NamespacedName)
 		r.backoff.Forget(req)
 		if res.Origin == nil && !r.sink.Features().GarbageCollected {
-			return reconcile.Result{}, r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
+			wrote, err := r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
+			return reconcile.Result{}, wrote, err
 		}
-		return reconcile.Result{}, nil
+		return reconcile.Result{}, false, nil
 	}
 	origin := *res.Origin
-	rejections := res.Rejections
+	o := newOutcome(res)
 	routes := res.Routes
 	if !res.Managed {
 		routes = nil
@@ -138,100 +137,76 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// policy, ownership and what is published must be decided on the same host, even
 	// when a refresh of the domains lands in between.
 	features := r.sink.Features()
-	routes, notAllowed, err := r.allowedHosts(ctx, origin, routes, features.Domains)
+	routes, err = r.allowedHosts(ctx, origin, routes, features.Domains, o)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	rejections = append(rejections, notAllowed...)
 
 	existing, err := r.sink.Current(ctx, origin)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.
 	owners, err := r.claims.owners(ctx, origin, hostsOf(routes, existing, features.Domains))
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	routes, tunnelRejections, dropped, notReady, err := r.checkTunnels(ctx, req.NamespacedName, routes)
+	routes, err = r.checkTunnels(ctx, req.NamespacedName, routes, o)
 	if err != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, err)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
 	}
-	rejections = append(rejections, tunnelRejections...)
-	// refused are the hosts, or the whole object, that are not published for it,
-	// whoever refused them: its status says so too (decideStatus). The source's
-	// refusals of the object as a whole are already in its parents' conditions.
-	refused := slices.Concat(dropped, notAllowed)
 
-	desired, engineRejections := engine.Desired(engine.Input{
+	desired, refused := engine.Desired(engine.Input{
 		Routes: routes, Features: features, Defaults: r.defaults, Owners: owners,
 	})
+	o.refuse(stageEngine, refused...)
 	desired, unconfirmed, err := confirmFirstPublish(ctx, res.Confirm, desired, existing)
 	if err != nil {
-		return reconcile.Result{}, err
+		return reconcile.Result{}, false, err
 	}
-	rejections = append(rejections, engineRejections...)
-	rejections = append(rejections, unconfirmed...)
-	refused = append(refused, unconfirmed...)
-	refused = append(refused, notPublished(hostRejections(res.Rejections), desired)...)
-	refused = append(refused, notPublished(engineRejections, desired)...)
-	plan := engine.Calculate(origin, desired, existing, rejections, owners)
-	rejections = append(rejections, plan.Kept...)
+	o.refuse(stageConfirm, unconfirmed...)
+	o.decided(desired)
+	plan := engine.Calculate(origin, desired, existing, o.held(), owners)
+	o.refuse(stagePlan, plan.Kept...)
 	applied, applyErr := r.sink.Apply(ctx, origin, plan)
 	r.reportApplied(ctx, origin, applied)
 	if applyErr != nil {
-		return reconcile.Result{}, r.sinkFailed(ctx, res, applyErr)
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, applyErr)
 	}
-	rejections = append(rejections, applied.Rejections...)
-	// A resource kept for a refused replacement is still published: the refusal
-	// itself is what the status reports.
-	refused = append(refused, slices.DeleteFunc(slices.Clone(applied.Rejections), func(rj route.Rejection) bool {
-		return rj.Reason == pic.ReasonReplacementRefused
-	})...)
+	o.refuse(stageSink, applied.Rejections...)
 
 	live := served(existing, applied)
-	r.report(ctx, origin, rejections, append(slices.Clone(res.Notices), notReady...), live)
+	r.report(ctx, origin, o.warnings(), o.notices(), live)
 	if res.OwnsStatus {
-		if err := r.source.WriteStatus(ctx, req.NamespacedName, decideStatus(res, refused, publishedHostnames(live))); err != nil {
-			return reconcile.Result{}, err
+		if err := r.source.WriteStatus(ctx, req.NamespacedName, o.status(publishedHostnames(live))); err != nil {
+			return reconcile.Result{}, false, err
 		}
 	}
 	if plan.Empty() {
 		// Once every write of the reconcile, its status's included, has been sent.
-		logger.V(1).Info(UpToDateMessage, "resources", len(desired))
+		logger.V(1).Info("up to date", "resources", len(desired))
 	}
-
-	var requeue time.Duration
-	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Retry }) {
-		requeue = r.backoff.When(req)
-	} else {
-		r.backoff.Forget(req)
-	}
-	if len(notReady) > 0 && (requeue == 0 || requeue > TunnelNotReadyRecheck) {
-		requeue = TunnelNotReadyRecheck
-	}
-	return reconcile.Result{RequeueAfter: requeue}, nil
+	return reconcile.Result{RequeueAfter: o.requeue(r.backoff, req)}, !plan.Empty(), nil
 }
 
 // allowedHosts drops the routes whose published host the host policy does not let the
-// object's namespace publish, with a HostNotAllowed rejection each: not held, so what
-// was published for such a host goes. A TCP or UDP port is not a host: the policy does
-// not concern it. An error reading the namespace fails the reconcile, which removes
-// nothing. domains are the sink's, as the rest of the reconcile sees them.
-func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string) ([]route.Route, []route.Rejection, error) {
+// object's namespace publish, with a HostNotAllowed refusal each in o: not held, so
+// what was published for such a host goes. A TCP or UDP port is not a host: the policy
+// does not concern it. An error reading the namespace fails the reconcile, which
+// removes nothing. domains are the sink's, as the rest of the reconcile sees them.
+func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string, o *outcome) ([]route.Route, error) {
 	if !r.policy.Enabled() {
-		return routes, nil, nil
+		return routes, nil
 	}
 	var nsLabels map[string]string
 	if r.policy.NeedsLabels() && r.nsLabels != nil {
 		var err error
 		if nsLabels, err = r.nsLabels(ctx, origin.Namespace); err != nil {
-			return nil, nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
+			return nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
 	kept := routes[:0:0]
-	var refused []route.Rejection
 	for _, rt := range routes {
 		if rt.Raw() {
 			kept = append(kept, rt)
@@ -247,10 +222,10 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 		if len(patterns) > 0 {
 			may = "only " + strings.Join(patterns, ", ")
 		}
-		refused = append(refused, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
+		o.refuse(stageHostPolicy, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
 			Message: fmt.Sprintf("host %s is not published: the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
 	}
-	return kept, refused, nil
+	return kept, nil
 }
 
 // NamespaceLabels reads a namespace's labels through c, for Deps.NamespaceLabels. A
@@ -268,15 +243,16 @@ func NamespaceLabels(c client.Reader) func(ctx context.Context, namespace string
 	}
 }
 
-// release removes what the sink keeps for an object that is gone.
-func (r *Reconciler) release(ctx context.Context, gone route.Origin) error {
+// release removes what the sink keeps for an object that is gone, and reports whether
+// there was anything to remove.
+func (r *Reconciler) release(ctx context.Context, gone route.Origin) (bool, error) {
 	existing, err := r.sink.Current(ctx, gone)
 	if err != nil || len(existing) == 0 {
-		return err
+		return false, err
 	}
 	applied, err := r.sink.Apply(ctx, gone, engine.Calculate(gone, nil, existing, nil, nil))
 	r.reportApplied(ctx, gone, applied)
-	return err
+	return true, err
 }
 
 // confirmFirstPublish has the source confirm the desired resources whose host the sink
@@ -309,28 +285,33 @@ func confirmFirstPublish(ctx context.Context, confirm func(context.Context, []st
 	return kept, waiting, nil
 }
 
-// checkTunnels drops the routes whose tunnel does not exist, holding what exists for
-// them (one rejection per tunnel, for events; one per dropped host, for the status),
-// and says which tunnels exist but are not Ready yet. Routes through a tunnel
-// that is not Ready are still written: the sink's world waits for the tunnel itself,
-// and the route is live the moment the tunnel is.
-func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route) (kept []route.Route, rejections, dropped []route.Rejection, notReady []route.Notice, err error) {
+// checkTunnels drops the routes whose tunnel does not exist, with one refusal per
+// tunnel in o, which holds what exists for them, and records in o the tunnels that
+// exist but are not Ready yet. Routes through a tunnel that is not Ready are still
+// written: the sink's world waits for the tunnel itself, and the route is live the
+// moment the tunnel is.
+func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName, routes []route.Route, o *outcome) ([]route.Route, error) {
+	type missing struct {
+		rejection route.Rejection
+		drops     []string
+	}
 	found := map[route.TunnelRef]bool{}
-	missing := map[route.TunnelRef]route.Rejection{}
+	var absent []route.TunnelRef
+	byTunnel := map[route.TunnelRef]*missing{}
+	var kept []route.Route
 	for _, rt := range routes {
 		exists, seen := found[rt.Tunnel]
 		if !seen {
 			check, err := r.sink.Tunnel(ctx, rt.Tunnel)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return nil, err
 			}
 			switch check.State {
 			case plugin.TunnelNotFound:
-				rj := route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message}
-				rejections = append(rejections, rj)
-				missing[rt.Tunnel] = rj
+				absent = append(absent, rt.Tunnel)
+				byTunnel[rt.Tunnel] = &missing{rejection: route.Rejection{Origin: rt.Origin, Reason: pic.ReasonTunnelNotFound, Hold: true, Retry: true, Message: check.Message}}
 			case plugin.TunnelNotReady:
-				notReady = append(notReady, route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
+				o.tunnelNotReady(route.Notice{Origin: rt.Origin, Reason: pic.ReasonTunnelNotReady, Message: check.Message})
 			}
 			exists = check.State != plugin.TunnelNotFound
 			found[rt.Tunnel] = exists
@@ -340,35 +321,12 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 			kept = append(kept, rt)
 			continue
 		}
-		rj := missing[rt.Tunnel]
-		rj.Host = rt.Host
-		dropped = append(dropped, rj)
+		byTunnel[rt.Tunnel].drops = append(byTunnel[rt.Tunnel].drops, rt.Host)
 	}
-	return kept, rejections, dropped, notReady, nil
-}
-
-// notPublished are the rejections of hosts that have no desired resource: a rejection
-// of a host that is published all the same (degraded: PathRoutingUnsupported) refuses
-// nothing.
-func notPublished(rejections []route.Rejection, desired []engine.Resource) []route.Rejection {
-	var out []route.Rejection
-	for _, rj := range rejections {
-		if rj.Host == "" || !slices.ContainsFunc(desired, func(d engine.Resource) bool { return d.Host == rj.Host }) {
-			out = append(out, rj)
-		}
+	for _, t := range absent {
+		o.tunnelMissing(byTunnel[t].rejection, byTunnel[t].drops)
 	}
-	return out
-}
-
-// hostRejections are the rejections that name a host.
-func hostRejections(rejections []route.Rejection) []route.Rejection {
-	var out []route.Rejection
-	for _, rj := range rejections {
-		if rj.Host != "" {
-			out = append(out, rj)
-		}
-	}
-	return out
+	return kept, nil
 }
 
 // hostsOf are the published hosts whose owner matters to an object: those it would
@@ -426,286 +384,4 @@ func publishedHostnames(live []engine.Existing) plugin.Hostnames {
 		}
 	}
 	return out
-}
-
-// regarding is the object events are about.
-func regarding(o route.Origin) *corev1.ObjectReference {
-	apiVersion := o.Version
-	if o.Group != "" {
-		apiVersion = o.Group + "/" + o.Version
-	}
-	return &corev1.ObjectReference{APIVersion: apiVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID}
-}
-
-// reportApplied emits a Normal event and a log line for every write.
-func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, applied plugin.Applied) {
-	logger := log.FromContext(ctx)
-	for _, c := range []struct {
-		reason, action string
-		resources      []engine.Resource
-	}{
-		{pic.ReasonCreated, "Create", applied.Created},
-		{pic.ReasonUpdated, "Update", applied.Updated},
-		{pic.ReasonDeleted, "Delete", applied.Deleted},
-	} {
-		for _, d := range c.resources {
-			desc := r.sink.Describe(d)
-			logger.Info(strings.ToLower(c.reason)+" "+desc.Kind, "resource", desc.Name, "host", publicHost(d), "via", desc.Tunnel)
-			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, c.reason, c.action,
-				"%s %s %s for %s %s (%s)", c.reason, desc.Kind, desc.Name, hostOrPort(d), publicHost(d), desc.Tunnel)
-		}
-	}
-}
-
-// hostOrPort is what events call what r publishes: a host, or a TCP or UDP port.
-func hostOrPort(r engine.Resource) string {
-	if r.Raw() {
-		return "port"
-	}
-	return "host"
-}
-
-// publicHost is the host users reach for r: the source host when the sink no longer
-// knows the domain it was published under (a resource deleted after its domain went).
-func publicHost(r engine.Resource) string {
-	if r.Domain == "" {
-		return r.Host
-	}
-	return r.PublicHost()
-}
-
-// report emits a Warning event for each rejection and a Normal one for each notice (a
-// tunnel not Ready yet among them), once per message: what the previous reconcile reported
-// already is not repeated by a resync, so events keep their meaning and a steady state
-// writes nothing; a message that changed is reported again, with its new text.
-func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections []route.Rejection, notices []route.Notice, live []engine.Existing) {
-	logger := log.FromContext(ctx)
-	var reports []report
-	for _, rj := range rejections {
-		reports = append(reports, report{eventType: corev1.EventTypeWarning, reason: rj.Reason, host: rj.Host, message: rj.Message})
-	}
-	for _, n := range notices {
-		reports = append(reports, report{eventType: corev1.EventTypeNormal, reason: n.Reason, message: n.Message})
-	}
-	slices.SortFunc(reports, func(a, b report) int { return strings.Compare(a.key(), b.key()) })
-	reports = slices.Compact(reports)
-
-	fresh, transitions := r.seen.record(origin.NamespacedName(), reports, live)
-	for _, e := range transitions {
-		desc := r.sink.Describe(e.Resource)
-		switch e.Status.Phase {
-		case engine.PhaseReady:
-			logger.Info("exposed", "resource", desc.Name, "host", publicHost(e.Resource), "url", e.Status.URL)
-			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, pic.ReasonExposed, "Publish", "%s", exposedMessage(e, desc))
-		case engine.PhaseError:
-			// Only pangolin-operator reports an error of its own; direct mode's refusals
-			// are rejections.
-			logger.Info("pangolin error", "resource", desc.Name, "host", publicHost(e.Resource), "message", e.Status.Message)
-			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
-				"pangolin-operator could not publish %s (%s %s): %s", publicHost(e.Resource), desc.Kind, desc.Name, e.Status.Message)
-		}
-	}
-	for _, rp := range reports {
-		if !fresh[rp.key()] {
-			if rp.eventType == corev1.EventTypeWarning {
-				logger.V(1).Info("not publishing", "host", rp.host, "reason", rp.reason, "message", rp.message)
-			}
-			continue
-		}
-		if rp.eventType == corev1.EventTypeWarning {
-			logger.Info("not publishing", "host", rp.host, "reason", rp.reason, "message", rp.message)
-		} else {
-			logger.Info(rp.message, "reason", rp.reason)
-		}
-		r.recorder.Eventf(regarding(origin), nil, rp.eventType, rp.reason, "Validate", "%s", rp.message)
-	}
-}
-
-// exposedMessage is the Exposed event's note. A TCP or UDP port has no URL (the sink
-// knows none: it is reached at the Pangolin server's address), so it names the port key
-// alone: "tcp:5432 is served by Pangolin".
-func exposedMessage(e engine.Existing, desc plugin.Description) string {
-	if e.Status.URL == "" {
-		return fmt.Sprintf("%s is served by Pangolin (%s %s)", e.Host, desc.Kind, desc.Name)
-	}
-	return fmt.Sprintf("%s is served by Pangolin at %s (%s %s)", e.Host, e.Status.URL, desc.Kind, desc.Name)
-}
-
-// sinkFailed returns err, which fails the reconcile: the controller retries it with
-// backoff. When the sink says it is out of reach (plugin.IsUnreachable) and PIC manages
-// the object, the object is told once while it lasts, whatever the messages of the
-// retries; nothing was removed: the engine only deletes what Current read.
-func (r *Reconciler) sinkFailed(ctx context.Context, res plugin.Result, err error) error {
-	if ctx.Err() != nil || !res.Managed || !plugin.IsUnreachable(err) {
-		return err
-	}
-	if r.seen.failed(res.Origin.NamespacedName()) {
-		r.recorder.Eventf(regarding(*res.Origin), nil, corev1.EventTypeWarning, pic.ReasonSinkUnavailable, "Publish",
-			"cannot publish now; retrying with backoff, and nothing is removed meanwhile: %v", err)
-	}
-	return err
-}
-
-// report is one event report makes about an object's state.
-type report struct {
-	eventType, reason, host, message string
-}
-
-func (rp report) key() string {
-	return rp.eventType + "\x00" + rp.reason + "\x00" + rp.host + "\x00" + rp.message
-}
-
-// tunnelWaiters remembers which objects wait for which tunnel to appear or become
-// Ready, so that a tunnel event brings them back at once instead of at the next backoff.
-type tunnelWaiters struct {
-	mu       sync.Mutex
-	byTunnel map[route.TunnelRef]map[types.NamespacedName]bool
-}
-
-func (w *tunnelWaiters) set(t route.TunnelRef, key types.NamespacedName, waiting bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !waiting {
-		delete(w.byTunnel[t], key)
-		return
-	}
-	if w.byTunnel[t] == nil {
-		w.byTunnel[t] = map[types.NamespacedName]bool{}
-	}
-	w.byTunnel[t][key] = true
-}
-
-func (w *tunnelWaiters) forget(key types.NamespacedName) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, keys := range w.byTunnel {
-		delete(keys, key)
-	}
-}
-
-func (w *tunnelWaiters) of(_ context.Context, t route.TunnelRef) []reconcile.Request {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []reconcile.Request
-	for key := range w.byTunnel[t] {
-		out = append(out, reconcile.Request{NamespacedName: key})
-	}
-	return out
-}
-
-// observations keeps, per object, what was last reported and served, for the
-// once-per-change events and the gauges.
-type observations struct {
-	source  string
-	mu      sync.Mutex
-	objects map[types.NamespacedName]observation
-}
-
-// observation is kept for every managed object, so it holds slices rather than maps:
-// at thousands of objects, three small maps each weighed more than the objects' cache.
-type observation struct {
-	// reported are the keys of what the last reconcile reported.
-	reported []string
-	// unreachable is set from a failure of the sink until a reconcile gets through.
-	unreachable bool
-	reasons     []string
-	tunnels     []tunnelCount
-	// phases are the operator's last verdicts: "Ready", or "Error: message".
-	phases []resourcePhase
-}
-
-// tunnelCount is how many resources an object has served through a tunnel.
-type tunnelCount struct {
-	tunnel string
-	n      int
-}
-
-type resourcePhase struct{ name, phase string }
-
-func (o observation) phase(name string) string {
-	for _, p := range o.phases {
-		if p.name == name {
-			return p.phase
-		}
-	}
-	return ""
-}
-
-// record stores what this reconcile found, and returns the reports the previous one
-// did not make (by key) and the resources whose operator verdict changed to Ready or
-// Error.
-func (o *observations) record(key types.NamespacedName, reports []report, live []engine.Existing) (map[string]bool, []engine.Existing) {
-	var next observation
-	for _, rp := range reports {
-		next.reported = append(next.reported, rp.key())
-		if rp.eventType == corev1.EventTypeWarning && !slices.Contains(next.reasons, rp.reason) {
-			next.reasons = append(next.reasons, rp.reason)
-		}
-	}
-	for _, e := range live {
-		tunnel := e.Tunnel.String()
-		if i := slices.IndexFunc(next.tunnels, func(t tunnelCount) bool { return t.tunnel == tunnel }); i >= 0 {
-			next.tunnels[i].n++
-		} else {
-			next.tunnels = append(next.tunnels, tunnelCount{tunnel: tunnel, n: 1})
-		}
-		switch e.Status.Phase {
-		case engine.PhaseReady:
-			next.phases = append(next.phases, resourcePhase{e.Name, string(engine.PhaseReady)})
-		case engine.PhaseError:
-			next.phases = append(next.phases, resourcePhase{e.Name, string(engine.PhaseError) + ": " + e.Status.Message})
-		}
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	prev := o.objects[key]
-	o.apply(prev, -1)
-	o.apply(next, +1)
-	o.objects[key] = next
-	fresh := map[string]bool{}
-	for _, k := range next.reported {
-		if !slices.Contains(prev.reported, k) {
-			fresh[k] = true
-		}
-	}
-	var transitions []engine.Existing
-	for _, e := range live {
-		if p := next.phase(e.Name); p != "" && p != prev.phase(e.Name) {
-			transitions = append(transitions, e)
-		}
-	}
-	return fresh, transitions
-}
-
-// failed records that the sink is out of reach for key, and reports whether that is
-// news: the first failure since a reconcile got through. What was reported before stays
-// recorded, so that a recovery does not report it again.
-func (o *observations) failed(key types.NamespacedName) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	obs := o.objects[key]
-	if obs.unreachable {
-		return false
-	}
-	obs.unreachable = true
-	o.objects[key] = obs
-	return true
-}
-
-func (o *observations) forget(key types.NamespacedName) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if prev, ok := o.objects[key]; ok {
-		o.apply(prev, -1)
-		delete(o.objects, key)
-	}
-}
-
-func (o *observations) apply(obs observation, sign float64) {
-	for _, reason := range obs.reasons {
-		rejectedObjects.WithLabelValues(o.source, reason).Add(sign)
-	}
-	for _, t := range obs.tunnels {
-		managedResources.WithLabelValues(t.tunnel).Add(sign * float64(t.n))
-	}
 }

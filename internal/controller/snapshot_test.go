@@ -110,7 +110,7 @@ func TestOneReconcileDecidesOnOneViewOfTheDomains(t *testing.T) {
 	r := NewReconciler(src, Deps{Sink: sink, Recorder: &noted{}, Sources: []plugin.Source{src}})
 	r.kind = "Ingress"
 
-	_, err := r.reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "squat"}})
+	_, _, err := r.reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "squat"}})
 	require.NoError(t, err)
 	for _, c := range sink.created {
 		assert.NotEqual(t, "app.team-a.example.com", c.ClaimKey(), "the younger Ingress is published on the host the older one owns")

@@ -12,8 +12,10 @@ import (
 
 // decideStatus is the status of an object whose status PIC owns, once everything that
 // can refuse has spoken: the source judged the object and each of its parents
-// (res.Parents), then the tunnel check, the engine and the sink refused what they
-// refused (refused). It is the one place that decides what a parent's conditions say:
+// (res.Parents), then the stages after it refused what they refused (refused: the
+// refusals that leave a host, or the object, not published; outcome.unpublished), and
+// AccessPolicies protect some of its hosts (protections). It is the one place that
+// decides what a parent's conditions say:
 //
 //	the source's verdict on the parent | refused                                  | conditions written
 //	Accepted=False                     | anything                                 | the source's: the first cause stands
@@ -26,7 +28,7 @@ import (
 // The reasons are PIC's event reasons (HostConflict, DomainNotFound, TunnelNotFound,
 // PangolinError…): Gateway API allows implementation-specific ones, and a user reads
 // the same word in the route's status and in its events.
-func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin.Hostnames) plugin.Status {
+func decideStatus(res plugin.Result, refused []route.Rejection, protections []string, hostnames plugin.Hostnames) plugin.Status {
 	status := plugin.Status{Hostnames: hostnames}
 	if res.Origin != nil {
 		status.Generation = res.Origin.Generation
@@ -35,7 +37,7 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 		return status
 	}
 	verdict := refusalVerdict(res.Routes, res.MergedInto, refused)
-	protection := protectedBy(res.Notices)
+	protection := strings.Join(protections, "; ")
 	for _, p := range res.Parents {
 		parent := plugin.ParentStatus{Parent: p.Parent}
 		accepted := slices.ContainsFunc(p.Conditions, func(c plugin.Condition) bool {
@@ -63,27 +65,15 @@ func decideStatus(res plugin.Result, refused []route.Rejection, hostnames plugin
 	return status
 }
 
-// protectedBy says which AccessPolicy protects the object's hosts, from the notices the
-// source made of it: an accepted route says so in its status as well as in its events.
-func protectedBy(notices []route.Notice) string {
-	var out []string
-	for _, n := range notices {
-		if n.Reason == pic.ReasonAccessPolicyAttached && !slices.Contains(out, n.Message) {
-			out = append(out, n.Message)
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-// refusal is what the refusals after the source amount to for an object.
-type refusal struct {
+// summary is what the refusals after the source amount to for an object.
+type summary struct {
 	// all is true when nothing the object asks for is published: every host it routes
 	// is refused, or the object as a whole is.
 	all             bool
 	reason, message string
 }
 
-func refusalVerdict(routes []route.Route, mergedInto []string, refused []route.Rejection) *refusal {
+func refusalVerdict(routes []route.Route, mergedInto []string, refused []route.Rejection) *summary {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -108,7 +98,7 @@ func refusalVerdict(routes []route.Route, mergedInto []string, refused []route.R
 	// served under through another object, escaped.
 	all := whole || !slices.ContainsFunc(routes, func(rt route.Route) bool { return !refusedHosts[rt.Host] }) &&
 		!slices.ContainsFunc(mergedInto, func(host string) bool { return !refusedHosts[host] })
-	v := &refusal{all: all, reason: refused[0].Reason, message: strings.Join(messages, "; ")}
+	v := &summary{all: all, reason: refused[0].Reason, message: strings.Join(messages, "; ")}
 	if !all {
 		hosts := make([]string, 0, len(refusedHosts)+len(partial))
 		for h := range refusedHosts {

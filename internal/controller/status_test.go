@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
@@ -104,7 +103,7 @@ func TestDecideStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := plugin.Result{Origin: &origin, Routes: tc.routes, MergedInto: tc.mergedInto, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.parent}}}
 			hostnames := plugin.Hostnames{Served: []string{"a.example.com"}}
-			got := decideStatus(res, tc.refused, hostnames)
+			got := decideStatus(res, tc.refused, nil, hostnames)
 			assert.Equal(t, plugin.Status{Generation: 3, Hostnames: hostnames, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: tc.want}}}, got)
 		})
 	}
@@ -116,25 +115,21 @@ func TestDecideStatusNamesTheProtectingPolicy(t *testing.T) {
 	res := plugin.Result{
 		Origin: &origin, Routes: []route.Route{{Origin: origin, Host: "a.example.com"}},
 		Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: []plugin.Condition{accepted}}},
-		Notices: []route.Notice{{Origin: origin, Reason: pic.ReasonAccessPolicyAttached, Message: "host a.example.com is protected by AccessPolicy shop/devs"}},
+		Notices: []route.Notice{
+			{Origin: origin, Reason: pic.ReasonAccessPolicyAttached, Message: "host a.example.com is protected by AccessPolicy shop/devs", Protects: "a.example.com"},
+			{Origin: origin, Reason: pic.ReasonAccessRuleNeedsGeoIP, Message: "AccessPolicy shop/devs: Country rules match on GeoIP data"},
+		},
 	}
-	got := decideStatus(res, nil, plugin.Hostnames{})
-	assert.Equal(t, "attached to a Pangolin Gateway; host a.example.com is protected by AccessPolicy shop/devs", got.Parents[0].Conditions[0].Message)
+	got := newOutcome(res).status(plugin.Hostnames{})
+	assert.Equal(t, "attached to a Pangolin Gateway; host a.example.com is protected by AccessPolicy shop/devs", got.Parents[0].Conditions[0].Message,
+		"the notice that says what protects a host, and no other")
 }
 
 func TestDecideStatusWithoutParents(t *testing.T) {
 	origin := route.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Generation: 2}
 	hostnames := plugin.Hostnames{Served: []string{"a.example.com"}, Pending: []string{"b.example.com"}}
-	got := decideStatus(plugin.Result{Origin: &origin}, []route.Rejection{{Host: "c.example.com", Reason: pic.ReasonHostConflict}}, hostnames)
+	got := decideStatus(plugin.Result{Origin: &origin}, []route.Rejection{{Host: "c.example.com", Reason: pic.ReasonHostConflict}}, nil, hostnames)
 	assert.Equal(t, plugin.Status{Generation: 2, Hostnames: hostnames}, got, "an Ingress's status is its hostnames; its refusals are events")
-}
-
-func TestNotPublished(t *testing.T) {
-	degraded := route.Rejection{Host: "a.example.com", Reason: pic.ReasonPathRoutingUnsupported}
-	refused := route.Rejection{Host: "b.example.com", Reason: pic.ReasonHostConflict}
-	whole := route.Rejection{Reason: pic.ReasonTunnelNotFound}
-	got := notPublished([]route.Rejection{degraded, refused, whole}, []engine.Resource{{Host: "a.example.com"}})
-	assert.Equal(t, []route.Rejection{refused, whole}, got, "a host published all the same (degraded) is not refused")
 }
 
 // tunnelsOnly is a sink that knows one tunnel, "present"; it answers nothing else.
@@ -158,18 +153,21 @@ func TestAMissingTunnelRefusesItsHostsOnly(t *testing.T) {
 		{Origin: origin, Host: "b.example.com", Tunnel: route.TunnelRef{Namespace: "shop", Name: "missing"}},
 		{Origin: origin, Host: "c.example.com", Tunnel: route.TunnelRef{Namespace: "shop", Name: "missing"}},
 	}
-	kept, events, dropped, _, err := r.checkTunnels(context.Background(), origin.NamespacedName(), routes)
+	accepted := plugin.Condition{Type: pic.ConditionAccepted, Status: true, Reason: "Accepted"}
+	res := plugin.Result{Origin: &origin, Routes: routes, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: []plugin.Condition{accepted}}}}
+	o := newOutcome(res)
+	kept, err := r.checkTunnels(context.Background(), origin.NamespacedName(), routes, o)
 	require.NoError(t, err)
 	assert.Equal(t, []route.Route{routes[0]}, kept)
+	events := o.warnings()
 	require.Len(t, events, 1, "one event for the missing tunnel")
 	assert.Empty(t, events[0].Host)
+	dropped := o.unpublished()
 	require.Len(t, dropped, 2)
 	assert.Equal(t, "b.example.com", dropped[0].Host)
 	assert.Equal(t, "c.example.com", dropped[1].Host)
 
-	accepted := plugin.Condition{Type: pic.ConditionAccepted, Status: true, Reason: "Accepted"}
-	res := plugin.Result{Origin: &origin, Routes: routes, Parents: []plugin.ParentStatus{{Parent: "gw", Conditions: []plugin.Condition{accepted}}}}
-	got := decideStatus(res, dropped, plugin.Hostnames{})
+	got := o.status(plugin.Hostnames{})
 	require.Len(t, got.Parents[0].Conditions, 2)
 	assert.True(t, got.Parents[0].Conditions[0].Status, "still accepted: a.example.com is published")
 	assert.Equal(t, pic.ConditionPartiallyInvalid, got.Parents[0].Conditions[1].Type)

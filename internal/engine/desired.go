@@ -92,6 +92,11 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 	reject := func(r route.Route, reason, format string, args ...any) {
 		rejections = append(rejections, route.Rejection{Origin: r.Origin, Host: r.Host, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
+	// refuseOpen refuses r for access control the sink cannot apply: fail closed.
+	refuseOpen := func(r route.Route, format string, args ...any) {
+		reject(r, pic.ReasonAccessControlUnsupported, format, args...)
+		rejections[len(rejections)-1].AccessUnsupported = true
+	}
 	for _, r := range in.Routes {
 		if r.Tunnel.Namespace != r.Origin.Namespace && !in.Features.TunnelNamespace {
 			reject(r, pic.ReasonTunnelNamespaceUnsupported,
@@ -104,29 +109,20 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
 				continue
 			}
-			if res, ok := rawResource(r, in.Features, reject); ok {
+			if res, ok := rawResource(r, in.Features, reject, refuseOpen); ok {
 				res.Targets = withoutHealthChecks(r, res.Targets, in.Features, reject)
 				resources = append(resources, res)
 			}
 			continue
 		}
-		sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
-		if problem != nil {
-			reject(r, problem.Reason, "%s", problem.Message)
-			// An override moving the host to a name that cannot be published keeps what
-			// is published for it as it is: make before break.
-			rejections[len(rejections)-1].Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
-			continue
-		}
-		// Ownership is the published host's, whatever host the object writes: an
-		// override onto a host another object owns is a conflict like a literal one.
-		published := hostname.Join(sub, domain)
-		if owner, ok := in.Owners[published]; ok && owner.UID != r.Origin.UID {
-			reject(r, pic.ReasonHostConflict, "host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind)
-			// An override moving the host onto one another object owns keeps what is
-			// published for it, as a renamed rule host does: make before break. What
-			// is held is never a host an older object owns (Calculate).
-			rejections[len(rejections)-1].Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
+		sub, domain, refused := publishedName(r, in)
+		if refused != nil {
+			// An override moving the host to a name it cannot have (one that cannot be
+			// published, or one another object owns) keeps what is published for it as
+			// it is, as a renamed rule host does: make before break. What is held is
+			// never a host an older object owns (Calculate).
+			refused.Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
+			rejections = append(rejections, *refused)
 			continue
 		}
 		res := Resource{
@@ -148,7 +144,7 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			res.Policy = r.Access.Policy
 		}
 		var ok bool
-		if res.SSO, res.BlockAccess, ok = access(r, in, reject); !ok {
+		if res.SSO, res.BlockAccess, ok = access(r, in, reject, refuseOpen); !ok {
 			continue
 		}
 		if !filters(r, in.Features, reject) {
@@ -164,12 +160,29 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 	return rejectOverrideCollisions(resources, rejections)
 }
 
+// publishedName is the subdomain and domain r is published under, or the refusal of
+// the name: one that cannot be published under the sink's domains, or one another
+// object owns. Ownership is the published host's, whatever host the object writes: an
+// override onto a host another object owns is a conflict like a literal one.
+func publishedName(r route.Route, in Input) (sub, domain string, refused *route.Rejection) {
+	sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
+	if problem != nil {
+		return "", "", &route.Rejection{Origin: r.Origin, Host: r.Host, Reason: problem.Reason, Message: problem.Message}
+	}
+	published := hostname.Join(sub, domain)
+	if owner, ok := in.Owners[published]; ok && owner.UID != r.Origin.UID {
+		return "", "", &route.Rejection{Origin: r.Origin, Host: r.Host, Reason: pic.ReasonHostConflict,
+			Message: fmt.Sprintf("host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind)}
+	}
+	return sub, domain, nil
+}
+
 // rawResource is the resource of a TCP or UDP port. Pangolin applies no access
 // control to raw resources (no SSO, password, role or rule reaches them), so a port
 // whose object asks for protection is refused, never published open. The configured
 // defaults (defaultSSO, defaultBlockAccess) are for HTTP hosts: a Service of PIC's
 // load-balancer class, or a TCPRoute or UDPRoute, is itself the request for an open port.
-func rawResource(r route.Route, f Features, reject func(route.Route, string, string, ...any)) (Resource, bool) {
+func rawResource(r route.Route, f Features, reject func(route.Route, string, string, ...any), refuseOpen func(route.Route, string, ...any)) (Resource, bool) {
 	if !f.RawResources {
 		reject(r, pic.ReasonRawResourceUnsupported,
 			"public port %d/%s cannot be published: the sink cannot carry TCP or UDP resources (the installed PangolinResource CRD has no proxyConfig)", r.Port, r.Protocol)
@@ -177,13 +190,13 @@ func rawResource(r route.Route, f Features, reject func(route.Route, string, str
 	}
 	asked := func(b *bool) bool { return b != nil && *b }
 	if r.Access.Policy != nil {
-		reject(r, pic.ReasonAccessControlUnsupported,
+		refuseOpen(r,
 			"public port %d/%s is under AccessPolicy %s (on its Gateway), but Pangolin applies no access control to TCP and UDP resources: the port is not published rather than published open, whether the policy is valid or not",
 			r.Port, r.Protocol, r.Access.Policy.Name)
 		return Resource{}, false
 	}
 	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) {
-		reject(r, pic.ReasonAccessControlUnsupported,
+		refuseOpen(r,
 			"public port %d/%s asks for access control (the %s or %s annotation), but Pangolin applies none to TCP and UDP resources: the port is not published rather than published open",
 			r.Port, r.Protocol, pic.AnnotationSSO, pic.AnnotationBlockAccess)
 		return Resource{}, false
@@ -259,7 +272,7 @@ func publicName(r route.Route) string {
 
 // access fails closed: protection the user asked for and the CRD cannot carry means no
 // resource at all, never a public one.
-func access(r route.Route, in Input, reject func(route.Route, string, string, ...any)) (sso, block *bool, ok bool) {
+func access(r route.Route, in Input, reject func(route.Route, string, string, ...any), refuseOpen func(route.Route, string, ...any)) (sso, block *bool, ok bool) {
 	if in.Features.AccessControl {
 		// The fork sends sso and blockAccess on every update, so an omitted value would
 		// turn SSO off: always write both.
@@ -274,7 +287,7 @@ func access(r route.Route, in Input, reject func(route.Route, string, string, ..
 	}
 	asked := func(b *bool) bool { return b != nil && *b }
 	if asked(r.Access.SSO) || asked(r.Access.BlockAccess) {
-		reject(r, pic.ReasonAccessControlUnsupported,
+		refuseOpen(r,
 			"the %s and %s annotations ask for access control, but the installed PangolinResource CRD (original pangolin-operator) cannot carry it; the host is not published rather than published without protection",
 			pic.AnnotationSSO, pic.AnnotationBlockAccess)
 		return nil, nil, false

@@ -176,6 +176,9 @@ func TestDesiredAccessControl(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: tc.features, Defaults: tc.defaults})
 			assert.Equal(t, tc.reasons, reasons(rejections))
+			for _, rj := range rejections {
+				assert.Equal(t, !tc.published, rj.AccessUnsupported, "a refusal for the access asked, and only one, says so: nothing it replaces stands in for it")
+			}
 			if !tc.published {
 				assert.Empty(t, got)
 				return
@@ -360,6 +363,7 @@ func TestDesiredAccessPolicy(t *testing.T) {
 				assert.Empty(t, got)
 				require.Len(t, rejections, 1)
 				assert.False(t, rejections[0].Hold, "what exists for the host is removed, not kept less protected than asked")
+				assert.True(t, rejections[0].AccessUnsupported, "nothing the host replaces stands in for it")
 				return
 			}
 			require.Len(t, got, 1)

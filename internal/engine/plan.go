@@ -179,7 +179,7 @@ func refusedArrivals(raw bool, rejections []route.Rejection, wanted, existingHos
 		if rj.Host == "" || existingHost[rj.Host] || isPortKey(rj.Host) != raw {
 			continue
 		}
-		if refusedForItsProtection(rj.Reason) {
+		if rj.AccessUnsupported {
 			// The object asks for protection the sink cannot carry: what it leaves has
 			// less, so keeping it would serve the object with weaker access than asked.
 			continue
@@ -192,13 +192,6 @@ func refusedArrivals(raw bool, rejections []route.Rejection, wanted, existingHos
 		}
 	}
 	return refused
-}
-
-// refusedForItsProtection reports whether a refusal is of access control the sink
-// cannot apply: such a host or port is not published rather than published open, and
-// nothing it replaces stands in for it.
-func refusedForItsProtection(reason string) bool {
-	return reason == pic.ReasonAccessControlUnsupported || reason == pic.ReasonAccessPolicyUnsupported
 }
 
 func isPortKey(host string) bool {

@@ -98,6 +98,9 @@ func TestDesiredRawResources(t *testing.T) {
 			got, rejections := Desired(Input{Routes: []route.Route{tc.route}, Features: tc.features, Defaults: Defaults{SSO: true}, Owners: tc.owners})
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.reasons, reasons(rejections))
+			for _, rj := range rejections {
+				assert.Equal(t, rj.Reason == pic.ReasonAccessControlUnsupported, rj.AccessUnsupported, "a port refused for the access it asks says so")
+			}
 		})
 	}
 }

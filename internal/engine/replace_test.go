@@ -25,6 +25,11 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 	refused := func(host, reason string) route.Rejection {
 		return route.Rejection{Origin: prod, Host: host, Reason: reason}
 	}
+	refusedOpen := func(host, reason string) route.Rejection {
+		rj := refused(host, reason)
+		rj.AccessUnsupported = true
+		return rj
+	}
 	older := route.Origin{Kind: "Ingress", Namespace: "prod", Name: "older", UID: "uid-older"}
 	cases := []struct {
 		name       string
@@ -67,10 +72,10 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 			existing: []Resource{a}, rejections: []route.Rejection{refused("a.example.com", pic.ReasonWildcardHost)},
 			delete: []string{"pic-a"}},
 		{name: "a host renamed to one whose AccessPolicy the sink cannot carry is not kept",
-			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonAccessPolicyUnsupported)},
+			existing: []Resource{a}, rejections: []route.Rejection{refusedOpen("b.example.com", pic.ReasonAccessPolicyUnsupported)},
 			delete: []string{"pic-a"}},
 		{name: "a port moved under a policy Pangolin cannot apply to ports is not kept",
-			existing: []Resource{p1}, rejections: []route.Rejection{refused("tcp:45441", pic.ReasonAccessControlUnsupported)},
+			existing: []Resource{p1}, rejections: []route.Rejection{refusedOpen("tcp:45441", pic.ReasonAccessControlUnsupported)},
 			delete: []string{"pic-tcp-45432"}},
 		{name: "a kept host another object owns is deleted all the same",
 			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},

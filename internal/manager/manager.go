@@ -18,6 +18,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
@@ -79,9 +80,18 @@ func Run(ctx context.Context, cfg *config.Config, registry plugin.Registry) erro
 	return mgr.Start(ctx)
 }
 
+// Option adjusts what New wires, for a test that runs PIC's real manager.
+type Option func(*controller.Deps)
+
+// OnReconciled has f told how each reconcile of a source's object ended, after its
+// last write (controller.Deps.OnReconciled).
+func OnReconciled(f func(source string, key types.NamespacedName, ended controller.Ending)) Option {
+	return func(d *controller.Deps) { d.OnReconciled = f }
+}
+
 // New returns a manager running the configured sources and sink from registry, not
 // yet started.
-func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plugin.Registry) (ctrl.Manager, error) {
+func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plugin.Registry, opts ...Option) (ctrl.Manager, error) {
 	sinkFactory, ok := registry.Sinks[cfg.Sink]
 	if !ok {
 		return nil, fmt.Errorf("no sink named %q in this build", cfg.Sink)
@@ -163,6 +173,9 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	}
 	if cfg.HostPolicy.NeedsLabels() {
 		deps.NamespaceLabels = controller.NamespaceLabels(mgr.GetClient())
+	}
+	for _, opt := range opts {
+		opt(&deps)
 	}
 	if err := controller.Setup(ctx, mgr, deps, cfg.MaxConcurrentReconciles); err != nil {
 		return nil, err

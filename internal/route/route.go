@@ -241,6 +241,10 @@ type Rejection struct {
 	Hold bool
 	// Retry asks for a requeue with backoff, for causes that may fix themselves.
 	Retry bool
+	// AccessUnsupported marks the refusal of access control the sink cannot apply: the
+	// host or port is not published rather than published open, and nothing it
+	// replaces stands in for it, since what it leaves has less protection than asked.
+	AccessUnsupported bool
 }
 
 func (r Rejection) String() string {
@@ -256,4 +260,7 @@ type Notice struct {
 	Origin  Origin
 	Reason  string
 	Message string
+	// Protects is the host the notice says an AccessPolicy protects, empty for any
+	// other notice: the object's status repeats the notice.
+	Protects string
 }
