@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,13 +89,14 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		// on the protected host, public, on a longer path: Pangolin would route that path
 		// to it first, with no login.
 		a := a.in(t)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 		squat := ingress(a.ns, "squat", "pangolin", a.host("squat"), "web", 8080)
 		squat.Spec.Rules[0].HTTP.Paths[0].Path = "/login"
 		squat.Annotations = map[string]string{"pangolin.ingress.k8s.io/subdomain": "team", "pangolin.ingress.k8s.io/sso": "false"}
+		reconciled := a.reconciles(t, pic, "ingress")
 		a.create(squat)
 		assert.Contains(t, a.eventuallyEvent(squat, corev1.EventTypeWarning, "HostConflict").Note, "Ingress "+a.ns+"/team")
-		time.Sleep(time.Second) // a write would have followed the event
+		a.eventuallyReconciled(pic, "ingress", reconciled, 1)
 		assert.Equal(t, served, server.Served(), "the protected host alone, as it was")
 		var onHost []pangolinsim.Resource
 		for _, r := range server.Resources() {
@@ -135,10 +135,12 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		a.eventuallyRecorded(a.host("vault"))
 		writes := server.SecretWrites()
 
+		reconciled := a.reconciles(t, pic, "ingress")
 		a.editSecret("vault-auth", map[string]string{"password": secondPassword})
 		require.Eventually(t, func() bool { return server.CheckPassword(vaultID, secondPassword) }, eventually, tick, "the edited Secret's password")
 		a.eventuallyRecorded(a.host("vault"))
-		time.Sleep(2 * time.Second) // a second rewrite, had the edit caused one, comes within this
+		// A second rewrite, had the edit caused one, came from a reconcile it woke.
+		a.eventuallyReconciled(pic, "ingress", reconciled, 1)
 		assert.Equal(t, writes+1, server.SecretWrites(), "one edit of the Secret, one rewrite: %v", server.Counts())
 		assert.True(t, server.CheckPassword(vaultID, secondPassword))
 	})
@@ -210,10 +212,11 @@ func specAccessPolicies(t *testing.T, p Provider) {
 			PinCode: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "fresh-pin", Key: "pin"}},
 		}))
 		fresh := ingress(a.ns, "fresh", "pangolin", a.host("fresh"), "web", 8080)
+		reconciled := a.reconciles(t, pic, "ingress")
 		a.create(fresh)
 		assert.Contains(t, a.eventuallyEvent(fresh, corev1.EventTypeWarning, "AccessPolicySecretNotFound").Note, "fresh-pin")
 		a.eventuallyCondition("pin", "ResolvedRefs", metav1.ConditionFalse, "AccessPolicySecretNotFound")
-		time.Sleep(time.Second) // a write would have followed the event
+		a.eventuallyReconciled(pic, "ingress", reconciled, 1)
 		assert.NotContains(t, server.Served(), a.host("fresh"), "not published without its PIN code")
 		assert.False(t, slices.ContainsFunc(server.Resources(), func(r pangolinsim.Resource) bool { return r.FullDomain == a.host("fresh") }),
 			"no Pangolin resource for it either")
@@ -231,18 +234,20 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		a := a.in(t)
 		vault := a.getIngress("vault")
 		writes := server.Writes()
+		reconciled := a.reconciles(t, pic, "ingress")
 		require.NoError(t, a.c.Delete(a.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vault-auth", Namespace: a.ns}}))
 		assert.Contains(t, a.eventuallyEvent(vault, corev1.EventTypeWarning, "AccessPolicySecretNotFound").Note, "vault-auth")
 		a.eventuallyCondition("vault", "ResolvedRefs", metav1.ConditionFalse, "AccessPolicySecretNotFound")
-		time.Sleep(time.Second) // a write would have followed the event
+		a.eventuallyReconciled(pic, "ingress", reconciled, 1)
 		assert.Equal(t, served, server.Served(), "still published, with its targets")
 		assert.True(t, server.CheckPassword(vaultID, secondPassword), "the password Pangolin holds is kept")
 		assert.Equal(t, writes, server.Writes(), "nothing written: %v", server.Counts())
 
 		secretWrites := server.SecretWrites()
+		reconciled = a.reconciles(t, pic, "ingress")
 		a.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vault-auth", Namespace: a.ns}, StringData: map[string]string{"password": secondPassword}})
 		a.eventuallyCondition("vault", "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
-		time.Sleep(time.Second) // a rewrite would have followed the condition
+		a.eventuallyReconciled(pic, "ingress", reconciled, 1)
 		assert.Equal(t, secretWrites, server.SecretWrites(), "the Secret back with the value Pangolin holds: no rewrite")
 	})
 
@@ -252,16 +257,11 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		server.ResetCounts()
 		secretWrites := server.SecretWrites()
 		pic.Start(t)
-		// Every Ingress and HTTPRoute reconciled after the first read of Pangolin and of
-		// the record, which reconciles wait for: had they meant to write, they would have.
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			m, err := metrics(a.ctx, pic)
-			if assert.NoError(c, err) {
-				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "ingress"}), 5.0, "team, squat, vault, lan, fresh")
-				assert.GreaterOrEqual(c, m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "httproute"}), 2.0, "shop, blog")
-			}
-		}, eventually, tick)
-		time.Sleep(time.Second)
+		// Every Ingress (team, squat, vault, lan, fresh) and HTTPRoute (shop, blog)
+		// reconciled after the first read of Pangolin and of the record, which reconciles
+		// wait for: had they meant to write, they would have.
+		a.eventuallyReconciled(pic, "ingress", 0, 5)
+		a.eventuallyReconciled(pic, "httproute", 0, 2)
 		assert.Positive(t, server.Reads(), "PIC read Pangolin at start")
 		assert.Zero(t, server.Writes(), "writes after a restart: %v", server.Counts())
 		assert.Equal(t, secretWrites, server.SecretWrites(), "secret writes after a restart")

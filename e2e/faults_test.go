@@ -102,24 +102,14 @@ func specDecoys(t *testing.T, p Provider) {
 	}
 
 	// A second full pass: every Ingress touched, and reconciled once more.
-	before := reconciles(t, e, pic)
+	before := e.reconciles(t, pic, "ingress")
 	for _, ing := range ings {
 		e.updateIngress(ing.Name, func(i *networkingv1.Ingress) { i.Labels = map[string]string{"touched": "yes"} })
 	}
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.GreaterOrEqual(c, reconciles(c, e, pic)-before, float64(ingresses), "reconciles after the touch")
-	}, eventually, tick)
+	e.eventuallyReconciled(pic, "ingress", before, ingresses)
 	for _, d := range decoys {
 		e.requireUntouched(d)
 	}
-}
-
-// reconciles is PIC's count of Ingress reconciles.
-func reconciles(c assert.TestingT, e *env, pic PIC) float64 {
-	m, err := metrics(e.ctx, pic)
-	assert.NoError(c, err)
-	n := m.Sum("pic_reconcile_total", map[string]string{"source": "ingress"})
-	return n
 }
 
 // specWriteFaults: a hand-deleted resource comes back; another writer updating PIC's
@@ -192,6 +182,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 		e.eventuallyOne(app, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 		})
+		// The scenario is a duration: the other writer writes for 3 s in all.
 		time.Sleep(3*time.Second - time.Since(writing))
 		close(stop)
 		wg.Wait()
@@ -215,8 +206,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 		e.create(ingress(e.ns, "older", "pangolin", shared, "web", 8080))
 		older := e.getIngress("older")
 		olderRes := e.eventuallyOne(older, func(*assert.CollectT, tunnelv1alpha1.PangolinResource) {})
-		// Creation times have a one-second resolution: make the order unambiguous.
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 		e.create(ingress(e.ns, "younger", "pangolin", shared, "api", 9090))
 		younger := e.getIngress("younger")
 		warning := e.eventuallyWarning(younger, "HostConflict")

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,7 +80,7 @@ func specPorts(t *testing.T, d *directWorld, pangolin *Pangolin) {
 	})
 
 	t.Run("a younger Service on a taken port gets PortConflict naming the owner", func(t *testing.T) {
-		time.Sleep(time.Second) // creation times are in seconds: the owner must be older
+		testenv.NextCreationSecond() // the owner must be older
 		squat := loadBalancerService(e.ns, "squat", corev1.ServicePort{Name: "game", Port: 27015, Protocol: corev1.ProtocolTCP})
 		e.create(squat)
 		assert.Contains(t, e.eventuallyWarningOn(squat, pic.ReasonPortConflict).Note, "Service "+e.ns+"/game")

@@ -296,12 +296,11 @@ func TestCorpus(t *testing.T) {
 			return out
 		}
 
-		// Wait for every outcome (a bounded wait: what has not converged by then is
-		// reported below), then let a second Warning or a late event come in.
-		for deadline := time.Now().Add(2 * wait); len(checkAll(false)) > 0 && time.Now().Before(deadline); {
-			time.Sleep(tick)
-		}
-		time.Sleep(2 * time.Second)
+		// Wait for every outcome, a bounded wait whose timeout is collected rather than
+		// failed: what has not converged by then is reported below. Then every event PIC
+		// recorded by then, a second Warning included, is written before the final check.
+		assert.Eventually(new(assert.CollectT), func() bool { return len(checkAll(false)) == 0 }, 2*wait, tick)
+		w.eventuallyEventsWritten("events-marker")
 		final := append(mismatches, checkAll(true)...)
 
 		// PIC is still running and reconciling: a valid Ingress created after the corpus

@@ -3,7 +3,6 @@ package integration_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -299,8 +298,7 @@ func TestHTTPRouteMerge(t *testing.T) {
 		older := w.httpRoute("site", "", w.host("shop"))
 		w.create(older)
 		w.eventuallyHosts(w.host("shop"))
-		// Creation times have a one-second resolution: make the order unambiguous.
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 		younger := w.httpRoute("api", "", w.host("shop"))
 		younger.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
 			Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/api"),
@@ -405,7 +403,7 @@ func TestHTTPRouteHeldHostStaysClaimed(t *testing.T) {
 		require.NoError(t, w.c.Delete(w.ctx, serviceIn(w.ns, "web", 8080)))
 		w.routeCondition(older, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionFalse, gatewayv1.RouteReasonBackendNotFound)
 
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site", "the warning names the holder")
 		w.eventuallyOwners(shop, w.ns+"/site")
@@ -424,7 +422,7 @@ func TestHTTPRouteListenerHostClaimants(t *testing.T) {
 		older := w.httpRoute("site", "")
 		w.create(older)
 		w.eventuallyHosts(shop)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 
 		if w.fork {
 			// Path routing: a younger route's rules are merged into the older's resource,
@@ -468,9 +466,11 @@ func TestHTTPRouteListenerHostClaimants(t *testing.T) {
 
 		// An Ingress naming the listener's host loses to the older route, and gets the
 		// host the moment the route is deleted.
+		legacyUpToDate := w.upToDate("ingress", "legacy")
 		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site")
-		time.Sleep(2 * time.Second) // the Ingress's reconciles are done: only the deletion can wake it
+		// The Ingress's reconcile is over: only the deletion can wake it.
+		w.eventuallyUpToDateSince(legacyUpToDate, "ingress", "legacy")
 		require.NoError(t, w.c.Delete(w.ctx, older))
 		// No garbage collector runs in envtest: the deleted route's resource stays.
 		w.eventuallyOwners(shop, w.ns+"/site", w.ns+"/legacy")
@@ -488,11 +488,13 @@ func TestGatewayListenerHostnameMoves(t *testing.T) {
 		w.service("api", 9090)
 		w.create(w.httpRoute("site", ""))
 		w.eventuallyHosts(shop)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 
+		legacyUpToDate := w.upToDate("ingress", "legacy")
 		w.create(ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "HTTPRoute "+w.ns+"/site")
-		time.Sleep(2 * time.Second) // the Ingress's reconciles are done: only the Gateway's change can wake it
+		// The Ingress's reconcile is over: only the Gateway's change can wake it.
+		w.eventuallyUpToDateSince(legacyUpToDate, "ingress", "legacy")
 		w.updateGateway(func(gw *gatewayv1.Gateway) { gw.Spec.Listeners[0].Hostname = ptr.To(gatewayv1.Hostname(moved)) })
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Equal(c, []string{w.ns + "/legacy"}, w.ownersOf(c, shop), "owners of %s", shop)
@@ -514,7 +516,7 @@ func TestRefusedRouteClaimsNothing(t *testing.T) {
 		w.create(refused)
 		// The listener admits routes of its own namespace only.
 		w.routeCondition(refused, gatewayv1.RouteConditionAccepted, metav1.ConditionFalse, gatewayv1.RouteReasonNotAllowedByListeners)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 
 		w.create(ingressFor("shop", "pangolin", rule(free, "/", "web", 8080)))
 		w.eventuallyOwners(free, w.ns+"/shop")
@@ -529,16 +531,19 @@ func TestHTTPRouteMergeFollowsBackends(t *testing.T) {
 		shop := w.host("shop")
 		w.create(w.httpRoute("site", "", shop))
 		w.eventuallyHosts(shop)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 		younger := w.httpRoute("api", "", shop)
 		younger.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{
 			Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/api"),
 		}}}
 		younger.Spec.Rules[0].BackendRefs[0].Name = "api"
 		younger.Spec.Rules[0].BackendRefs[0].Port = ptr.To(gatewayv1.PortNumber(9090))
+		olderUpToDate := w.upToDate(gatewayapi.Name, "site")
 		w.create(younger)
 		w.routeCondition(younger, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionFalse, gatewayv1.RouteReasonBackendNotFound)
-		time.Sleep(2 * time.Second) // the older route's reconciles are done: only the Service can bring the merge
+		// The younger route woke the older one, whose reconcile is over: only the
+		// Service can bring the merge.
+		w.eventuallyUpToDateSince(olderUpToDate, gatewayapi.Name, "site")
 
 		w.service("api", 9090)
 		w.routeCondition(younger, gatewayv1.RouteConditionResolvedRefs, metav1.ConditionTrue, gatewayv1.RouteReasonResolvedRefs)
@@ -600,7 +605,7 @@ func TestHTTPRouteRefusalInStatus(t *testing.T) {
 		legacy := ingressFor("legacy", "pangolin", rule(shop, "/", "api", 9090))
 		w.create(legacy)
 		w.eventuallyOwners(shop, w.ns+"/legacy")
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 
 		hr := w.httpRoute("site", "", shop)
 		w.create(hr)

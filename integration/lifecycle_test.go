@@ -391,9 +391,10 @@ func TestUnownedLookalikeUntouched(t *testing.T) {
 		decoy.Labels, decoy.Annotations = owned.Labels, map[string]string{pic.AnnotationHost: w.host("gone")}
 		require.NoError(t, w.c.Create(w.ctx, decoy))
 		// Make PIC look at the Ingress again: the decoy must survive it.
+		upToDate := w.upToDate("ingress", "shop")
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
 		w.eventuallyHosts(w.host("app"), w.host("gone"))
-		time.Sleep(2 * time.Second)
+		w.eventuallyUpToDateSince(upToDate, "ingress", "shop")
 		var after tunnelv1alpha1.PangolinResource
 		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(decoy), &after))
 		assert.Equal(t, decoy.ResourceVersion, after.ResourceVersion, "the decoy was not modified")
@@ -431,8 +432,8 @@ func TestDeletionInProgress(t *testing.T) {
 		reconciled := reconciles(t, "ingress")
 		require.NoError(t, w.c.Delete(w.ctx, ing))
 		require.NoError(t, w.c.Delete(w.ctx, &published)) // what the garbage collector does first
+		// A reconcile is counted once it returned: a create it would send has been sent.
 		require.Eventually(t, func() bool { return reconciles(t, "ingress") >= reconciled+2 }, wait, tick)
-		time.Sleep(time.Second) // a create those reconciles would send has been sent by now
 		assert.Empty(t, w.resources(), "PangolinResources of an Ingress being deleted")
 	})
 }

@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,8 +53,7 @@ func TestHostConflict(t *testing.T) {
 		first := ingressFor("first", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("solo"), "/", "web", 8080))
 		w.create(first)
 		w.eventuallyOwners(w.host("app"), w.ns+"/first")
-		// Creation timestamps have a resolution of one second.
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 		second := ingressFor("second", "pangolin", rule(w.host("app"), "/", "web", 8080), rule(w.host("own"), "/", "web", 8080))
 		second.Namespace = other
 		w.create(second)
@@ -73,7 +71,7 @@ func TestHostConflict(t *testing.T) {
 		w.eventuallyOwners(w.host("app"), other+"/second")
 
 		// A third claim loses to the new winner; deleting that winner hands the host on.
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 		w.create(ingressFor("third", "pangolin", rule(w.host("app"), "/", "web", 8080)))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+other+"/second")
 		require.NoError(t, w.c.Delete(w.ctx, second))
@@ -181,7 +179,7 @@ func TestHeldClaimWithoutResource(t *testing.T) {
 		older := ingressFor("older", "pangolin", rule(host, "/", "web", 8080))
 		older.Annotations = map[string]string{pic.AnnotationEnabled: "false"}
 		w.create(older)
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond()
 		w.service("api", 9090)
 		w.create(ingressFor("younger", "pangolin", rule(host, "/", "api", 9090)))
 		w.eventuallyOwners(host, w.ns+"/younger")

@@ -34,6 +34,21 @@ func (w *world) notes(c assert.TestingT, name, reason string) []string {
 	return out
 }
 
+// eventuallyEventsWritten returns once the events PIC recorded before the call are in
+// the API server. Events are written asynchronously, but by one writer, Warnings first
+// and Normal events in the order they were recorded: a Normal event recorded after them
+// (the TLSIgnored notice of marker, an Ingress of Service web created for it) arrives
+// after them.
+func (w *world) eventuallyEventsWritten(marker string) {
+	w.t.Helper()
+	ing := ingressFor(marker, "pangolin", rule(w.host(marker), "/", "web", 8080))
+	ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{w.host(marker)}, SecretName: marker + "-tls"}}
+	w.create(ing)
+	require.EventuallyWithT(w.t, func(c *assert.CollectT) {
+		assert.NotEmpty(c, w.notes(c, marker, pic.ReasonTLSIgnored), "the marker's event")
+	}, wait, tick)
+}
+
 func (w *world) addresses(name string) []string {
 	var ing networkingv1.Ingress
 	require.NoError(w.t, w.c.Get(w.ctx, client.ObjectKey{Namespace: w.ns, Name: name}, &ing))
@@ -148,7 +163,7 @@ func TestTLSIgnoredOnce(t *testing.T) {
 		before := w.upToDate("ingress", "shop")
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"example.com/touched": "yes"} })
 		w.eventuallyUpToDateSince(before, "ingress", "shop")
-		time.Sleep(500 * time.Millisecond) // events are written asynchronously
+		w.eventuallyEventsWritten("marker")
 		assert.Len(t, w.notes(t, "shop", pic.ReasonTLSIgnored), 1, "once, not on every reconcile")
 		var list eventsv1.EventList
 		require.NoError(t, w.c.List(w.ctx, &list, client.InNamespace(w.ns)))

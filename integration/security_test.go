@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,13 +89,17 @@ func TestWatchNamespacesConfinesPIC(t *testing.T) {
 			ingresses[ns] = ing
 		}
 		w.eventuallyHosts("app." + watched + ".example.com")
-		// The outside Ingress changes too, after PIC served the watched one: a PIC that
-		// saw it would have acted on the creation or on this update by now.
+		// The outside Ingress changes too, after PIC served the watched one, and then the
+		// watched one does: a PIC that saw the outside Ingress would have acted on its
+		// creation (before the watched one was published) and been handed this update
+		// before the watched Ingress's, which it has reconciled once the wait is over.
 		var out networkingv1.Ingress
 		require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(ingresses[outside]), &out))
 		out.Labels = map[string]string{"touched": "yes"}
 		require.NoError(t, w.c.Update(w.ctx, &out))
-		time.Sleep(2 * time.Second) // bounded settle
+		upToDate := w.upToDate("ingress", "shop")
+		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"touched": "yes"} })
+		w.eventuallyUpToDateSince(upToDate, "ingress", "shop")
 
 		var prs tunnelv1alpha1.PangolinResourceList
 		require.NoError(t, w.c.List(w.ctx, &prs, client.InNamespace(outside)))

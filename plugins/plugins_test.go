@@ -1,9 +1,16 @@
 package plugins
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
 // TestPluginNames pins the registered names: they are configuration values users
@@ -11,7 +18,39 @@ import (
 func TestPluginNames(t *testing.T) {
 	assert.Equal(t, []string{"httproute", "ingress", "service", "tcproute", "udproute"}, Names().Sources)
 	assert.Equal(t, []string{"pangolin", "pangolinresource"}, Names().Sinks)
-	for name, src := range Registry.Sources {
-		assert.NotNil(t, src, name)
+}
+
+// TestRegisteredSources: each source is registered under the name it answers to, and
+// reconciles the kind that name promises users.
+func TestRegisteredSources(t *testing.T) {
+	kinds := map[string]string{
+		"httproute": "HTTPRoute",
+		"ingress":   "Ingress",
+		"service":   "Service",
+		"tcproute":  "TCPRoute",
+		"udproute":  "UDPRoute",
+	}
+	scheme := apis.Scheme()
+	for _, name := range SourceNames() {
+		t.Run(name, func(t *testing.T) {
+			src, err := Registry.Sources[name].New(context.Background(), plugin.SourceDeps{Config: config.Default(), Shared: plugin.NewShared()})
+			require.NoError(t, err)
+			assert.Equal(t, name, src.Name(), "the name the source answers to")
+			gvk, err := apiutil.GVKForObject(src.Object(), scheme)
+			require.NoError(t, err, "the source's kind is in PIC's scheme")
+			assert.Equal(t, kinds[name], gvk.Kind, "the kind the source reconciles")
+		})
+	}
+}
+
+// TestRegisteredSinks: each sink runs in a cluster and in `manager render`, which
+// builds it offline.
+func TestRegisteredSinks(t *testing.T) {
+	for _, name := range SinkNames() {
+		t.Run(name, func(t *testing.T) {
+			f := Registry.Sinks[name]
+			assert.NotNil(t, f.New, "built in a cluster")
+			assert.NotNil(t, f.Offline, "built by render")
+		})
 	}
 }

@@ -380,11 +380,6 @@ func TestMetricsDoc(t *testing.T) {
 	}
 }
 
-// pendingDocs are pages linked before they exist, written on another branch.
-var pendingDocs = map[string]bool{
-	"docs/direct-mode.md": true, // the direct mode (sink: pangolin), written with it
-}
-
 var mdLink = regexp.MustCompile(`\]\(([^)\s#]+)(#[^)\s]*)?\)`)
 
 // TestDocLinks: every relative link of the README and docs/ points at a file of the
@@ -402,11 +397,6 @@ func TestDocLinks(t *testing.T) {
 				continue
 			}
 			target := filepath.Join(filepath.Dir(page), link)
-			rel, err := filepath.Rel(repoPath(), target)
-			require.NoError(t, err)
-			if pendingDocs[filepath.ToSlash(rel)] {
-				continue
-			}
 			info, err := os.Stat(target)
 			if !assert.NoError(t, err, "%s links to %s", page, link) || info.IsDir() || anchor == "" {
 				continue
