@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -34,7 +35,16 @@ const directSite = "murky-merriams-shrew"
 // function for tests that restart it; it stops with the test anyway.
 func startDirect(t *testing.T, env *testenv.Env, fake *inmemory.Server, ns string, configure ...func(*config.Config)) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	_, stop := startDirectWorld(t, env, fake, ns, configure...)
+	return stop
+}
+
+// startDirectWorld is startDirect, with the world of ns whose up-to-date counts are this
+// PIC's: a restarted PIC counts from zero in the world it returns.
+func startDirectWorld(t *testing.T, env *testenv.Env, fake *inmemory.Server, ns string, configure ...func(*config.Config)) (*world, func()) {
+	t.Helper()
+	reconciled := &reconcileLog{}
+	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), reconciled.logger()))
 	cfg := config.Default()
 	cfg.Sink = pangolin.Name
 	cfg.Pangolin.URL, cfg.Pangolin.Org, cfg.Pangolin.OwnerID = fake.BaseURL(), "interop", "integration"
@@ -60,7 +70,8 @@ func startDirect(t *testing.T, env *testenv.Env, fake *inmemory.Server, ns strin
 	}
 	t.Cleanup(stop)
 	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
-	return stop
+	// The world outlives this PIC: a test that restarts it goes on with the same objects.
+	return &world{t: t, ctx: context.Background(), c: env.Client, ns: ns, reconciled: reconciled}, stop
 }
 
 func eventuallyServed(t *testing.T, fake *inmemory.Server, want map[string][]string) {
@@ -124,9 +135,16 @@ func TestDirectMode(t *testing.T) {
 		t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 			stop()
 			fake.ResetCounts()
+			exposed, taken := len(w.notes(t, "shop", pic.ReasonExposed)), len(w.notes(t, "squat", pic.ReasonHostTakenInPangolin))
 			stop = startDirect(outer, env, fake, ns, withHTTPRoutes)
-			require.Eventually(t, func() bool { return fake.Reads() > 0 }, wait, tick, "the first read of Pangolin")
-			time.Sleep(3 * time.Second) // the reconciles of both Ingresses, woken by the first read
+			// Both Ingresses have been reconciled by the restarted PIC, from what it read
+			// of Pangolin, and their plans applied: each PIC reports what it finds once,
+			// in an event of its own, after it applied the plan; shop is exposed, squat
+			// refused again before any write.
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				assert.Greater(c, len(w.notes(c, "shop", pic.ReasonExposed)), exposed, "shop exposed again")
+				assert.Greater(c, len(w.notes(c, "squat", pic.ReasonHostTakenInPangolin)), taken, "squat refused again")
+			}, wait, tick)
 			assert.Zero(t, fake.Writes(), "writes: %v", fake.Counts())
 		})
 		t.Run("an Ingress deleted while PIC is stopped is removed at the next start", func(t *testing.T) {
