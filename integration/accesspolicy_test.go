@@ -2,9 +2,9 @@ package integration_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +22,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 )
 
 // policyFor is an AccessPolicy in the test namespace on the Ingress named target.
@@ -109,7 +110,7 @@ func TestAccessPolicyWithTheOperator(t *testing.T) {
 			assert.False(c, published, "a password cannot be carried by a PangolinResource: the host is not published")
 		}, wait, tick)
 
-		time.Sleep(1100 * time.Millisecond) // creation times have a one-second resolution
+		testenv.NextCreationSecond() // late must be younger than devs
 		w.create(policyFor("late", "team", accessv1alpha1.AccessPolicySpec{SSO: ptr.To(true)}))
 		w.policyCondition("late", "Accepted", metav1.ConditionFalse, "Conflicted")
 	})
@@ -136,6 +137,7 @@ func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
 	}
 	w.create(onGateway)
 	shop, blog := w.httpRoute("shop", "", w.host("shop")), w.httpRoute("blog", "", w.host("blog"))
+	shopUpToDate, blogUpToDate := w.upToDate(gatewayapi.Name, "shop"), w.upToDate(gatewayapi.Name, "blog")
 	w.create(shop)
 	w.create(blog)
 	w.create(&accessv1alpha1.AccessPolicy{
@@ -154,7 +156,10 @@ func testAccessPolicyOnAGateway(t *testing.T, env *testenv.Env) {
 	}
 	if env.Variant.Name != testenv.VariantFork {
 		w.eventuallyEvent(pic.ReasonAccessControlUnsupported)
-		time.Sleep(time.Second)
+		// What a wrong reconcile of either route would publish, it has published once
+		// one of them finds nothing to change.
+		w.eventuallyUpToDateSince(shopUpToDate, gatewayapi.Name, "shop")
+		w.eventuallyUpToDateSince(blogUpToDate, gatewayapi.Name, "blog")
 		assert.Empty(t, w.resources(), "the original CRD cannot carry the policies: nothing published")
 		return
 	}
@@ -181,8 +186,7 @@ func TestDirectModeAccessPolicy(t *testing.T) {
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
 		t.Setenv("POD_NAMESPACE", ns) // where the direct sink keeps its record of secrets
-		stop := startDirect(t, env, fake, ns)
-		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		w, stop := startDirectWorld(t, env, fake, ns)
 		w.service("web", 8080)
 		webURL := "http://web." + ns + ".svc.cluster.local:8080"
 
@@ -201,33 +205,45 @@ func TestDirectModeAccessPolicy(t *testing.T) {
 		assert.True(t, fake.CheckPassword(team.ID, "first-password"))
 		w.policyCondition("devs", "Accepted", metav1.ConditionTrue, "Accepted")
 
-		writes := fake.SecretWrites()
+		writes, edited := fake.SecretWrites(), w.upToDate("ingress", "team")
 		var secret corev1.Secret
 		require.NoError(t, w.c.Get(w.ctx, client.ObjectKey{Namespace: ns, Name: "web-auth"}, &secret))
 		secret.Data = map[string][]byte{"password": []byte("second-password")}
 		require.NoError(t, w.c.Update(w.ctx, &secret))
 		require.Eventually(t, func() bool { return fake.CheckPassword(team.ID, "second-password") }, wait, tick, "the edited Secret reaches Pangolin")
-		time.Sleep(time.Second)
+		// The reconcile that rewrote it has ended (a reconcile finds nothing to change
+		// in its plan whatever its access writes, which the plan leaves to the sink);
+		// a later one, which finds the password in place, writes it no more.
+		w.eventuallyUpToDateSince(edited, "ingress", "team")
+		touched := w.upToDate("ingress", "team")
+		w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": "1"} })
+		w.eventuallyUpToDateSince(touched, "ingress", "team")
 		assert.Equal(t, writes+1, fake.SecretWrites(), "one rewrite for one edit")
 
 		stop()
 		fake.ResetCounts()
-		writes = fake.SecretWrites()
-		startDirect(t, env, fake, ns)
-		before := reconciles(t, "ingress")
-		w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": "1"} })
-		// The reconcile of the touched Ingress has run: had it meant to write, it would have.
-		require.Eventually(t, func() bool { return reconciles(t, "ingress") > before }, wait, tick, "a reconcile after the touch")
-		time.Sleep(time.Second) // and any other reconcile the restart queued
+		writes, exposed := fake.SecretWrites(), len(w.notes(t, "team", pic.ReasonExposed))
+		w, _ = startDirectWorld(t, env, fake, ns)
+		// The restarted PIC's first reconcile of team has applied its plan: it reports
+		// the host exposed (each PIC once, in an event of its own) after it. Had it meant
+		// to write, it would have; and so would a later one, which finds nothing to
+		// change.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Greater(c, len(w.notes(c, "team", pic.ReasonExposed)), exposed, "team exposed again")
+		}, wait, tick)
+		touched = w.upToDate("ingress", "team")
+		w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": "2"} })
+		w.eventuallyUpToDateSince(touched, "ingress", "team")
 		assert.Equal(t, writes, fake.SecretWrites(), "after a restart, the record says Pangolin holds the password: no rewrite, no visitor logged out")
 		assert.Zero(t, fake.Writes(), "a converged host costs no write after a restart")
 
+		fresh := w.upToDate("ingress", "fresh")
 		w.create(policyFor("missing", "fresh", accessv1alpha1.AccessPolicySpec{
 			PinCode: &accessv1alpha1.SecretKeySource{SecretRef: accessv1alpha1.SecretKeyReference{Name: "nowhere", Key: "pin"}},
 		}))
 		w.create(ingressFor("fresh", "pangolin", rule("fresh.example.com", "/", "web", 8080)))
 		w.eventuallyEvent(pic.ReasonAccessPolicySecretNotFound)
-		time.Sleep(time.Second)
+		w.eventuallyUpToDateSince(fresh, "ingress", "fresh")
 		_, served := fake.Served()["fresh.example.com"]
 		assert.False(t, served, "a host whose policy cannot be applied is not published")
 	})
@@ -269,10 +285,11 @@ func TestRequiredAccessPolicy(t *testing.T) {
 		note = w.eventuallyEventIn(w.ns, pic.ReasonAccessPolicyAttached)
 		assert.Contains(t, note, w.ns+"/guard")
 
-		before := reconciles(t, "ingress")
+		before := w.upToDate("ingress", "guarded")
 		require.NoError(t, w.c.Delete(w.ctx, guard))
-		w.eventuallyReconciledSince(before, "ingress")
-		time.Sleep(500 * time.Millisecond)
+		// What a wrong reconcile would remove, it has removed once one finds nothing to
+		// change.
+		w.eventuallyUpToDateSince(before, "ingress", "guarded")
 		_, published := w.resources()[w.host("guarded")]
 		assert.True(t, published, "the required policy is gone: what was published is held, not removed")
 	})
@@ -296,8 +313,17 @@ func TestUnknownIdentityProviderIsNoOutage(t *testing.T) {
 		note := w.eventuallyEventIn(ns, pic.ReasonAccessPolicyNotApplied)
 		assert.Contains(t, note, "autoLoginIdp")
 		assert.Contains(t, note, "skipToIdpId")
+		// Reconciles within the minute, however woken (a retry, an edit), are answered
+		// from the client's memory of the refusal: it is not sent again. The window
+		// itself is the client's, tested on its clock in pangolinapi. Each of these
+		// reconciles plans the host again (it is not published), so none is up to date:
+		// the controller's count says they ran, team being its only Ingress.
 		start := fake.Counts()["POST /v1/resource/:resourceId"]
-		time.Sleep(20 * time.Second)
+		for i := range 3 {
+			before := reconciles(t, "ingress")
+			w.updateIngress("team", func(ing *networkingv1.Ingress) { ing.Annotations = map[string]string{"touched": strconv.Itoa(i)} })
+			w.eventuallyReconciledSince(before, "ingress")
+		}
 		assert.LessOrEqual(t, fake.Counts()["POST /v1/resource/:resourceId"]-start, 1, "not sent again within the minute: %v", fake.Counts())
 
 		var list eventsv1.EventList

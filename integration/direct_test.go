@@ -35,6 +35,15 @@ const directSite = "murky-merriams-shrew"
 // function for tests that restart it; it stops with the test anyway.
 func startDirect(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string, configure ...func(*config.Config)) func() {
 	t.Helper()
+	_, stop := startDirectWorld(t, env, fake, ns, configure...)
+	return stop
+}
+
+// startDirectWorld is startDirect, with the world of ns whose up-to-date counts are this
+// PIC's: a restarted PIC counts from zero in the world it returns.
+func startDirectWorld(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string, configure ...func(*config.Config)) (*world, func()) {
+	t.Helper()
+	reconciled := &reconcileCounts{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.Default()
 	cfg.Sink = pangolin.Name
@@ -47,7 +56,7 @@ func startDirect(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string
 	for _, c := range configure {
 		c(cfg)
 	}
-	mgr, err := manager.New(ctx, cfg, env.Config, plugins.Registry)
+	mgr, err := manager.New(ctx, cfg, env.Config, plugins.Registry, manager.OnReconciled(reconciled.record))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -61,7 +70,8 @@ func startDirect(t *testing.T, env *testenv.Env, fake *simtest.Server, ns string
 	}
 	t.Cleanup(stop)
 	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
-	return stop
+	// The world outlives this PIC: a test that restarts it goes on with the same objects.
+	return &world{t: t, ctx: context.Background(), c: env.Client, ns: ns, reconciled: reconciled}, stop
 }
 
 func eventuallyServed(t *testing.T, fake *simtest.Server, want map[string][]string) {
@@ -125,9 +135,16 @@ func TestDirectMode(t *testing.T) {
 		t.Run("a restarted PIC writes nothing to Pangolin", func(t *testing.T) {
 			stop()
 			fake.ResetCounts()
+			exposed, taken := len(w.notes(t, "shop", pic.ReasonExposed)), len(w.notes(t, "squat", pic.ReasonHostTakenInPangolin))
 			stop = startDirect(outer, env, fake, ns, withHTTPRoutes)
-			require.Eventually(t, func() bool { return fake.Reads() > 0 }, wait, tick, "the first read of Pangolin")
-			time.Sleep(3 * time.Second) // the reconciles of both Ingresses, woken by the first read
+			// Both Ingresses have been reconciled by the restarted PIC, from what it read
+			// of Pangolin, and their plans applied: each PIC reports what it finds once,
+			// in an event of its own, after it applied the plan; shop is exposed, squat
+			// refused again before any write.
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				assert.Greater(c, len(w.notes(c, "shop", pic.ReasonExposed)), exposed, "shop exposed again")
+				assert.Greater(c, len(w.notes(c, "squat", pic.ReasonHostTakenInPangolin)), taken, "squat refused again")
+			}, wait, tick)
 			assert.Zero(t, fake.Writes(), "writes: %v", fake.Counts())
 		})
 		t.Run("an Ingress deleted while PIC is stopped is removed at the next start", func(t *testing.T) {

@@ -1,9 +1,7 @@
 package integration_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +13,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sources/loadbalancer"
 )
 
 // eventuallyNote waits for an event about the object name with reason, and returns its
@@ -42,8 +41,7 @@ func TestDirectModeKeptHostStaysClaimed(t *testing.T) {
 		decoy := fake.SeedResource(pangolinsim.Resource{Name: "hand-made", DomainID: "domain1", Subdomain: ptr.To("taken"), Enabled: true})
 		fake.SeedTarget(pangolinsim.Target{ResourceID: decoy.ID, SiteID: 1, IP: "10.0.0.9", Port: 80, Method: "http", Enabled: true})
 		ns := testenv.NewNamespace(t, env.Client)
-		startDirect(t, env, fake, ns)
-		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		w, _ := startDirectWorld(t, env, fake, ns)
 		w.service("web", 8080)
 		w.service("api", 9090)
 		webURL := "http://web." + ns + ".svc.cluster.local:8080"
@@ -55,10 +53,11 @@ func TestDirectModeKeptHostStaysClaimed(t *testing.T) {
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "taken.example.com" })
 		w.eventuallyNote("shop", pic.ReasonReplacementRefused)
 
-		time.Sleep(1100 * time.Millisecond) // creation times are in seconds: late must be younger
+		testenv.NextCreationSecond() // late must be younger
+		lateUpToDate := w.upToDate("ingress", "late")
 		w.create(ingressFor("late", "pangolin", rule("app.example.com", "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyNote("late", pic.ReasonHostConflict), "Ingress "+ns+"/shop")
-		time.Sleep(time.Second) // the reconcile that reported it has applied its plan
+		w.eventuallyUpToDateSince(lateUpToDate, "ingress", "late") // and has nothing left to write
 		assert.Equal(t, map[string][]string{"app.example.com": {webURL}, "taken.example.com": decoyServed}, fake.Served(),
 			"the kept host is served by its owner alone")
 
@@ -79,16 +78,17 @@ func TestKeptPangolinResourceStaysClaimed(t *testing.T) {
 		w.service("api", 9090)
 		w.create(ingressFor("older", "pangolin", rule(w.host("blog"), "/", "web", 8080)))
 		w.eventuallyOwners(w.host("blog"), w.ns+"/older")
-		time.Sleep(1100 * time.Millisecond) // creation times are in seconds
+		testenv.NextCreationSecond() // shop must be younger
 		w.create(ingressFor("shop", "pangolin", rule(w.host("app"), "/", "web", 8080)))
 		w.eventuallyOwners(w.host("app"), w.ns+"/shop")
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("blog") })
 		w.eventuallyNote("shop", pic.ReasonReplacementRefused)
 
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond() // late must be younger
+		lateUpToDate := w.upToDate("ingress", "late")
 		w.create(ingressFor("late", "pangolin", rule(w.host("app"), "/", "api", 9090)))
 		assert.Contains(t, w.eventuallyNote("late", pic.ReasonHostConflict), "Ingress "+w.ns+"/shop")
-		time.Sleep(time.Second) // the reconcile that reported it has applied its plan
+		w.eventuallyUpToDateSince(lateUpToDate, "ingress", "late") // and has nothing left to write
 		assert.Equal(t, []string{w.ns + "/shop"}, w.ownersOf(&assert.CollectT{}, w.host("app")), "the kept host has one owner")
 
 		w.updateIngress("shop", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("www") })
@@ -106,21 +106,22 @@ func TestDirectModeHeldPortStaysClaimed(t *testing.T) {
 		fake := simtest.NewServer(pangolinsim.Options{})
 		t.Cleanup(fake.Close)
 		ns := testenv.NewNamespace(t, env.Client)
-		startDirect(t, env, fake, ns, withPorts)
-		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		w, _ := startDirectWorld(t, env, fake, ns, withPorts)
 		db, db2 := "db."+ns+".svc.cluster.local:5432", "db2."+ns+".svc.cluster.local:5432"
 
 		w.create(loadBalancer("db", corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}))
 		eventuallyRawServed(t, fake, map[string][]string{"tcp-5432": {db}})
-		time.Sleep(1100 * time.Millisecond) // creation times are in seconds: db2 must be younger
+		testenv.NextCreationSecond() // db2 must be younger
 		w.create(loadBalancer("db2", corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}))
 		assert.Contains(t, w.eventuallyNote("db2", pic.ReasonPortConflict), "Service "+ns+"/db")
 
+		db2UpToDate := w.upToDate(loadbalancer.Name, "db2")
 		update(t, w, "db", func(s *corev1.Service) {
 			s.Annotations = map[string]string{pic.AnnotationPublicPorts: "pg=45441,bogus"}
 		})
 		w.eventuallyNote("db", pic.ReasonInvalidAnnotation)
-		time.Sleep(2 * time.Second) // db2, woken by db's change, has looked again
+		// db2, woken by db's change, has looked again and found nothing to write.
+		w.eventuallyUpToDateSince(db2UpToDate, loadbalancer.Name, "db2")
 		assert.Equal(t, map[string][]string{"tcp-5432": {db}}, rawServed(fake), "the held port has one owner")
 
 		update(t, w, "db", func(s *corev1.Service) { s.Annotations = map[string]string{pic.AnnotationPublicPorts: "pg=45441"} })

@@ -1,10 +1,8 @@
 package integration_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,6 +19,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
+	"github.com/stefb69/pangolin-ingress-controller/sources/gatewayapi"
 )
 
 // publishersOf returns the owners ("namespace/name") of the PangolinResources that
@@ -35,6 +34,13 @@ func (w *world) publishersOf(c *assert.CollectT, host string) []string {
 		}
 	}
 	return owners
+}
+
+// in is w seen from namespace ns: its objects, and its up-to-date counts.
+func (w *world) in(ns string) *world {
+	other := *w
+	other.ns = ns
+	return &other
 }
 
 func (w *world) eventuallyPublishers(host string, owners ...string) {
@@ -71,13 +77,17 @@ func TestOverrideOntoOwnedHost(t *testing.T) {
 		owner := ingressFor("owner", "pangolin", rule(owned, "/", "web", 8080))
 		w.create(owner)
 		w.eventuallyPublishers(owned, w.ns+"/owner")
-		time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
+		testenv.NextCreationSecond()
 
+		b := w.in(tenantB)
+		squatUpToDate := b.upToDate("ingress", "squat")
 		w.create(squatter(tenantB, w.host("x"), "/", "app."+w.ns))
 		note := w.eventuallyEventIn(tenantB, pic.ReasonHostConflict)
 		assert.Contains(t, note, owned)
 		assert.Contains(t, note, "Ingress "+w.ns+"/owner", "the warning names the owner")
-		time.Sleep(2 * time.Second) // what a wrong reconcile would write, it writes by now
+		// What a wrong reconcile of the squatter would write, it has written once one of
+		// them finds nothing to change.
+		b.eventuallyUpToDateSince(squatUpToDate, "ingress", "squat")
 		assert.Equal(t, []string{w.ns + "/owner"}, w.publishersOf(&assert.CollectT{}, owned), "the owner alone publishes its host")
 		var ofB tunnelv1alpha1.PangolinResourceList
 		require.NoError(t, w.c.List(w.ctx, &ofB))
@@ -99,8 +109,7 @@ func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)
-		startDirect(t, env, fake, tenantA, func(cfg *config.Config) { cfg.WatchNamespaces = []string{tenantA, tenantB} })
-		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: tenantA}
+		w, _ := startDirectWorld(t, env, fake, tenantA, func(cfg *config.Config) { cfg.WatchNamespaces = []string{tenantA, tenantB} })
 		for _, ns := range []string{tenantA, tenantB} {
 			svc := serviceObject("web", 8080)
 			svc.Namespace = ns
@@ -111,13 +120,15 @@ func TestDirectOverrideOntoOwnedHost(t *testing.T) {
 		owner := ingressFor("owner", "pangolin", rule("app.example.com", "/", "web", 8080))
 		w.create(owner)
 		eventuallyServed(t, fake, map[string][]string{"app.example.com": {urlA}})
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 
+		b := w.in(tenantB)
+		squatUpToDate := b.upToDate("ingress", "squat")
 		squat := squatter(tenantB, "x.example.com", "/login", "app")
 		squat.Annotations[pic.AnnotationSSO] = "false"
 		w.create(squat)
 		assert.Contains(t, w.eventuallyEventIn(tenantB, pic.ReasonHostConflict), "Ingress "+tenantA+"/owner")
-		time.Sleep(2 * time.Second)
+		b.eventuallyUpToDateSince(squatUpToDate, "ingress", "squat")
 		assert.Equal(t, map[string][]string{"app.example.com": {urlA}}, fake.Served(), "the owner alone is served on its host")
 		var onHost []pangolinsim.Resource
 		for _, r := range fake.Resources() {
@@ -152,17 +163,19 @@ func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
 		owner := ingressFor("owner", "pangolin", rule(published, "/", "web", 8080))
 		w.create(owner)
 		w.eventuallyPublishers(published, w.ns+"/owner")
-		time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
+		testenv.NextCreationSecond()
+		squatUpToDate := w.upToDate(gatewayapi.Name, "squat")
 		w.create(overriding("squat"))
 		assert.Contains(t, w.eventuallyEventIn(w.ns, pic.ReasonHostConflict), "Ingress "+w.ns+"/owner")
-		time.Sleep(2 * time.Second)
+		w.eventuallyUpToDateSince(squatUpToDate, gatewayapi.Name, "squat")
 		assert.Equal(t, []string{w.ns + "/owner"}, w.publishersOf(&assert.CollectT{}, published), "the Ingress alone publishes its host")
 
 		// The Ingress lets the host go: the route takes it, and a younger Ingress naming
 		// it loses to the route.
 		w.updateIngress("owner", func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = w.host("elsewhere") })
 		w.eventuallyPublishers(published, w.ns+"/squat")
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
+		lateUpToDate := w.upToDate("ingress", "late")
 		w.create(ingressFor("late", "pangolin", rule(published, "/", "web", 8080)))
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var list eventsv1.EventList
@@ -173,7 +186,7 @@ func TestHTTPRouteOverrideClaimsPublishedHost(t *testing.T) {
 			}
 			assert.True(c, found, "HostConflict for the younger Ingress, naming the route")
 		}, wait, tick)
-		time.Sleep(2 * time.Second)
+		w.eventuallyUpToDateSince(lateUpToDate, "ingress", "late")
 		assert.Equal(t, []string{w.ns + "/squat"}, w.publishersOf(&assert.CollectT{}, published), "the route alone publishes its host")
 	})
 }
@@ -187,8 +200,8 @@ func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
 		t.Cleanup(fake.Close)
 		tenantA := testenv.NewNamespace(t, env.Client)
 		tenantB := testenv.NewNamespace(t, env.Client)
-		startDirect(t, env, fake, tenantA, withHTTPRoutes, func(cfg *config.Config) { cfg.WatchNamespaces = []string{tenantA, tenantB} })
-		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: tenantB}
+		a, _ := startDirectWorld(t, env, fake, tenantA, withHTTPRoutes, func(cfg *config.Config) { cfg.WatchNamespaces = []string{tenantA, tenantB} })
+		w := a.in(tenantB)
 		for _, ns := range []string{tenantA, tenantB} {
 			svc := serviceObject("web", 8080)
 			svc.Namespace = ns
@@ -200,7 +213,7 @@ func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
 		owner.Namespace = tenantA
 		w.create(owner)
 		eventuallyServed(t, fake, map[string][]string{"app.example.com": {urlA}})
-		time.Sleep(1100 * time.Millisecond)
+		testenv.NextCreationSecond()
 
 		gw := &gatewayWorld{world: w, class: "pangolin-" + tenantB}
 		w.create(&gatewayv1.GatewayClass{
@@ -213,9 +226,10 @@ func TestDirectHTTPRouteOverrideOntoOwnedHost(t *testing.T) {
 		})
 		squat := gw.httpRoute("squat", tenantB)
 		squat.Annotations = map[string]string{pic.AnnotationSubdomain: "app", pic.AnnotationSSO: "false"}
+		squatUpToDate := w.upToDate(gatewayapi.Name, "squat")
 		w.create(squat)
 		assert.Contains(t, w.eventuallyEventIn(tenantB, pic.ReasonHostConflict), "Ingress "+tenantA+"/owner")
-		time.Sleep(2 * time.Second)
+		w.eventuallyUpToDateSince(squatUpToDate, gatewayapi.Name, "squat")
 		assert.Equal(t, map[string][]string{"app.example.com": {urlA}}, fake.Served(), "the owner alone is served on its host")
 
 		require.NoError(t, w.c.Delete(w.ctx, owner))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,7 +88,7 @@ func TestServicesAsPorts(t *testing.T) {
 			eventuallyRawServed(t, fake, map[string][]string{"tcp-5433": {db + ":5433"}, "udp-5353": {db + ":5353"}})
 		})
 		t.Run("a younger Service on the same port is refused, naming the owner", func(t *testing.T) {
-			time.Sleep(time.Second) // creation times are in seconds: the older must be older
+			testenv.NextCreationSecond() // db2 must be younger
 			w.create(loadBalancer("db2", corev1.ServicePort{Name: "pg", Port: 5433, Protocol: corev1.ProtocolTCP}))
 			assert.Contains(t, w.eventuallyEventIn(ns, pic.ReasonPortConflict), "Service "+ns+"/db")
 			assert.Equal(t, map[string][]string{"tcp-5433": {db + ":5433"}, "udp-5353": {db + ":5353"}}, rawServed(fake))
@@ -156,7 +155,7 @@ func TestTCPRouteAsPort(t *testing.T) {
 			assert.Equal(c, metav1.ConditionTrue, routeAccepted(t, w, "first").Status)
 		}, wait, tick)
 
-		time.Sleep(time.Second) // creation times are in seconds: the older must be older
+		testenv.NextCreationSecond() // second must be younger
 		w.create(tcpRoute("second"))
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			cond := routeAccepted(t, w, "second")
