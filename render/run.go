@@ -208,6 +208,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 		Sink:            sink,
 		Recorder:        recorder,
 		Defaults:        engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Objects:         c,
 		Sources:         all,
 		SharedParts:     shared.Declarations(),
 		HostPolicy:      cfg.HostPolicy,
@@ -250,8 +251,8 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 }
 
 // buildSources builds the sources of factories as the manager does, over render's fake
-// cluster: no source is unavailable there.
-func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps plugin.SourceDeps) ([]plugin.Source, error) {
+// cluster, each declared once: no source is unavailable there.
+func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps plugin.SourceDeps) ([]plugin.Declared, error) {
 	srcs := make([]plugin.Source, 0, len(factories))
 	for _, f := range factories {
 		src, err := f.New(ctx, deps)
@@ -260,7 +261,7 @@ func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps pl
 		}
 		srcs = append(srcs, src)
 	}
-	return srcs, nil
+	return plugin.DeclareAll(srcs...), nil
 }
 
 // job is one reconcile of a pass.

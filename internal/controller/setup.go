@@ -77,7 +77,7 @@ func (d Deps) Controllers() ([]plugin.Controller, error) {
 	}
 	var out []plugin.Controller
 	for _, src := range d.Sources {
-		out = append(out, src.Declare().Controllers...)
+		out = append(out, src.Declaration.Controllers...)
 	}
 	for _, part := range d.SharedParts {
 		out = append(out, part.Controllers...)

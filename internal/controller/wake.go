@@ -42,7 +42,7 @@ func (r *Reconciler) watch(b *builder.Builder) []client.Object {
 		kinds = append(kinds, obj)
 	}
 	for _, src := range r.claims.sources {
-		claims := src.Declare().Claims
+		claims := src.Declaration.Claims
 		add(src.Object(), hostsMoved(claims.Hosts, r.claimantsOf))
 		for _, m := range claims.Movers {
 			add(m.Object, hostsMoved(func(_ context.Context, o client.Object) []string { return m.Hosts(o) }, r.claimantsOf))

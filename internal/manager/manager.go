@@ -117,10 +117,11 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		return nil, err
 	}
 	shared := plugin.NewShared()
-	all, err := enabledSources(ctx, cfg, mgr, registry, sink, shared)
+	srcs, err := enabledSources(ctx, cfg, mgr, registry, sink, shared)
 	if err != nil {
 		return nil, err
 	}
+	all := plugin.DeclareAll(srcs...)
 	if err := addIndexes(ctx, mgr, indexes, cfg, sinkFactory, registry, all); err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		runnables = append(runnables, declared{"the " + cfg.Sink + " sink", r})
 	}
 	for _, src := range all {
-		for _, r := range src.Declare().Runnables {
+		for _, r := range src.Declaration.Runnables {
 			runnables = append(runnables, declared{"the " + src.Name() + " source", r})
 		}
 	}
@@ -157,6 +158,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		Sink:        sink,
 		Recorder:    recorder,
 		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Objects:     mgr.GetClient(),
 		Sources:     all,
 		SharedParts: sharedParts,
 		HostPolicy:  cfg.HostPolicy,
@@ -171,7 +173,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 }
 
 // addIndexes registers the cache indexes of the sink and of the running sources.
-func addIndexes(ctx context.Context, mgr ctrl.Manager, store *plugin.IndexStore, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Source) error {
+func addIndexes(ctx context.Context, mgr ctrl.Manager, store *plugin.IndexStore, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Declared) error {
 	var indexes []plugin.Index
 	if sink.Indexes != nil {
 		indexes = append(indexes, sink.Indexes(cfg)...)

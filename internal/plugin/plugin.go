@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,16 +35,47 @@ type Source interface {
 	Name() string
 	// Object is an empty object of the kind the source reconciles.
 	Object() client.Object
-	// Routes reads the object with key. The error is for infrastructure failures only
-	// (the cache, the API server): a user's mistake is a Rejection.
-	Routes(ctx context.Context, key types.NamespacedName) (Result, error)
-	// WriteStatus records status on the object with key, if it differs from what the
-	// object records. The core calls it only when Result.OwnsStatus, once the engine
-	// and the sink have spoken.
-	WriteStatus(ctx context.Context, key types.NamespacedName, status Status) error
+	// Routes reads obj, an object of the source's kind the core got from the cache, as
+	// Object returns it filled: it exists, and its deletion has not begun (the core
+	// handles a gone or deleting object itself, and asks nothing of the source then).
+	// The error is for infrastructure failures only (the cache, the API server): a
+	// user's mistake is a Rejection.
+	Routes(ctx context.Context, obj client.Object) (Result, error)
+	// WriteStatus records status on obj, the object Routes was given, if it differs
+	// from what obj records. The core calls it only when Result.OwnsStatus, once the
+	// engine and the sink have spoken. A conflict (obj changed since it was read) is
+	// an error: the object comes back, read afresh.
+	WriteStatus(ctx context.Context, obj client.Object, status Status) error
 	// Declare is what the core wires for the source: who claims which host, what else
-	// brings its objects back, and its other controllers.
+	// brings its objects back, and its other controllers. It is data: the core reads it
+	// once, when the source is built (DeclareAll).
 	Declare() Declaration
+}
+
+// Declared is a source with its declaration, read once: the core wires and consults
+// Declaration, never Declare again.
+type Declared struct {
+	Source
+	Declaration Declaration
+}
+
+// DeclareAll reads the declaration of each of srcs, once.
+func DeclareAll(srcs ...Source) []Declared {
+	out := make([]Declared, len(srcs))
+	for i, src := range srcs {
+		out[i] = Declared{Source: src, Declaration: src.Declare()}
+	}
+	return out
+}
+
+// OriginOf is the origin of obj, an object of the kind gvk: how routes, rejections
+// and claims name the object they come from.
+func OriginOf(gvk schema.GroupVersionKind, obj client.Object) route.Origin {
+	return route.Origin{
+		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), Generation: obj.GetGeneration(),
+		Created: obj.GetCreationTimestamp().Time,
+	}
 }
 
 // Declaration is what a source asks of the core, as data.
@@ -150,12 +182,8 @@ type TunnelChecker interface {
 
 // Result is what a source makes of one of its objects.
 type Result struct {
-	// Origin is nil when the object does not exist (any more).
+	// Origin is the object's origin (OriginOf).
 	Origin *route.Origin
-	// Deleting is true once the object's deletion has begun (a finalizer, or foreground
-	// deletion, keeps it a while): what it owns is the garbage collector's to remove or
-	// orphan, as the deletion asks, and it claims no host any more.
-	Deleting bool
 	// Managed is false when PIC must not publish the object: another class, opted out.
 	// Whatever PIC created for it is then removed.
 	Managed bool

@@ -54,21 +54,12 @@ func (s *Source) Name() string { return Name }
 func (s *Source) Object() client.Object { return &networkingv1.Ingress{} }
 
 // Routes implements plugin.Source.
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	var ing networkingv1.Ingress
-	if err := s.client.Get(ctx, key, &ing); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
-	}
-	origin := originOf(&ing)
-	res := plugin.Result{Origin: &origin, Deleting: ing.DeletionTimestamp != nil}
-	if res.Deleting {
-		return res, nil
-	}
+func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, error) {
+	ing := obj.(*networkingv1.Ingress)
+	origin := originOf(ing)
+	res := plugin.Result{Origin: &origin}
 	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
-	class, err := s.classify(ctx, &ing, opts)
+	class, err := s.classify(ctx, ing, opts)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -95,7 +86,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 	res.Managed = true
-	if notice := tlsIgnored(&ing, origin); notice != nil {
+	if notice := tlsIgnored(ing, origin); notice != nil {
 		res.Notices = append(res.Notices, *notice)
 	}
 	if !allowed {
@@ -115,7 +106,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	}
 
 	opts.health = s.config.Health.ForObject()
-	hosts, defaultPaths, err := s.collect(ctx, &ing, opts, &res, reject)
+	hosts, defaultPaths, err := s.collect(ctx, ing, opts, &res, reject)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -151,11 +142,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 }
 
 func originOf(ing *networkingv1.Ingress) route.Origin {
-	return route.Origin{
-		Group: networkingv1.SchemeGroupVersion.Group, Version: networkingv1.SchemeGroupVersion.Version, Kind: "Ingress",
-		Namespace: ing.Namespace, Name: ing.Name, UID: ing.UID, Generation: ing.Generation,
-		Created: ing.CreationTimestamp.Time,
-	}
+	return plugin.OriginOf(networkingv1.SchemeGroupVersion.WithKind("Ingress"), ing)
 }
 
 // hostRoutes is one host of an Ingress, merged across the rules that name it.
