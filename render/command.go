@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -191,7 +190,10 @@ func loadConfig(file, sink string) (*config.Config, error) {
 
 // read reads every input, in the order given; a directory's files in lexical order.
 func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
-	scheme := apis.Scheme()
+	scheme, err := plugins.Registry.Scheme()
+	if err != nil {
+		return nil, false, err
+	}
 	var manifests []Manifest
 	add := func(name string, data []byte) error {
 		ms, err := Decode(name, data, scheme, accept)

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +37,16 @@ const (
 	policyTargetIndex = "pic.accesspolicy.target" // "namespace/Kind/name" of every targetRef
 	policySecretIndex = "pic.accesspolicy.secret" // "namespace/name" of every referenced Secret
 )
+
+// PolicyKinds are what Policies reads and writes: AccessPolicies, whose status it
+// writes, and the HTTPRoutes and Gateways they name. A source that protects its objects
+// with AccessPolicies adds them to its own (plugin.SourceFactory.Kinds).
+func PolicyKinds() plugin.Kinds {
+	return plugin.Kinds{
+		Scheme: func(s *runtime.Scheme) error { return errors.Join(accessv1alpha1.AddToScheme(s), gatewayv1.Install(s)) },
+		Status: []client.Object{&accessv1alpha1.AccessPolicy{}},
+	}
+}
 
 // PolicyIndexes are the cache indexes Policies reads through; a source that protects its
 // objects with AccessPolicies adds them to its own (plugin.SourceFactory.Indexes).

@@ -11,11 +11,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -170,6 +175,8 @@ type SourceFactory struct {
 	// Indexes are the cache indexes the source reads through. They are known from the
 	// configuration alone, before any client exists: their functions read nothing.
 	Indexes func(cfg *config.Config) []Index
+	// Kinds is what the source's API kinds need of the core before anything runs.
+	Kinds Kinds
 	// New builds the source. It returns an error wrapping ErrUnavailable when the
 	// source's API is not installed.
 	New func(ctx context.Context, deps SourceDeps) (Source, error)
@@ -349,6 +356,8 @@ type SinkDeps struct {
 type SinkFactory struct {
 	// Indexes are the cache indexes the sink reads through; nil for none.
 	Indexes func(cfg *config.Config) []Index
+	// Kinds is what the sink's API kinds need of the core before anything runs.
+	Kinds Kinds
 	// Cache says how the manager's cache holds the objects the sink reads, before the
 	// manager exists; nil when the defaults do.
 	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
@@ -416,10 +425,108 @@ type Applied struct {
 	Rejections []route.Rejection
 }
 
+// Kinds is what an adapter declares of the API kinds it reads and writes, as data known
+// before any client exists: the manager's scheme and cache, and render's fake cluster,
+// are built from every registered adapter's, never from a list of the core's own.
+type Kinds struct {
+	// Scheme adds the Go types of the kinds the adapter reads or writes that client-go's
+	// scheme lacks (the Gateway API's, PIC's and the operator's CRDs); nil for none.
+	Scheme func(*runtime.Scheme) error
+	// Status are the kinds whose status the adapter writes, or reads as another
+	// controller writes it. Render's fake cluster makes their status a subresource, as
+	// a cluster does: an update leaves the status alone, and a status update the spec.
+	Status []client.Object
+	// Trimmed are kinds the adapter only reads, or writes only by patch: the cache
+	// drops kubectl's last-applied annotation (often as large as the object) from them.
+	// A kind any adapter writes whole from the cache must be in no adapter's Trimmed:
+	// the write would drop the annotation from the cluster too.
+	Trimmed []client.Object
+}
+
+// And is k with the kinds of others too: what a source declares itself, with what a
+// part it shares declares (sources.PolicyKinds).
+func (k Kinds) And(others ...Kinds) Kinds {
+	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed)}
+	for _, o := range others {
+		if o.Scheme != nil {
+			if prev := out.Scheme; prev != nil {
+				add := o.Scheme
+				out.Scheme = func(s *runtime.Scheme) error { return errors.Join(prev(s), add(s)) }
+			} else {
+				out.Scheme = o.Scheme
+			}
+		}
+		out.Status = appendKinds(out.Status, o.Status...)
+		out.Trimmed = appendKinds(out.Trimmed, o.Trimmed...)
+	}
+	return out
+}
+
 // Registry is every source and sink PIC can run, by configuration name.
 type Registry struct {
 	Sources map[string]SourceFactory
 	Sinks   map[string]SinkFactory
+}
+
+// kinds are the Kinds of every registered adapter, sources then sinks, each in the
+// order of its name.
+func (r Registry) kinds() []Kinds {
+	var out []Kinds
+	for _, name := range slices.Sorted(maps.Keys(r.Sources)) {
+		out = append(out, r.Sources[name].Kinds)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Sinks)) {
+		out = append(out, r.Sinks[name].Kinds)
+	}
+	return out
+}
+
+// Scheme is client-go's scheme with the kinds of every registered adapter (Kinds.Scheme),
+// whether it runs or not: the kinds one adapter writes may be read by another (the
+// AccessPolicies every source reads name HTTPRoutes), and render decodes every kind any
+// adapter knows.
+func (r Registry) Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("add client-go's kinds to the scheme: %w", err)
+	}
+	for _, k := range r.kinds() {
+		if k.Scheme == nil {
+			continue
+		}
+		if err := k.Scheme(s); err != nil {
+			return nil, fmt.Errorf("add an adapter's kinds to the scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// StatusKinds are the kinds of every registered adapter's Kinds.Status, each once.
+func (r Registry) StatusKinds() []client.Object {
+	var out []client.Object
+	for _, k := range r.kinds() {
+		out = appendKinds(out, k.Status...)
+	}
+	return out
+}
+
+// TrimmedKinds are the kinds of every registered adapter's Kinds.Trimmed, each once.
+func (r Registry) TrimmedKinds() []client.Object {
+	var out []client.Object
+	for _, k := range r.kinds() {
+		out = appendKinds(out, k.Trimmed...)
+	}
+	return out
+}
+
+// appendKinds appends to kinds those of more whose Go type it does not hold yet.
+func appendKinds(kinds []client.Object, more ...client.Object) []client.Object {
+	for _, m := range more {
+		if !slices.ContainsFunc(kinds, func(k client.Object) bool { return reflect.TypeOf(k) == reflect.TypeOf(m) }) {
+			kinds = append(kinds, m)
+		}
+	}
+	return kinds
 }
 
 // ErrBadOption marks an offline sink's refusal of an option it was given

@@ -48,6 +48,7 @@ func rawFactory(kind routeKind) plugin.SourceFactory {
 			indexes := append(routeIndexes(kind), plugin.Index{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts})
 			return append(indexes, sources.PolicyIndexes()...)
 		},
+		Kinds: routeKinds(kind),
 		New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 			shared, err := newGatewayAPI(ctx, deps, kind)
 			if err != nil {

@@ -52,6 +52,7 @@ type Config struct {
 // serving Ingresses rather than stopping for an optional API.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	Kinds:   routeKinds(httpRoutes),
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		shared, err := newGatewayAPI(ctx, deps, httpRoutes)
 		if err != nil {

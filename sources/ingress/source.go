@@ -337,6 +337,11 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 // Factory builds the Ingress source from PIC's configuration.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	// PIC writes an Ingress's status; it only reads IngressClasses and Services.
+	Kinds: plugin.Kinds{
+		Status:  []client.Object{&networkingv1.Ingress{}},
+		Trimmed: []client.Object{&networkingv1.IngressClass{}, &corev1.Service{}},
+	}.And(sources.PolicyKinds()),
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		conf := configOf(deps.Config)
 		policies, err := sources.SharedPolicies(ctx, deps)

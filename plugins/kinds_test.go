@@ -1,0 +1,53 @@
+package plugins
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
+	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
+	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+)
+
+// TestTheRegistryDeclaresEveryKindPICKnows: the scheme the manager and render build
+// from the adapters' declarations knows exactly the kinds of internal/apis, which the
+// tests decode with.
+func TestTheRegistryDeclaresEveryKindPICKnows(t *testing.T) {
+	scheme, err := Registry.Scheme()
+	require.NoError(t, err)
+	assert.Equal(t, apis.Scheme().AllKnownTypes(), scheme.AllKnownTypes())
+}
+
+// TestTheRegistryDeclaresStatusAndTrimmedKinds: the kinds whose status is a
+// subresource in render, and those the manager's cache trims, are what the adapters
+// declare, and what PIC writes and reads.
+func TestTheRegistryDeclaresStatusAndTrimmedKinds(t *testing.T) {
+	assert.ElementsMatch(t, typesOf(
+		&networkingv1.Ingress{}, &corev1.Service{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
+		&gatewayv1.HTTPRoute{}, &gatewayv1.TCPRoute{}, &gatewayv1.UDPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{},
+		&accessv1alpha1.AccessPolicy{},
+	), typesOf(Registry.StatusKinds()...), "status kinds")
+	assert.ElementsMatch(t, typesOf(
+		&corev1.Service{}, &networkingv1.IngressClass{}, &tunnelv1alpha1.PangolinTunnel{}, &gatewayv1.ReferenceGrant{},
+	), typesOf(Registry.TrimmedKinds()...), "kinds PIC only reads, or patches")
+	for _, trimmed := range Registry.TrimmedKinds() {
+		for _, written := range []client.Object{&networkingv1.Ingress{}, &gatewayv1.HTTPRoute{}, &gatewayv1.Gateway{}, &tunnelv1alpha1.PangolinResource{}} {
+			assert.NotEqual(t, reflect.TypeOf(written), reflect.TypeOf(trimmed), "PIC writes %T whole from the cache", written)
+		}
+	}
+}
+
+func typesOf(kinds ...client.Object) []reflect.Type {
+	out := make([]reflect.Type, len(kinds))
+	for i, k := range kinds {
+		out[i] = reflect.TypeOf(k)
+	}
+	return out
+}
