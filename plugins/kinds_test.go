@@ -44,6 +44,35 @@ func TestTheRegistryDeclaresStatusAndTrimmedKinds(t *testing.T) {
 	}
 }
 
+// TestTheRegistryDeclaresTheKindsRenderReads: `manager render` loads from its input
+// the kinds the adapters read, with their scope.
+func TestTheRegistryDeclaresTheKindsRenderReads(t *testing.T) {
+	clusterScoped := map[reflect.Type]bool{}
+	var read []client.Object
+	for _, k := range Registry.ReadKinds() {
+		read = append(read, k.Object)
+		clusterScoped[reflect.TypeOf(k.Object)] = k.ClusterScoped
+	}
+	assert.ElementsMatch(t, typesOf(
+		&corev1.Service{}, &corev1.Namespace{}, &networkingv1.Ingress{}, &networkingv1.IngressClass{},
+		&gatewayv1.HTTPRoute{}, &gatewayv1.TCPRoute{}, &gatewayv1.UDPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}, &gatewayv1.ReferenceGrant{},
+		&tunnelv1alpha1.PangolinTunnel{}, &accessv1alpha1.AccessPolicy{}, &corev1.Secret{},
+	), typesOf(read...))
+	assert.Equal(t, map[reflect.Type]bool{
+		reflect.TypeFor[*corev1.Namespace](): true, reflect.TypeFor[*networkingv1.IngressClass](): true, reflect.TypeFor[*gatewayv1.GatewayClass](): true,
+	}, onlyTrue(clusterScoped), "the cluster-scoped kinds")
+}
+
+func onlyTrue(m map[reflect.Type]bool) map[reflect.Type]bool {
+	out := map[reflect.Type]bool{}
+	for k, v := range m {
+		if v {
+			out[k] = true
+		}
+	}
+	return out
+}
+
 func typesOf(kinds ...client.Object) []reflect.Type {
 	out := make([]reflect.Type, len(kinds))
 	for i, k := range kinds {

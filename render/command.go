@@ -194,9 +194,13 @@ func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	kinds, err := inputKindsOf(plugins.Registry, scheme)
+	if err != nil {
+		return nil, false, err
+	}
 	var manifests []Manifest
 	add := func(name string, data []byte) error {
-		ms, err := Decode(name, data, scheme, accept)
+		ms, err := Decode(name, data, scheme, kinds.accept)
 		manifests = append(manifests, ms...)
 		return err
 	}
@@ -225,7 +229,7 @@ func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
 			}
 		}
 	}
-	return prepare(manifests)
+	return prepare(manifests, kinds)
 }
 
 // manifestFiles is path if it is a file, or the manifests under it if it is a directory.

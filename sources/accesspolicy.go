@@ -45,6 +45,9 @@ func PolicyKinds() plugin.Kinds {
 	return plugin.Kinds{
 		Scheme: func(s *runtime.Scheme) error { return errors.Join(accessv1alpha1.AddToScheme(s), gatewayv1.Install(s)) },
 		Status: []client.Object{&accessv1alpha1.AccessPolicy{}},
+		// The Secrets a policy references: render never prints their data, only
+		// references to them.
+		Read: []plugin.ReadKind{{Object: &accessv1alpha1.AccessPolicy{}}, {Object: &corev1.Secret{}}},
 	}
 }
 

@@ -441,12 +441,22 @@ type Kinds struct {
 	// A kind any adapter writes whole from the cache must be in no adapter's Trimmed:
 	// the write would drop the annotation from the cluster too.
 	Trimmed []client.Object
+	// Read are the kinds the adapter reads from the cluster, its own included: `manager
+	// render` loads the objects of these kinds from its input, and skips the others.
+	Read []ReadKind
+}
+
+// ReadKind is a kind an adapter reads.
+type ReadKind struct {
+	Object client.Object
+	// ClusterScoped: its objects have no namespace.
+	ClusterScoped bool
 }
 
 // And is k with the kinds of others too: what a source declares itself, with what a
 // part it shares declares (sources.PolicyKinds).
 func (k Kinds) And(others ...Kinds) Kinds {
-	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed)}
+	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed), Read: slices.Clone(k.Read)}
 	for _, o := range others {
 		if o.Scheme != nil {
 			if prev := out.Scheme; prev != nil {
@@ -458,6 +468,7 @@ func (k Kinds) And(others ...Kinds) Kinds {
 		}
 		out.Status = appendKinds(out.Status, o.Status...)
 		out.Trimmed = appendKinds(out.Trimmed, o.Trimmed...)
+		out.Read = appendReadKinds(out.Read, o.Read...)
 	}
 	return out
 }
@@ -517,6 +528,24 @@ func (r Registry) TrimmedKinds() []client.Object {
 		out = appendKinds(out, k.Trimmed...)
 	}
 	return out
+}
+
+// ReadKinds are the kinds of every registered adapter's Kinds.Read, each once.
+func (r Registry) ReadKinds() []ReadKind {
+	var out []ReadKind
+	for _, k := range r.kinds() {
+		out = appendReadKinds(out, k.Read...)
+	}
+	return out
+}
+
+func appendReadKinds(kinds []ReadKind, more ...ReadKind) []ReadKind {
+	for _, m := range more {
+		if !slices.ContainsFunc(kinds, func(k ReadKind) bool { return reflect.TypeOf(k.Object) == reflect.TypeOf(m.Object) }) {
+			kinds = append(kinds, m)
+		}
+	}
+	return kinds
 }
 
 // appendKinds appends to kinds those of more whose Go type it does not hold yet.

@@ -29,6 +29,9 @@ var Factory = plugin.SourceFactory{
 	Indexes: func(*config.Config) []plugin.Index {
 		return []plugin.Index{{Object: &corev1.ConfigMap{}, Field: hostIndex, Func: hosts}}
 	},
+	// ConfigMaps are in client-go's scheme, have no status, and the source reads them
+	// only: what `manager render` loads from its input is all it declares.
+	Kinds: plugin.Kinds{Read: []plugin.ReadKind{{Object: &corev1.ConfigMap{}}}},
 	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		return &Source{client: deps.Client, config: deps.Config}, nil
 	},

@@ -187,5 +187,14 @@ func routeKinds(kind routeKind) plugin.Kinds {
 		Scheme:  gatewayv1.Install,
 		Status:  []client.Object{kind.object(), &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}},
 		Trimmed: []client.Object{&corev1.Service{}, &gatewayv1.ReferenceGrant{}},
+		// Every route kind: the Gateway status every Gateway API source shares counts
+		// the routes of each kind attached to a listener.
+		Read: []plugin.ReadKind{
+			{Object: &gatewayv1.HTTPRoute{}}, {Object: &gatewayv1.TCPRoute{}}, {Object: &gatewayv1.UDPRoute{}},
+			{Object: &gatewayv1.Gateway{}}, {Object: &gatewayv1.GatewayClass{}, ClusterScoped: true},
+			{Object: &gatewayv1.ReferenceGrant{}}, {Object: &corev1.Service{}},
+			// Listeners' allowedRoutes select routes' namespaces by their labels.
+			{Object: &corev1.Namespace{}, ClusterScoped: true},
+		},
 	}.And(sources.PolicyKinds())
 }

@@ -341,6 +341,9 @@ var Factory = plugin.SourceFactory{
 	Kinds: plugin.Kinds{
 		Status:  []client.Object{&networkingv1.Ingress{}},
 		Trimmed: []client.Object{&networkingv1.IngressClass{}, &corev1.Service{}},
+		Read: []plugin.ReadKind{
+			{Object: &networkingv1.Ingress{}}, {Object: &networkingv1.IngressClass{}, ClusterScoped: true}, {Object: &corev1.Service{}},
+		},
 	}.And(sources.PolicyKinds()),
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		conf := configOf(deps.Config)

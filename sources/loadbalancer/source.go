@@ -215,7 +215,10 @@ func parsePublicPorts(value string, ports []corev1.ServicePort) (publicPorts, []
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return indexes(cfg.LoadBalancerClass) },
 	// PIC writes a Service's status by patch alone: its metadata may be trimmed.
-	Kinds: plugin.Kinds{Status: []client.Object{&corev1.Service{}}, Trimmed: []client.Object{&corev1.Service{}}},
+	Kinds: plugin.Kinds{
+		Status: []client.Object{&corev1.Service{}}, Trimmed: []client.Object{&corev1.Service{}},
+		Read: []plugin.ReadKind{{Object: &corev1.Service{}}},
+	},
 	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		return New(deps.Client, Config{
 			Tunnels:       deps.Config.Tunnels,
