@@ -1,6 +1,9 @@
 package plugins
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
@@ -79,4 +83,47 @@ func typesOf(kinds ...client.Object) []reflect.Type {
 		out[i] = reflect.TypeOf(k)
 	}
 	return out
+}
+
+// TestConfigRBACListsWhatTheAdaptersDeclare: config/rbac/adapters.yaml, from which the
+// installation's tests learn which ClusterRoles each source and sink needs, is what
+// the registered adapters declare (plugin.Kinds.RBAC).
+func TestConfigRBACListsWhatTheAdaptersDeclare(t *testing.T) {
+	type roles = map[string][]string
+	declared := struct {
+		Sources roles `json:"sources"`
+		Sinks   roles `json:"sinks"`
+	}{Sources: roles{}, Sinks: roles{}}
+	// An adapter that needs no ClusterRole of its own need not be listed.
+	for name, f := range Registry.Sources {
+		if len(f.Kinds.RBAC) > 0 {
+			declared.Sources[name] = f.Kinds.RBAC
+		}
+	}
+	for name, f := range Registry.Sinks {
+		if len(f.Kinds.RBAC) > 0 {
+			declared.Sinks[name] = f.Kinds.RBAC
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "adapters.yaml"))
+	require.NoError(t, err)
+	var listed struct {
+		Sources roles `json:"sources"`
+		Sinks   roles `json:"sinks"`
+	}
+	require.NoError(t, yaml.UnmarshalStrict(data, &listed))
+	for _, list := range []roles{listed.Sources, listed.Sinks} {
+		maps.DeleteFunc(list, func(_ string, dirs []string) bool { return len(dirs) == 0 })
+	}
+	want, err := yaml.Marshal(declared)
+	require.NoError(t, err)
+	assert.Equal(t, declared.Sources, listed.Sources, "config/rbac/adapters.yaml's sources; what the adapters declare:\n%s", want)
+	assert.Equal(t, declared.Sinks, listed.Sinks, "config/rbac/adapters.yaml's sinks; what the adapters declare:\n%s", want)
+	for _, dirs := range []roles{declared.Sources, declared.Sinks} {
+		for _, list := range dirs {
+			for _, dir := range list {
+				assert.FileExists(t, filepath.Join("..", "config", "rbac", dir, "role.yaml"), "the ClusterRole an adapter declares")
+			}
+		}
+	}
 }

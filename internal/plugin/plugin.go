@@ -444,6 +444,12 @@ type Kinds struct {
 	// Read are the kinds the adapter reads from the cluster, its own included: `manager
 	// render` loads the objects of these kinds from its input, and skips the others.
 	Read []ReadKind
+	// RBAC are the ClusterRoles the adapter needs besides config/rbac/role.yaml, each
+	// named by its directory under config/rbac ("gateway-api"). A sink's directory holds,
+	// under a source's directory name, what the sink needs on that source's kinds
+	// ("pangolinresource/gateway-api"). config/rbac/adapters.yaml lists every registered
+	// adapter's, for the installation's tests, which may not import adapters.
+	RBAC []string
 }
 
 // ReadKind is a kind an adapter reads.
@@ -456,7 +462,7 @@ type ReadKind struct {
 // And is k with the kinds of others too: what a source declares itself, with what a
 // part it shares declares (sources.PolicyKinds).
 func (k Kinds) And(others ...Kinds) Kinds {
-	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed), Read: slices.Clone(k.Read)}
+	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed), Read: slices.Clone(k.Read), RBAC: slices.Clone(k.RBAC)}
 	for _, o := range others {
 		if o.Scheme != nil {
 			if prev := out.Scheme; prev != nil {
@@ -469,6 +475,11 @@ func (k Kinds) And(others ...Kinds) Kinds {
 		out.Status = appendKinds(out.Status, o.Status...)
 		out.Trimmed = appendKinds(out.Trimmed, o.Trimmed...)
 		out.Read = appendReadKinds(out.Read, o.Read...)
+		for _, dir := range o.RBAC {
+			if !slices.Contains(out.RBAC, dir) {
+				out.RBAC = append(out.RBAC, dir)
+			}
+		}
 	}
 	return out
 }

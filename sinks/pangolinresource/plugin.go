@@ -37,6 +37,7 @@ var kinds = plugin.Kinds{
 	Status:  []client.Object{&tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}},
 	Trimmed: []client.Object{&tunnelv1alpha1.PangolinTunnel{}},
 	Read:    []plugin.ReadKind{{Object: &tunnelv1alpha1.PangolinTunnel{}}},
+	RBAC:    []string{"pangolinresource"},
 }
 
 func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {

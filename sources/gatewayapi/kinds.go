@@ -196,5 +196,6 @@ func routeKinds(kind routeKind) plugin.Kinds {
 			// Listeners' allowedRoutes select routes' namespaces by their labels.
 			{Object: &corev1.Namespace{}, ClusterScoped: true},
 		},
+		RBAC: []string{"gateway-api"},
 	}.And(sources.PolicyKinds())
 }

@@ -218,6 +218,7 @@ var Factory = plugin.SourceFactory{
 	Kinds: plugin.Kinds{
 		Status: []client.Object{&corev1.Service{}}, Trimmed: []client.Object{&corev1.Service{}},
 		Read: []plugin.ReadKind{{Object: &corev1.Service{}}},
+		RBAC: []string{"services"},
 	},
 	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		return New(deps.Client, Config{
