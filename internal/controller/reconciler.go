@@ -35,6 +35,9 @@ type Deps struct {
 	Defaults engine.Defaults
 	// Objects reads the sources' objects: the manager's cache, or render's fake cluster.
 	Objects client.Reader
+	// SinkDeclaration is the sink's declaration, read once (Sink.Declare): what Setup
+	// wires for it.
+	SinkDeclaration plugin.SinkDeclaration
 	// Sources are all running sources, each declared once: a host is owned
 	// cluster-wide, across kinds.
 	Sources []plugin.Declared

@@ -131,7 +131,8 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		runnable manager.Runnable
 	}
 	var runnables []declared
-	for _, r := range sink.Declare().Runnables {
+	sinkDeclared := sink.Declare()
+	for _, r := range sinkDeclared.Runnables {
 		runnables = append(runnables, declared{"the " + cfg.Sink + " sink", r})
 	}
 	for _, src := range all {
@@ -155,13 +156,14 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		return nil, err
 	}
 	deps := controller.Deps{
-		Sink:        sink,
-		Recorder:    recorder,
-		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Objects:     mgr.GetClient(),
-		Sources:     all,
-		SharedParts: sharedParts,
-		HostPolicy:  cfg.HostPolicy,
+		Sink:            sink,
+		SinkDeclaration: sinkDeclared,
+		Recorder:        recorder,
+		Defaults:        engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Objects:         mgr.GetClient(),
+		Sources:         all,
+		SharedParts:     sharedParts,
+		HostPolicy:      cfg.HostPolicy,
 	}
 	if cfg.HostPolicy.NeedsLabels() {
 		deps.NamespaceLabels = controller.NamespaceLabels(mgr.GetClient())
