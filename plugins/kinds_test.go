@@ -1,10 +1,12 @@
 package plugins
 
 import (
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,6 +20,8 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
 // TestTheRegistryDeclaresEveryKindPICKnows: the scheme the manager and render build
@@ -125,5 +129,18 @@ func TestConfigRBACListsWhatTheAdaptersDeclare(t *testing.T) {
 				assert.FileExists(t, filepath.Join("..", "config", "rbac", dir, "role.yaml"), "the ClusterRole an adapter declares")
 			}
 		}
+	}
+}
+
+// TestEverySourceDeclaresItsOwnKindRead: a source's own kind is among the kinds it
+// declares it reads, or `manager render` would skip its objects.
+func TestEverySourceDeclaresItsOwnKindRead(t *testing.T) {
+	deps := plugin.SourceDeps{Config: config.Default(), Shared: plugin.NewShared()}
+	for name, f := range Registry.Sources {
+		src, err := f.New(context.Background(), deps)
+		require.NoError(t, err, name)
+		assert.True(t, slices.ContainsFunc(f.Kinds.Read, func(k plugin.ReadKind) bool {
+			return reflect.TypeOf(k.Object) == reflect.TypeOf(src.Object())
+		}), "the %s source declares it reads %T", name, src.Object())
 	}
 }
