@@ -1,10 +1,11 @@
 // Package plugin holds the contracts between PIC's core and its adapters. A Source turns
 // one kind of Kubernetes object into routes; a Sink makes the desired state real
 // somewhere (PangolinResource objects, Pangolin's API). Adapters keep what only they
-// know and declare the rest as data (Declaration, SinkDeclaration): what they index,
-// watch and run. The core wires those declarations with controller-runtime's own
-// handlers. The adapters live under sources/ and sinks/ and import this package;
-// nothing here knows any of them. The composition root fills a Registry, by name.
+// know and declare the rest as data (Declaration, SinkDeclaration, Kinds): what they
+// index, watch and run, and what their API kinds need (scheme, status, cache, RBAC).
+// The core wires those declarations with controller-runtime's own handlers. The
+// adapters live under sources/ and sinks/ and import this package; nothing here knows
+// any of them. The composition root fills a Registry, by name.
 package plugin
 
 import (
