@@ -196,9 +196,10 @@ func testReadFault(t *testing.T, caps tunnelv1alpha1.Capabilities, fault readFau
 	c := newFaultyClient(cfg.ClusterDomain, ing, svc("web", 8080), svc("api", 9090),
 		&tunnelv1alpha1.PangolinTunnel{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "team"}})
 	src := ingress.New(c, cfg)
-	r := controller.NewReconciler(src, controller.Deps{
+	declared := plugin.DeclareAll(src)
+	r := controller.NewReconciler(declared[0], controller.Deps{
 		Sink: pangolinresource.New(c, c, caps), Recorder: &reasonLog{}, Defaults: engine.Defaults{SSO: true},
-		Sources: []plugin.Source{src},
+		Objects: c, Sources: declared,
 	})
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team", Name: "shop"}}
 	_, err := r.Reconcile(ctx, req)

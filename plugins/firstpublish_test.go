@@ -86,7 +86,8 @@ func newFirstPublishWorld(t *testing.T) *firstPublishWorld {
 	require.NoError(t, err)
 	src, err := ingress.Factory.New(ctx, plugin.SourceDeps{Client: w.cache, APIReader: w.live, Tunnels: sink, Config: cfg, Shared: plugin.NewShared()})
 	require.NoError(t, err)
-	w.reconciler = controller.NewReconciler(src, controller.Deps{Sink: sink, Recorder: w.events, Sources: []plugin.Source{src}})
+	declared := plugin.DeclareAll(src)
+	w.reconciler = controller.NewReconciler(declared[0], controller.Deps{Sink: sink, Recorder: w.events, Objects: w.cache, Sources: declared})
 	return w
 }
 
@@ -139,7 +140,8 @@ func TestAPublishedHostIsNotConfirmedAgain(t *testing.T) {
 	require.NoError(t, err)
 	sink, err := pangolinresource.Factory.Offline(context.Background(), plugin.OfflineDeps{Client: w.cache, Config: config.Default(), Options: plugin.OfflineOptions{CRDVariant: "fork"}})
 	require.NoError(t, err)
-	w.reconciler = controller.NewReconciler(src, controller.Deps{Sink: sink, Recorder: w.events, Sources: []plugin.Source{src}})
+	declared := plugin.DeclareAll(src)
+	w.reconciler = controller.NewReconciler(declared[0], controller.Deps{Sink: sink, Recorder: w.events, Objects: w.cache, Sources: declared})
 	w.reconcile(t)
 	assert.Zero(t, reads, "the host is published: no live read")
 	assert.Len(t, w.published(t), 1, "and it stays published")

@@ -37,7 +37,7 @@ func startAll(t *testing.T, mapper meta.RESTMapper) ([]plugin.Controller, int) {
 	for _, part := range parts {
 		runnables += len(part.Runnables)
 	}
-	controllers, err := controller.Deps{Sources: srcs, SharedParts: parts}.Controllers()
+	controllers, err := controller.Deps{Sources: plugin.DeclareAll(srcs...), SharedParts: parts}.Controllers()
 	require.NoError(t, err)
 	return controllers, runnables
 }

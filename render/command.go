@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -191,10 +190,17 @@ func loadConfig(file, sink string) (*config.Config, error) {
 
 // read reads every input, in the order given; a directory's files in lexical order.
 func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
-	scheme := apis.Scheme()
+	scheme, err := plugins.Registry.Scheme()
+	if err != nil {
+		return nil, false, err
+	}
+	kinds, err := inputKindsOf(plugins.Registry, scheme)
+	if err != nil {
+		return nil, false, err
+	}
 	var manifests []Manifest
 	add := func(name string, data []byte) error {
-		ms, err := Decode(name, data, scheme, accept)
+		ms, err := Decode(name, data, scheme, kinds.accept)
 		manifests = append(manifests, ms...)
 		return err
 	}
@@ -223,7 +229,7 @@ func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
 			}
 		}
 	}
-	return prepare(manifests)
+	return prepare(manifests, kinds)
 }
 
 // manifestFiles is path if it is a file, or the manifests under it if it is a directory.

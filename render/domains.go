@@ -19,7 +19,7 @@ import (
 // derivedDomains are the domains render assumes the org has when it is not told: the
 // registrable domain (public suffix plus one label) of every host the objects claim,
 // and every domain the domain-name annotation names.
-func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.Source) []string {
+func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.Declared) []string {
 	var out []string
 	add := func(d string) {
 		if d != "" && !slices.Contains(out, d) {
@@ -37,7 +37,7 @@ func derivedDomains(ctx context.Context, objects []client.Object, srcs []plugin.
 			delete(annotations, pic.AnnotationDomainName)
 			delete(annotations, pic.AnnotationSubdomain)
 			written.SetAnnotations(annotations)
-			for _, h := range src.Declare().Claims.Hosts(ctx, written) {
+			for _, h := range src.Declaration.Claims.Hosts(ctx, written) {
 				_, domain, _ := hostname.Split(strings.TrimPrefix(h, "*."))
 				add(domain)
 			}

@@ -10,44 +10,49 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
-// kinds are what render reads, at the version PIC reads; cluster-scoped or not.
-var kinds = map[schema.GroupKind]struct {
+// inputKinds are the kinds render reads, at the version PIC reads; cluster-scoped or
+// not.
+type inputKinds map[schema.GroupKind]struct {
 	version       string
 	clusterScoped bool
-}{
-	{Kind: "Service"}:   {version: "v1"},
-	{Kind: "Namespace"}: {version: "v1", clusterScoped: true},
-	{Group: networkingv1.GroupName, Kind: "Ingress"}:                   {version: "v1"},
-	{Group: networkingv1.GroupName, Kind: "IngressClass"}:              {version: "v1", clusterScoped: true},
-	{Group: gatewayv1.GroupName, Kind: "HTTPRoute"}:                    {version: "v1"},
-	{Group: gatewayv1.GroupName, Kind: "TCPRoute"}:                     {version: "v1"},
-	{Group: gatewayv1.GroupName, Kind: "UDPRoute"}:                     {version: "v1"},
-	{Group: gatewayv1.GroupName, Kind: "Gateway"}:                      {version: "v1"},
-	{Group: gatewayv1.GroupName, Kind: "GatewayClass"}:                 {version: "v1", clusterScoped: true},
-	{Group: gatewayv1.GroupName, Kind: "ReferenceGrant"}:               {version: "v1"},
-	{Group: tunnelv1alpha1.GroupVersion.Group, Kind: "PangolinTunnel"}: {version: "v1alpha1"},
-	// AccessPolicies, and the Secrets they reference: render never prints a Secret's
-	// data, only references to it.
-	{Group: accessv1alpha1.GroupVersion.Group, Kind: accessv1alpha1.KindPolicy}: {version: "v1alpha1"},
-	{Kind: "Secret"}: {version: "v1"},
+}
+
+// inputKindsOf are the kinds the adapters of registry read (plugin.Kinds.Read), at the
+// version scheme has their Go type, and Namespaces, which the core reads (the host
+// policy's selectors).
+func inputKindsOf(registry plugin.Registry, scheme *runtime.Scheme) (inputKinds, error) {
+	kinds := inputKinds{}
+	read := append(registry.ReadKinds(), plugin.ReadKind{Object: &corev1.Namespace{}, ClusterScoped: true})
+	for _, k := range read {
+		gvk, err := apiutil.GVKForObject(k.Object, scheme)
+		if err != nil {
+			return nil, fmt.Errorf("a kind an adapter reads: %w", err)
+		}
+		kinds[gvk.GroupKind()] = struct {
+			version       string
+			clusterScoped bool
+		}{gvk.Version, k.ClusterScoped}
+	}
+	return kinds, nil
 }
 
 // accept reads the kinds render knows, at the version PIC reads them. The Gateway API's
 // v1beta1 has the same schema as v1 (a cluster serves one as the other): it is read as
 // v1.
-func accept(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool, error) {
+func (kinds inputKinds) accept(gvk schema.GroupVersionKind) (schema.GroupVersionKind, bool, error) {
 	k, ok := kinds[gvk.GroupKind()]
 	switch {
 	case !ok:
@@ -70,7 +75,7 @@ var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // depend on the input's: namespaces defaulted, UIDs and creation times set, Namespaces
 // the objects live in created with the label the API server gives them. It reports
 // whether the input holds PangolinTunnels.
-func prepare(manifests []Manifest) ([]client.Object, bool, error) {
+func prepare(manifests []Manifest, kinds inputKinds) ([]client.Object, bool, error) {
 	var (
 		objects    []client.Object
 		seen       = map[string]Manifest{}

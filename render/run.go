@@ -10,16 +10,12 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
-	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
@@ -104,13 +100,6 @@ func (e Event) Line() string {
 	return fmt.Sprintf("%s %s %s/%s %s: %s", e.Type, e.Kind, e.Namespace, e.Name, e.Reason, e.Message)
 }
 
-// statusKinds are the kinds whose status is a subresource, as in a cluster: an update
-// leaves their status alone, and a status update their spec.
-var statusKinds = []client.Object{
-	&networkingv1.Ingress{}, &tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{},
-	&gatewayv1.HTTPRoute{}, &gatewayv1.TCPRoute{}, &gatewayv1.UDPRoute{}, &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}, &accessv1alpha1.AccessPolicy{},
-}
-
 // Run puts objects in a fake cluster and reconciles every object of the configured
 // sources, in the order given, then runs the sources' other controllers (the status of
 // Gateways) over the objects of their kinds; that is a pass. It makes passes until one
@@ -147,8 +136,15 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 			p.Writes++
 		}
 	}
-	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects...).
-		WithStatusSubresource(statusKinds...).
+	// The kinds and statuses of every registered adapter, as a cluster would serve
+	// them: an update leaves the status of a kind an adapter declares alone, and a
+	// status update its spec (plugin.Kinds).
+	scheme, err := registry.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	builder := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+		WithStatusSubresource(registry.StatusKinds()...).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
 				count(false)
@@ -208,6 +204,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 		Sink:            sink,
 		Recorder:        recorder,
 		Defaults:        engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Objects:         c,
 		Sources:         all,
 		SharedParts:     shared.Declarations(),
 		HostPolicy:      cfg.HostPolicy,
@@ -250,8 +247,8 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 }
 
 // buildSources builds the sources of factories as the manager does, over render's fake
-// cluster: no source is unavailable there.
-func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps plugin.SourceDeps) ([]plugin.Source, error) {
+// cluster, each declared once: no source is unavailable there.
+func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps plugin.SourceDeps) ([]plugin.Declared, error) {
 	srcs := make([]plugin.Source, 0, len(factories))
 	for _, f := range factories {
 		src, err := f.New(ctx, deps)
@@ -260,7 +257,7 @@ func buildSources(ctx context.Context, factories []plugin.SourceFactory, deps pl
 		}
 		srcs = append(srcs, src)
 	}
-	return srcs, nil
+	return plugin.DeclareAll(srcs...), nil
 }
 
 // job is one reconcile of a pass.

@@ -2,11 +2,11 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,19 @@ const (
 	policyTargetIndex = "pic.accesspolicy.target" // "namespace/Kind/name" of every targetRef
 	policySecretIndex = "pic.accesspolicy.secret" // "namespace/name" of every referenced Secret
 )
+
+// PolicyKinds are what Policies reads and writes: AccessPolicies, whose status it
+// writes, and the HTTPRoutes and Gateways they name. A source that protects its objects
+// with AccessPolicies adds them to its own (plugin.SourceFactory.Kinds).
+func PolicyKinds() plugin.Kinds {
+	return plugin.Kinds{
+		Scheme: func(s *runtime.Scheme) error { return errors.Join(accessv1alpha1.AddToScheme(s), gatewayv1.Install(s)) },
+		Status: []client.Object{&accessv1alpha1.AccessPolicy{}},
+		// The Secrets a policy references: render never prints their data, only
+		// references to them.
+		Read: []plugin.ReadKind{{Object: &accessv1alpha1.AccessPolicy{}}, {Object: &corev1.Secret{}}},
+	}
+}
 
 // PolicyIndexes are the cache indexes Policies reads through; a source that protects its
 // objects with AccessPolicies adds them to its own (plugin.SourceFactory.Indexes).
@@ -104,12 +118,10 @@ type Policies struct {
 	// Secrets.
 	secrets client.Reader
 	// live reads AccessPolicies from the API server, past the cache, to confirm a host's
-	// first publish (confirmer); nil in `render`, whose one client is the whole truth.
-	live client.Reader
-	// liveReads shares live's reads between first publishes (liveReads).
-	liveReads     *liveReads
-	liveReadsOnce sync.Once
-	enabled       bool
+	// first publish (confirmer), each read shared between first publishes; nil in
+	// `render`, whose one client is the whole truth.
+	live    *liveReads
+	enabled bool
 	// secretNamespaces are the only namespaces whose Secrets PIC may read
 	// (config.SecretNamespaces); empty: every watched namespace.
 	secretNamespaces []string
@@ -135,9 +147,11 @@ func SharedPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, err
 }
 
 func newPolicies(ctx context.Context, deps plugin.SourceDeps) (*Policies, error) {
-	p := &Policies{client: deps.Client, secrets: deps.APIReader, live: deps.APIReader, enabled: true, gatewayAPI: true}
+	p := &Policies{client: deps.Client, secrets: deps.APIReader, enabled: true, gatewayAPI: true}
 	if p.secrets == nil {
 		p.secrets = deps.Client
+	} else {
+		p.live = newLiveReads(deps.APIReader)
 	}
 	if deps.Config != nil {
 		p.secretNamespaces = deps.Config.SecretNamespaces
@@ -284,7 +298,7 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 			for _, t := range cached.targets {
 				live, read := inNamespace[t.Namespace]
 				if !read {
-					policies, err := p.sharedLiveReads().policies(ctx, t.Namespace, cached.origin.Created)
+					policies, err := p.live.policies(ctx, t.Namespace, cached.origin.Created)
 					if err != nil {
 						return nil, err
 					}
@@ -301,17 +315,6 @@ func (p *Policies) confirmer(seen map[string]cachedPolicies) func(context.Contex
 		}
 		return out, nil
 	}
-}
-
-// sharedLiveReads returns the reads of live that first publishes share, made at the
-// first need (tests build Policies as a literal).
-func (p *Policies) sharedLiveReads() *liveReads {
-	p.liveReadsOnce.Do(func() {
-		if p.liveReads == nil {
-			p.liveReads = newLiveReads(p.live)
-		}
-	})
-	return p.liveReads
 }
 
 // mergedPolicies are the targets and policies of every host of seen, each once.

@@ -166,7 +166,7 @@ func TestConfirmWaitsForAPolicyTheCacheHasNotSeen(t *testing.T) {
 			}
 			cache := builder.Build()
 			live := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objects(c.live)...).Build()
-			p := &Policies{client: cache, secrets: cache, live: live, enabled: true}
+			p := &Policies{client: cache, secrets: cache, live: newLiveReads(live), enabled: true}
 
 			origin := route.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "web", UID: "uid-web"}
 			res := plugin.Result{Origin: &origin, Managed: true, Routes: []route.Route{{Origin: origin, Host: "web.example.com"}}}

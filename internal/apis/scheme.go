@@ -11,7 +11,9 @@ import (
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 )
 
-// Scheme has every kind PIC reads or writes.
+// Scheme has every kind PIC reads or writes, for tests and the golden cases to decode
+// with. What PIC runs builds its scheme from the adapters' declarations
+// (plugin.Registry.Scheme); plugins/kinds_test.go checks the two know the same kinds.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, accessv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, gatewayv1.Install} {

@@ -19,16 +19,16 @@ import (
 // objects in the cluster.
 type hostClaims struct {
 	// sources are every running source, each with its claimants.
-	sources   []plugin.Source
+	sources   []plugin.Declared
 	claimants []func(ctx context.Context, host string) ([]engine.Claim, error)
 	holders   []func(ctx context.Context, holder route.Origin) (engine.Claim, bool, error)
 	sink      plugin.Sink
 }
 
-func newHostClaims(sources []plugin.Source, sink plugin.Sink) hostClaims {
+func newHostClaims(sources []plugin.Declared, sink plugin.Sink) hostClaims {
 	h := hostClaims{sources: sources, sink: sink}
 	for _, src := range sources {
-		claims := src.Declare().Claims
+		claims := src.Declaration.Claims
 		h.claimants = append(h.claimants, claims.Claimants)
 		if claims.Holder != nil {
 			h.holders = append(h.holders, claims.Holder)

@@ -123,7 +123,7 @@ func TestHostClaimsOwners(t *testing.T) {
 			if len(tc.held) > 0 {
 				sink.held[host] = tc.held
 			}
-			claims := newHostClaims([]plugin.Source{claimsSource{namedSource: namedSource{name: "ingress"}, objects: tc.objects}}, sink)
+			claims := newHostClaims(plugin.DeclareAll(claimsSource{namedSource: namedSource{name: "ingress"}, objects: tc.objects}), sink)
 			owners, err := claims.owners(context.Background(), self, []string{host})
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)

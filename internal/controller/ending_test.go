@@ -8,7 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -64,7 +67,9 @@ func TestOnReconciledIsToldHowEachReconcileEnded(t *testing.T) {
 		ended  Ending
 	}
 	var heard []told
-	r := NewReconciler(src, Deps{Sink: sink, Recorder: &noted{}, Sources: []plugin.Source{src},
+	stored := fake.NewClientBuilder().WithObjects(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web", UID: "uid-web"}}).Build()
+	declared := plugin.DeclareAll(src)
+	r := NewReconciler(declared[0], Deps{Sink: sink, Recorder: &noted{}, Objects: stored, Sources: declared,
 		OnReconciled: func(source string, key types.NamespacedName, ended Ending) {
 			heard = append(heard, told{source, key, ended})
 		}})

@@ -32,8 +32,14 @@ type Deps struct {
 	Sink     plugin.Sink
 	Recorder events.EventRecorder
 	Defaults engine.Defaults
-	// Sources are all running sources: a host is owned cluster-wide, across kinds.
-	Sources []plugin.Source
+	// Objects reads the sources' objects: the manager's cache, or render's fake cluster.
+	Objects client.Reader
+	// SinkDeclaration is the sink's declaration, read once (Sink.Declare): what Setup
+	// wires for it.
+	SinkDeclaration plugin.SinkDeclaration
+	// Sources are all running sources, each declared once: a host is owned
+	// cluster-wide, across kinds.
+	Sources []plugin.Declared
 	// HostPolicy is which hosts each namespace may publish (the configuration's
 	// hostPolicy); NamespaceLabels reads a namespace's labels, for its selectors (nil
 	// when no rule has one).
@@ -53,6 +59,7 @@ type Deps struct {
 type Reconciler struct {
 	source   plugin.Source
 	declared plugin.Declaration
+	objects  client.Reader
 	kind     string // the source's kind, set up with the manager
 	sink     plugin.Sink
 	recorder events.EventRecorder
@@ -70,14 +77,15 @@ type Reconciler struct {
 }
 
 // NewReconciler returns the reconciler of one source.
-func NewReconciler(source plugin.Source, deps Deps) *Reconciler {
+func NewReconciler(source plugin.Declared, deps Deps) *Reconciler {
 	all := deps.Sources
 	if len(all) == 0 {
-		all = []plugin.Source{source}
+		all = []plugin.Declared{source}
 	}
 	return &Reconciler{
-		source:       source,
-		declared:     source.Declare(),
+		source:       source.Source,
+		declared:     source.Declaration,
+		objects:      deps.Objects,
 		sink:         deps.Sink,
 		recorder:     limitNotes(deps.Recorder),
 		defaults:     deps.Defaults,
@@ -107,24 +115,29 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // reconcile reconciles one object, and reports whether it wrote to the sink.
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, bool, error) {
 	logger := log.FromContext(ctx)
-	res, err := r.source.Routes(ctx, req.NamespacedName)
+	obj, err := r.object(ctx, req.NamespacedName)
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
-	if res.Origin == nil || res.Deleting {
-		// Deleted, or being deleted: with owner references, the garbage collector
-		// removes what it owned (or orphans it, if the deletion says so), and writing
-		// now would recreate what a foreground deletion just removed. A sink without
-		// them has what the object kept removed here, once the object is gone from the
-		// cache: a deletion, not a miss, since the cache has synced.
+	if obj == nil || obj.GetDeletionTimestamp() != nil {
+		// Deleted, or being deleted (a finalizer, or foreground deletion, keeps it a
+		// while): it claims no host any more. With owner references, the garbage
+		// collector removes what it owned (or orphans it, if the deletion says so), and
+		// writing now would recreate what a foreground deletion just removed. A sink
+		// without them has what the object kept removed here, once the object is gone
+		// from the cache: a deletion, not a miss, since the cache has synced.
 		r.seen.forget(req.NamespacedName)
 		r.waiting.forget(req.NamespacedName)
 		r.backoff.Forget(req)
-		if res.Origin == nil && !r.sink.Features().GarbageCollected {
+		if obj == nil && !r.sink.Features().GarbageCollected {
 			wrote, err := r.release(ctx, route.Origin{Kind: r.kind, Namespace: req.Namespace, Name: req.Name})
 			return reconcile.Result{}, wrote, err
 		}
 		return reconcile.Result{}, false, nil
+	}
+	res, err := r.source.Routes(ctx, obj)
+	if err != nil {
+		return reconcile.Result{}, false, err
 	}
 	origin := *res.Origin
 	o := newOutcome(res)
@@ -179,7 +192,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	live := served(existing, applied)
 	r.report(ctx, origin, o.warnings(), o.notices(), live)
 	if res.OwnsStatus {
-		if err := r.source.WriteStatus(ctx, req.NamespacedName, o.status(publishedHostnames(live))); err != nil {
+		if err := r.source.WriteStatus(ctx, obj, o.status(publishedHostnames(live))); err != nil {
 			return reconcile.Result{}, false, err
 		}
 	}

@@ -39,14 +39,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, deps Deps, maxConcurrent int) 
 	var watched []client.Object
 	for _, src := range deps.Sources {
 		r := NewReconciler(src, deps)
-		kinds, err := r.setupWithManager(mgr, maxConcurrent)
+		kinds, err := r.setupWithManager(mgr, maxConcurrent, deps.SinkDeclaration)
 		if err != nil {
 			return fmt.Errorf("set up the %s controller: %w", src.Name(), err)
 		}
 		watched = append(watched, kinds...)
 	}
 	for _, c := range controllers {
-		kinds, err := setupController(mgr, c, deps.Sink.Declare())
+		kinds, err := setupController(mgr, c, deps.SinkDeclaration)
 		if err != nil {
 			return fmt.Errorf("set up the %s controller: %w", c.Name, err)
 		}
@@ -77,7 +77,7 @@ func (d Deps) Controllers() ([]plugin.Controller, error) {
 	}
 	var out []plugin.Controller
 	for _, src := range d.Sources {
-		out = append(out, src.Declare().Controllers...)
+		out = append(out, src.Declaration.Controllers...)
 	}
 	for _, part := range d.SharedParts {
 		out = append(out, part.Controllers...)
@@ -92,7 +92,7 @@ func (d Deps) Controllers() ([]plugin.Controller, error) {
 
 // setupWithManager registers the reconciler of a source, and returns the kinds it
 // watches besides its own.
-func (r *Reconciler) setupWithManager(mgr ctrl.Manager, maxConcurrent int) ([]client.Object, error) {
+func (r *Reconciler) setupWithManager(mgr ctrl.Manager, maxConcurrent int, sink plugin.SinkDeclaration) ([]client.Object, error) {
 	kind, err := kindOf(r.source, mgr.GetScheme())
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, maxConcurrent int) ([]cl
 			// several managers in one process, which the global check would refuse.
 			SkipNameValidation: ptr.To(true),
 		})
-	kinds := r.watch(b)
+	kinds := r.watch(b, sink)
 	return kinds, b.Complete(retryConflicts(r))
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -22,10 +21,10 @@ var _ plugin.Source = namedSource{}
 
 func (s namedSource) Name() string          { return s.name }
 func (s namedSource) Object() client.Object { return &networkingv1.Ingress{} }
-func (s namedSource) Routes(context.Context, types.NamespacedName) (plugin.Result, error) {
+func (s namedSource) Routes(context.Context, client.Object) (plugin.Result, error) {
 	return plugin.Result{}, nil
 }
-func (s namedSource) WriteStatus(context.Context, types.NamespacedName, plugin.Status) error {
+func (s namedSource) WriteStatus(context.Context, client.Object, plugin.Status) error {
 	return nil
 }
 func (s namedSource) Declare() plugin.Declaration {
@@ -50,10 +49,10 @@ func TestControllers(t *testing.T) {
 		{
 			name: "sources' controllers come first, then the shared parts', in order",
 			deps: Deps{
-				Sources: []plugin.Source{
+				Sources: plugin.DeclareAll(
 					namedSource{name: "ingress"},
 					namedSource{name: "httproute", controllers: []string{"a", "b"}},
-				},
+				),
 				SharedParts: []plugin.SharedDeclaration{
 					{Controllers: controllersNamed("accesspolicy")},
 					{Controllers: controllersNamed("gateway", "gatewayclass")},
@@ -63,16 +62,16 @@ func TestControllers(t *testing.T) {
 		},
 		{
 			name: "a controller two sources declare is declared twice",
-			deps: Deps{Sources: []plugin.Source{
+			deps: Deps{Sources: plugin.DeclareAll(
 				namedSource{name: "httproute", controllers: []string{"gateway"}},
 				namedSource{name: "tcproute", controllers: []string{"gateway"}},
-			}},
+			)},
 			wantErr: "the gateway controller is declared twice",
 		},
 		{
 			name: "a controller a source and a shared part declare is declared twice",
 			deps: Deps{
-				Sources:     []plugin.Source{namedSource{name: "httproute", controllers: []string{"gateway"}}},
+				Sources:     plugin.DeclareAll(namedSource{name: "httproute", controllers: []string{"gateway"}}),
 				SharedParts: []plugin.SharedDeclaration{{Controllers: controllersNamed("gateway")}},
 			},
 			wantErr: "the gateway controller is declared twice",
@@ -88,14 +87,14 @@ func TestControllers(t *testing.T) {
 		{
 			name: "a controller named as a source is declared twice",
 			deps: Deps{
-				Sources:     []plugin.Source{namedSource{name: "ingress"}},
+				Sources:     plugin.DeclareAll(namedSource{name: "ingress"}),
 				SharedParts: []plugin.SharedDeclaration{{Controllers: controllersNamed("ingress")}},
 			},
 			wantErr: "the ingress controller is declared twice",
 		},
 		{
 			name:    "two sources of one name are declared twice",
-			deps:    Deps{Sources: []plugin.Source{namedSource{name: "ingress"}, namedSource{name: "ingress"}}},
+			deps:    Deps{Sources: plugin.DeclareAll(namedSource{name: "ingress"}, namedSource{name: "ingress"})},
 			wantErr: "the ingress controller is declared twice",
 		},
 	} {

@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -76,13 +78,13 @@ type overrideSource struct {
 
 func (s overrideSource) Name() string          { return "ingress" }
 func (s overrideSource) Object() client.Object { return &networkingv1.Ingress{} }
-func (s overrideSource) Routes(context.Context, types.NamespacedName) (plugin.Result, error) {
+func (s overrideSource) Routes(context.Context, client.Object) (plugin.Result, error) {
 	rt := route.Route{Origin: s.self, Host: "x.team-a.example.com", SubdomainOverride: "app",
 		Tunnel: route.TunnelRef{Namespace: "pangolin", Name: "main"},
 		Paths:  []route.PathRule{{Path: "/login", Match: route.MatchPrefix, Backend: route.Backend{Host: "web.team-b.svc.cluster.local", Port: 80, Scheme: "http"}}}}
 	return plugin.Result{Origin: &s.self, Managed: true, Routes: []route.Route{rt}}, nil
 }
-func (s overrideSource) WriteStatus(context.Context, types.NamespacedName, plugin.Status) error {
+func (s overrideSource) WriteStatus(context.Context, client.Object, plugin.Status) error {
 	return nil
 }
 func (s overrideSource) Declare() plugin.Declaration {
@@ -107,7 +109,9 @@ func TestOneReconcileDecidesOnOneViewOfTheDomains(t *testing.T) {
 	younger := route.Origin{Kind: "Ingress", Namespace: "team-b", Name: "squat", UID: "uid-b", Created: now}
 	sink := &movingDomainsSink{older: older}
 	src := overrideSource{self: younger, older: older}
-	r := NewReconciler(src, Deps{Sink: sink, Recorder: &noted{}, Sources: []plugin.Source{src}})
+	stored := fake.NewClientBuilder().WithObjects(&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "squat", UID: "uid-b"}}).Build()
+	declared := plugin.DeclareAll(src)
+	r := NewReconciler(declared[0], Deps{Sink: sink, Recorder: &noted{}, Objects: stored, Sources: declared})
 	r.kind = "Ingress"
 
 	_, _, err := r.reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "squat"}})

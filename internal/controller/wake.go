@@ -35,14 +35,14 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // watch adds to b every watch of the reconciler's source objects, and returns the kinds
 // it watches.
-func (r *Reconciler) watch(b *builder.Builder) []client.Object {
+func (r *Reconciler) watch(b *builder.Builder, sink plugin.SinkDeclaration) []client.Object {
 	var kinds []client.Object
 	add := func(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) {
 		b.Watches(obj, h, opts...)
 		kinds = append(kinds, obj)
 	}
 	for _, src := range r.claims.sources {
-		claims := src.Declare().Claims
+		claims := src.Declaration.Claims
 		add(src.Object(), hostsMoved(claims.Hosts, r.claimantsOf))
 		for _, m := range claims.Movers {
 			add(m.Object, hostsMoved(func(_ context.Context, o client.Object) []string { return m.Hosts(o) }, r.claimantsOf))
@@ -51,7 +51,6 @@ func (r *Reconciler) watch(b *builder.Builder) []client.Object {
 	for _, w := range r.declared.Watches {
 		add(w.Object, handler.EnqueueRequestsFromMapFunc(w.Requests), watchOptions(w)...)
 	}
-	sink := r.sink.Declare()
 	for _, rw := range sink.Resources {
 		add(rw.Object, r.resourceChanged(rw))
 	}

@@ -430,3 +430,53 @@ func headingAnchors(text string) []string {
 	}
 	return out
 }
+
+// TestTheSourceWalkthroughQuotesTheToySource: the code docs/development.md quotes in
+// "Adding a source" is the toy source's (sources/example) and its registration line,
+// verbatim, so that the walkthrough and the package the tests run cannot drift.
+func TestTheSourceWalkthroughQuotesTheToySource(t *testing.T) {
+	doc := readDoc(t, "development.md")
+	start := strings.Index(doc, "### Adding a source")
+	require.GreaterOrEqual(t, start, 0, "docs/development.md has a section Adding a source")
+	section := doc[start:]
+	if end := strings.Index(section[1:], "\n### "); end >= 0 {
+		section = section[:end+1]
+	}
+	var code []string
+	for _, f := range []string{
+		repoPath("sources", "example", "source.go"),
+		repoPath("render", "toysource_test.go"),
+		repoPath("integration", "toysource_test.go"),
+	} {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		code = append(code, string(data))
+	}
+	blocks := goBlocks(section)
+	require.NotEmpty(t, blocks, "the walkthrough quotes the toy source")
+	for _, block := range blocks {
+		assert.True(t, slices.ContainsFunc(code, func(c string) bool { return strings.Contains(c, block) }),
+			"docs/development.md quotes code that is not the toy source's:\n%s", block)
+	}
+}
+
+// goBlocks are the fenced Go blocks of text, each without the indentation its lines
+// share (a block inside a list item).
+func goBlocks(text string) []string {
+	var out []string
+	var block []string
+	indent, in := "", false
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		switch {
+		case !in && trimmed == "```go":
+			in, indent, block = true, line[:len(line)-len(trimmed)], nil
+		case in && trimmed == "```":
+			in = false
+			out = append(out, strings.Join(block, "\n"))
+		case in:
+			block = append(block, strings.TrimPrefix(line, indent))
+		}
+	}
+	return out
+}

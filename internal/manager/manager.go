@@ -1,7 +1,7 @@
 // Package manager runs PIC: the rest config, the controller-runtime manager with its
 // cache, the configured sink and the configured sources, built from the registry it is
-// given and wired by internal/controller. It names no source or sink; its cache
-// transform alone knows which kinds PIC only reads (trimCached).
+// given and wired by internal/controller. It names no source or sink: the scheme, and
+// the kinds the cache trims, are what the registered adapters declare (plugin.Kinds).
 package manager
 
 import (
@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,10 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
-	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -107,9 +104,12 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 	if err != nil {
 		return nil, fmt.Errorf("connect to the Kubernetes API at %s (check the kubeconfig, its credentials and that the API server is reachable): %w", rc.Host, err)
 	}
-	scheme := apis.Scheme()
+	scheme, err := registry.Scheme()
+	if err != nil {
+		return nil, err
+	}
 	indexes := plugin.NewIndexStore(scheme)
-	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, scheme, sinkFactory, indexes, log.FromContext(ctx)))
+	mgr, err := ctrl.NewManager(rc, managerOptions(cfg, scheme, registry, sinkFactory, indexes, log.FromContext(ctx)))
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
@@ -127,10 +127,11 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		return nil, err
 	}
 	shared := plugin.NewShared()
-	all, err := enabledSources(ctx, cfg, mgr, registry, sink, shared)
+	srcs, err := enabledSources(ctx, cfg, mgr, registry, sink, shared)
 	if err != nil {
 		return nil, err
 	}
+	all := plugin.DeclareAll(srcs...)
 	if err := addIndexes(ctx, mgr, indexes, cfg, sinkFactory, registry, all); err != nil {
 		return nil, err
 	}
@@ -140,11 +141,12 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		runnable manager.Runnable
 	}
 	var runnables []declared
-	for _, r := range sink.Declare().Runnables {
+	sinkDeclared := sink.Declare()
+	for _, r := range sinkDeclared.Runnables {
 		runnables = append(runnables, declared{"the " + cfg.Sink + " sink", r})
 	}
 	for _, src := range all {
-		for _, r := range src.Declare().Runnables {
+		for _, r := range src.Declaration.Runnables {
 			runnables = append(runnables, declared{"the " + src.Name() + " source", r})
 		}
 	}
@@ -164,12 +166,14 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 		return nil, err
 	}
 	deps := controller.Deps{
-		Sink:        sink,
-		Recorder:    recorder,
-		Defaults:    engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
-		Sources:     all,
-		SharedParts: sharedParts,
-		HostPolicy:  cfg.HostPolicy,
+		Sink:            sink,
+		SinkDeclaration: sinkDeclared,
+		Recorder:        recorder,
+		Defaults:        engine.Defaults{SSO: cfg.DefaultSSO, BlockAccess: cfg.DefaultBlockAccess},
+		Objects:         mgr.GetClient(),
+		Sources:         all,
+		SharedParts:     sharedParts,
+		HostPolicy:      cfg.HostPolicy,
 	}
 	if cfg.HostPolicy.NeedsLabels() {
 		deps.NamespaceLabels = controller.NamespaceLabels(mgr.GetClient())
@@ -184,7 +188,7 @@ func New(ctx context.Context, cfg *config.Config, rc *rest.Config, registry plug
 }
 
 // addIndexes registers the cache indexes of the sink and of the running sources.
-func addIndexes(ctx context.Context, mgr ctrl.Manager, store *plugin.IndexStore, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Source) error {
+func addIndexes(ctx context.Context, mgr ctrl.Manager, store *plugin.IndexStore, cfg *config.Config, sink plugin.SinkFactory, registry plugin.Registry, running []plugin.Declared) error {
 	var indexes []plugin.Index
 	if sink.Indexes != nil {
 		indexes = append(indexes, sink.Indexes(cfg)...)
@@ -254,9 +258,10 @@ func enabledSources(ctx context.Context, cfg *config.Config, mgr ctrl.Manager, r
 
 // managerOptions are the manager's settings. The cache's informers and the manager's
 // client go through indexes, which keeps the adapters' cache indexes (plugin.IndexStore).
-func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.SinkFactory, indexes *plugin.IndexStore, logger logr.Logger) ctrl.Options {
+func managerOptions(cfg *config.Config, scheme *runtime.Scheme, registry plugin.Registry, sink plugin.SinkFactory, indexes *plugin.IndexStore, logger logr.Logger) ctrl.Options {
 	resync := cfg.ResyncPeriod
 	cacheOpts := cacheOptions(cfg, &resync, sink)
+	cacheOpts.DefaultTransform = trimmer(registry.TrimmedKinds())
 	cacheOpts.NewInformer = indexes.NewInformer
 	return ctrl.Options{
 		// The context's logger (controller-runtime's global one unless the caller set
@@ -281,15 +286,11 @@ func managerOptions(cfg *config.Config, scheme *runtime.Scheme, sink plugin.Sink
 	}
 }
 
-// cacheOptions keep in memory only what PIC reads: the watched namespaces, no
-// managedFields, no kubectl last-applied copy on the objects PIC never writes, what
-// the sink asks for its own objects, and Secrets only where PIC may read them
-// (secretNamespaces).
+// cacheOptions keep in memory only what PIC reads: the watched namespaces, what the
+// sink asks for its own objects, and Secrets only where PIC may read them
+// (secretNamespaces). What the cache trims of each object is the registry's (trimmer).
 func cacheOptions(cfg *config.Config, resync *time.Duration, sink plugin.SinkFactory) cache.Options {
-	opts := cache.Options{
-		SyncPeriod:       resync,
-		DefaultTransform: trimCached,
-	}
+	opts := cache.Options{SyncPeriod: resync}
 	if sink.Cache != nil {
 		opts.ByObject = sink.Cache(cfg)
 	}
@@ -331,19 +332,24 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 var stripManagedFields = cache.TransformStripManagedFields()
 
-// trimCached is the caches' transform: managedFields go from every object, and the
-// last-applied annotation from the kinds PIC only reads. PIC writes Ingresses,
-// HTTPRoutes, Gateways and GatewayClasses (their status) and PangolinResources from the
-// cached object, so those keep their metadata whole: a write must not drop what others
-// set.
-func trimCached(obj any) (any, error) {
-	obj, err := stripManagedFields(obj)
-	if err != nil {
-		return obj, err
+// trimmer is the caches' transform: managedFields go from every object, and the
+// last-applied annotation from the kinds of trimmed, which the adapters declare they
+// only read (plugin.Kinds.Trimmed), and from Namespaces, which the core itself only
+// reads (the host policy's selectors). Every other kind keeps its metadata whole: PIC
+// writes it from the cached object, and a write must not drop what others set.
+func trimmer(trimmed []client.Object) func(obj any) (any, error) {
+	readOnly := map[reflect.Type]bool{reflect.TypeFor[*corev1.Namespace](): true}
+	for _, kind := range trimmed {
+		readOnly[reflect.TypeOf(kind)] = true
 	}
-	switch o := obj.(type) {
-	case *corev1.Service, *networkingv1.IngressClass, *corev1.Namespace, *tunnelv1alpha1.PangolinTunnel, *gatewayv1.ReferenceGrant:
-		delete(o.(metav1.Object).GetAnnotations(), lastApplied) // the map itself: no copy
+	return func(obj any) (any, error) {
+		obj, err := stripManagedFields(obj)
+		if err != nil {
+			return obj, err
+		}
+		if m, ok := obj.(metav1.Object); ok && readOnly[reflect.TypeOf(obj)] {
+			delete(m.GetAnnotations(), lastApplied) // the map itself: no copy
+		}
+		return obj, nil
 	}
-	return obj, nil
 }

@@ -6,10 +6,11 @@
 //
 //   - PIC's ClusterRoles are exactly the files of config/rbac for the sink and sources
 //     it runs, each with exactly its file's rules: role.yaml always (with the
-//     leader-election Role), pangolinresource/role.yaml for the pangolinresource sink,
-//     gateway-api/role.yaml for the Gateway API sources (httproute, tcproute,
-//     udproute), pangolinresource/gateway-api for both, services/role.yaml for the
-//     service source, pangolinresource/services for both; no wildcard, no Secrets,
+//     leader-election Role), and those the adapters declare, as config/rbac/adapters.yaml
+//     lists them (pangolinresource/role.yaml for the pangolinresource sink,
+//     gateway-api/role.yaml for the Gateway API sources, services/role.yaml for the
+//     service source, and under the sink's directory what it needs for a source's:
+//     pangolinresource/gateway-api, pangolinresource/services); no wildcard, no Secrets,
 //     nothing added;
 //   - a direct-mode installation (config/direct, the chart with config.sink pangolin)
 //     grants nothing on Pangolin's CRDs, and PIC reads its API key from a Secret the

@@ -16,11 +16,13 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 )
 
-// runsGatewayAPI reports whether sources hold a Gateway API source, each of which needs
-// config/rbac/gateway-api (this package may not import the sources to ask them).
-func runsGatewayAPI(sources []string) bool {
-	return slices.ContainsFunc(sources, func(s string) bool { return s == "httproute" || s == "tcproute" || s == "udproute" })
-}
+// gatewayAPIRole is the directory under config/rbac of the ClusterRole the Gateway API
+// sources declare.
+const gatewayAPIRole = "gateway-api"
+
+// runsGatewayAPI reports whether sources hold a Gateway API source: one that needs
+// config/rbac/gateway-api (adapterRoles).
+func runsGatewayAPI(sources []string) bool { return needsRole(sources, gatewayAPIRole) }
 
 // gatewayAPIGrants lists what the rules grant that only the Gateway API sources need:
 // anything on gateway.networking.k8s.io, and Namespaces.

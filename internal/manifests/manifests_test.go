@@ -527,7 +527,7 @@ func TestInstallations(t *testing.T) {
 		{"the service source's rules are rendered if and only if PIC runs the service source", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
 			grants := servicesGrants(allRules(t, objs))
-			assert.Equal(t, slices.Contains(cfg.Sources, serviceSource), len(grants) > 0, "rules on Services beyond reading them %v, sources %v", grants, cfg.Sources)
+			assert.Equal(t, needsRole(cfg.Sources, servicesRole), len(grants) > 0, "rules on Services beyond reading them %v, sources %v", grants, cfg.Sources)
 		}},
 		{"the leader-election Lease is in the namespace where the Role grants it", func(t *testing.T, objs []*unstructured.Unstructured) {
 			cfg, _ := picConfig(t, objs)
@@ -606,11 +606,8 @@ const gatewayRoleNameSuffix = "-gateway-api"
 // PangolinResources and needs the rules of config/rbac/pangolinresource.
 const pangolinResourceSink = "pangolinresource"
 
-// clusterRoleFiles are PIC's ClusterRoles, one file of config/rbac each: the rules every
-// installation needs, and those a sink or a source needs on top. In config/rbac and in
-// the chart, each is named like the main ClusterRole (that is, like the Deployment)
-// followed by its suffix.
-var clusterRoleFiles = []struct {
+// clusterRoleFile is one of PIC's ClusterRoles, one file of config/rbac.
+type clusterRoleFile struct {
 	suffix string
 	path   []string // under config/rbac
 	// in says whether an installation whose PIC runs with cfg must render the
@@ -622,22 +619,23 @@ var clusterRoleFiles = []struct {
 	// tell such an opt-in from a leak: TestHealthChecksAreOptIn checks each rendering
 	// against what it says it opts into.
 	optIn bool
-}{
-	{"", []string{"role.yaml"}, func(*config.Config) bool { return true }, false},
-	{"-" + pangolinResourceSink, []string{"pangolinresource", "role.yaml"}, func(cfg *config.Config) bool { return cfg.Sink == pangolinResourceSink }, false},
-	{gatewayRoleNameSuffix, []string{"gateway-api", "role.yaml"}, func(cfg *config.Config) bool { return runsGatewayAPI(cfg.Sources) }, false},
-	{"-" + pangolinResourceSink + gatewayRoleNameSuffix, []string{"pangolinresource", "gateway-api", "role.yaml"}, func(cfg *config.Config) bool {
-		return cfg.Sink == pangolinResourceSink && runsGatewayAPI(cfg.Sources)
-	}, false},
-	{servicesRoleNameSuffix, []string{"services", "role.yaml"}, func(cfg *config.Config) bool { return slices.Contains(cfg.Sources, serviceSource) }, false},
-	{"-" + pangolinResourceSink + servicesRoleNameSuffix, []string{"pangolinresource", "services", "role.yaml"}, func(cfg *config.Config) bool {
-		return cfg.Sink == pangolinResourceSink && slices.Contains(cfg.Sources, serviceSource)
-	}, false},
-	{healthChecksRoleNameSuffix, []string{"health-checks", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HealthChecks }, true},
-	// A kustomize install's configuration file is the user's: the component grants
-	// ahead of the hostPolicy it will hold.
-	{hostPolicyRoleNameSuffix, []string{"host-policy", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HostPolicy.NeedsLabels() }, true},
 }
+
+// clusterRoleFiles are PIC's ClusterRoles, one file of config/rbac each: the rules every
+// installation needs, those the sink and the sources need on top (adapterRoleFiles, as
+// the adapters declare them), and those of settings of the core. In config/rbac and in
+// the chart, each is named like the main ClusterRole (that is, like the Deployment)
+// followed by its suffix.
+var clusterRoleFiles = slices.Concat(
+	[]clusterRoleFile{{"", []string{"role.yaml"}, func(*config.Config) bool { return true }, false}},
+	adapterRoleFiles(),
+	[]clusterRoleFile{
+		{healthChecksRoleNameSuffix, []string{"health-checks", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HealthChecks }, true},
+		// A kustomize install's configuration file is the user's: the component grants
+		// ahead of the hostPolicy it will hold.
+		{hostPolicyRoleNameSuffix, []string{"host-policy", "role.yaml"}, func(cfg *config.Config) bool { return cfg.HostPolicy.NeedsLabels() }, true},
+	},
+)
 
 // wantClusterRoles are the ClusterRoles an installation must render, by name, with their
 // rules: those of clusterRoleFiles for the configuration PIC loads from the rendered

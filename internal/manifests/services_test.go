@@ -19,6 +19,10 @@ import (
 // (sources/loadbalancer); internal/ imports no adapter, so it is written out here.
 const serviceSource = "service"
 
+// servicesRole is the directory under config/rbac of the ClusterRole the service source
+// declares.
+const servicesRole = "services"
+
 // servicesRoleNameSuffix turns the name of PIC's main ClusterRole into the name of the
 // service source's ClusterRole, in config/rbac and in the chart.
 const servicesRoleNameSuffix = "-services"

@@ -1,20 +1,27 @@
 // Package plugin holds the contracts between PIC's core and its adapters. A Source turns
 // one kind of Kubernetes object into routes; a Sink makes the desired state real
 // somewhere (PangolinResource objects, Pangolin's API). Adapters keep what only they
-// know and declare the rest as data (Declaration, SinkDeclaration): what they index,
-// watch and run. The core wires those declarations with controller-runtime's own
-// handlers. The adapters live under sources/ and sinks/ and import this package;
-// nothing here knows any of them. The composition root fills a Registry, by name.
+// know and declare the rest as data (Declaration, SinkDeclaration, Kinds): what they
+// index, watch and run, and what their API kinds need (scheme, status, cache, RBAC).
+// The core wires those declarations with controller-runtime's own handlers. The
+// adapters live under sources/ and sinks/ and import this package; nothing here knows
+// any of them. The composition root fills a Registry, by name.
 package plugin
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -34,16 +41,47 @@ type Source interface {
 	Name() string
 	// Object is an empty object of the kind the source reconciles.
 	Object() client.Object
-	// Routes reads the object with key. The error is for infrastructure failures only
-	// (the cache, the API server): a user's mistake is a Rejection.
-	Routes(ctx context.Context, key types.NamespacedName) (Result, error)
-	// WriteStatus records status on the object with key, if it differs from what the
-	// object records. The core calls it only when Result.OwnsStatus, once the engine
-	// and the sink have spoken.
-	WriteStatus(ctx context.Context, key types.NamespacedName, status Status) error
+	// Routes reads obj, an object of the source's kind the core got from the cache, as
+	// Object returns it filled: it exists, and its deletion has not begun (the core
+	// handles a gone or deleting object itself, and asks nothing of the source then).
+	// The error is for infrastructure failures only (the cache, the API server): a
+	// user's mistake is a Rejection.
+	Routes(ctx context.Context, obj client.Object) (Result, error)
+	// WriteStatus records status on obj, the object Routes was given, if it differs
+	// from what obj records. The core calls it only when Result.OwnsStatus, once the
+	// engine and the sink have spoken. A conflict (obj changed since it was read) is
+	// an error: the object comes back, read afresh.
+	WriteStatus(ctx context.Context, obj client.Object, status Status) error
 	// Declare is what the core wires for the source: who claims which host, what else
-	// brings its objects back, and its other controllers.
+	// brings its objects back, and its other controllers. It is data: the core reads it
+	// once, when the source is built (DeclareAll).
 	Declare() Declaration
+}
+
+// Declared is a source with its declaration, read once: the core wires and consults
+// Declaration, never Declare again.
+type Declared struct {
+	Source
+	Declaration Declaration
+}
+
+// DeclareAll reads the declaration of each of srcs, once.
+func DeclareAll(srcs ...Source) []Declared {
+	out := make([]Declared, len(srcs))
+	for i, src := range srcs {
+		out[i] = Declared{Source: src, Declaration: src.Declare()}
+	}
+	return out
+}
+
+// OriginOf is the origin of obj, an object of the kind gvk: how routes, rejections
+// and claims name the object they come from.
+func OriginOf(gvk schema.GroupVersionKind, obj client.Object) route.Origin {
+	return route.Origin{
+		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), Generation: obj.GetGeneration(),
+		Created: obj.GetCreationTimestamp().Time,
+	}
 }
 
 // Declaration is what a source asks of the core, as data.
@@ -138,6 +176,8 @@ type SourceFactory struct {
 	// Indexes are the cache indexes the source reads through. They are known from the
 	// configuration alone, before any client exists: their functions read nothing.
 	Indexes func(cfg *config.Config) []Index
+	// Kinds is what the source's API kinds need of the core before anything runs.
+	Kinds Kinds
 	// New builds the source. It returns an error wrapping ErrUnavailable when the
 	// source's API is not installed.
 	New func(ctx context.Context, deps SourceDeps) (Source, error)
@@ -150,12 +190,8 @@ type TunnelChecker interface {
 
 // Result is what a source makes of one of its objects.
 type Result struct {
-	// Origin is nil when the object does not exist (any more).
+	// Origin is the object's origin (OriginOf).
 	Origin *route.Origin
-	// Deleting is true once the object's deletion has begun (a finalizer, or foreground
-	// deletion, keeps it a while): what it owns is the garbage collector's to remove or
-	// orphan, as the deletion asks, and it claims no host any more.
-	Deleting bool
 	// Managed is false when PIC must not publish the object: another class, opted out.
 	// Whatever PIC created for it is then removed.
 	Managed bool
@@ -321,6 +357,8 @@ type SinkDeps struct {
 type SinkFactory struct {
 	// Indexes are the cache indexes the sink reads through; nil for none.
 	Indexes func(cfg *config.Config) []Index
+	// Kinds is what the sink's API kinds need of the core before anything runs.
+	Kinds Kinds
 	// Cache says how the manager's cache holds the objects the sink reads, before the
 	// manager exists; nil when the defaults do.
 	Cache func(cfg *config.Config) map[client.Object]cache.ByObject
@@ -388,10 +426,148 @@ type Applied struct {
 	Rejections []route.Rejection
 }
 
+// Kinds is what an adapter declares of the API kinds it reads and writes, as data known
+// before any client exists: the manager's scheme and cache, and render's fake cluster,
+// are built from every registered adapter's, never from a list of the core's own.
+type Kinds struct {
+	// Scheme adds the Go types of the kinds the adapter reads or writes that client-go's
+	// scheme lacks (the Gateway API's, PIC's and the operator's CRDs); nil for none.
+	Scheme func(*runtime.Scheme) error
+	// Status are the kinds whose status the adapter writes, or reads as another
+	// controller writes it. Render's fake cluster makes their status a subresource, as
+	// a cluster does: an update leaves the status alone, and a status update the spec.
+	Status []client.Object
+	// Trimmed are kinds the adapter only reads, or writes only by patch: the cache
+	// drops kubectl's last-applied annotation (often as large as the object) from them.
+	// A kind any adapter writes whole from the cache must be in no adapter's Trimmed:
+	// the write would drop the annotation from the cluster too.
+	Trimmed []client.Object
+	// Read are the kinds the adapter reads from the cluster, its own included: `manager
+	// render` loads the objects of these kinds from its input, and skips the others.
+	Read []ReadKind
+	// RBAC are the ClusterRoles the adapter needs besides config/rbac/role.yaml, each
+	// named by its directory under config/rbac ("gateway-api"). A sink's directory holds,
+	// under a source's directory name, what the sink needs on that source's kinds
+	// ("pangolinresource/gateway-api"). config/rbac/adapters.yaml lists every registered
+	// adapter's, for the installation's tests, which may not import adapters.
+	RBAC []string
+}
+
+// ReadKind is a kind an adapter reads.
+type ReadKind struct {
+	Object client.Object
+	// ClusterScoped: its objects have no namespace.
+	ClusterScoped bool
+}
+
+// And is k with the kinds of others too: what a source declares itself, with what a
+// part it shares declares (sources.PolicyKinds).
+func (k Kinds) And(others ...Kinds) Kinds {
+	out := Kinds{Scheme: k.Scheme, Status: slices.Clone(k.Status), Trimmed: slices.Clone(k.Trimmed), Read: slices.Clone(k.Read), RBAC: slices.Clone(k.RBAC)}
+	for _, o := range others {
+		if o.Scheme != nil {
+			if prev := out.Scheme; prev != nil {
+				add := o.Scheme
+				out.Scheme = func(s *runtime.Scheme) error { return errors.Join(prev(s), add(s)) }
+			} else {
+				out.Scheme = o.Scheme
+			}
+		}
+		out.Status = appendKinds(out.Status, o.Status...)
+		out.Trimmed = appendKinds(out.Trimmed, o.Trimmed...)
+		out.Read = appendReadKinds(out.Read, o.Read...)
+		for _, dir := range o.RBAC {
+			if !slices.Contains(out.RBAC, dir) {
+				out.RBAC = append(out.RBAC, dir)
+			}
+		}
+	}
+	return out
+}
+
 // Registry is every source and sink PIC can run, by configuration name.
 type Registry struct {
 	Sources map[string]SourceFactory
 	Sinks   map[string]SinkFactory
+}
+
+// kinds are the Kinds of every registered adapter, sources then sinks, each in the
+// order of its name.
+func (r Registry) kinds() []Kinds {
+	var out []Kinds
+	for _, name := range slices.Sorted(maps.Keys(r.Sources)) {
+		out = append(out, r.Sources[name].Kinds)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Sinks)) {
+		out = append(out, r.Sinks[name].Kinds)
+	}
+	return out
+}
+
+// Scheme is client-go's scheme with the kinds of every registered adapter (Kinds.Scheme),
+// whether it runs or not: the kinds one adapter writes may be read by another (the
+// AccessPolicies every source reads name HTTPRoutes), and render decodes every kind any
+// adapter knows.
+func (r Registry) Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("add client-go's kinds to the scheme: %w", err)
+	}
+	for _, k := range r.kinds() {
+		if k.Scheme == nil {
+			continue
+		}
+		if err := k.Scheme(s); err != nil {
+			return nil, fmt.Errorf("add an adapter's kinds to the scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// StatusKinds are the kinds of every registered adapter's Kinds.Status, each once.
+func (r Registry) StatusKinds() []client.Object {
+	var out []client.Object
+	for _, k := range r.kinds() {
+		out = appendKinds(out, k.Status...)
+	}
+	return out
+}
+
+// TrimmedKinds are the kinds of every registered adapter's Kinds.Trimmed, each once.
+func (r Registry) TrimmedKinds() []client.Object {
+	var out []client.Object
+	for _, k := range r.kinds() {
+		out = appendKinds(out, k.Trimmed...)
+	}
+	return out
+}
+
+// ReadKinds are the kinds of every registered adapter's Kinds.Read, each once.
+func (r Registry) ReadKinds() []ReadKind {
+	var out []ReadKind
+	for _, k := range r.kinds() {
+		out = appendReadKinds(out, k.Read...)
+	}
+	return out
+}
+
+func appendReadKinds(kinds []ReadKind, more ...ReadKind) []ReadKind {
+	for _, m := range more {
+		if !slices.ContainsFunc(kinds, func(k ReadKind) bool { return reflect.TypeOf(k.Object) == reflect.TypeOf(m.Object) }) {
+			kinds = append(kinds, m)
+		}
+	}
+	return kinds
+}
+
+// appendKinds appends to kinds those of more whose Go type it does not hold yet.
+func appendKinds(kinds []client.Object, more ...client.Object) []client.Object {
+	for _, m := range more {
+		if !slices.ContainsFunc(kinds, func(k client.Object) bool { return reflect.TypeOf(k) == reflect.TypeOf(m) }) {
+			kinds = append(kinds, m)
+		}
+	}
+	return kinds
 }
 
 // ErrBadOption marks an offline sink's refusal of an option it was given

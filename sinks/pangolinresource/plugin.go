@@ -2,12 +2,14 @@ package pangolinresource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +26,19 @@ import (
 
 // Factory is the sink's registration: the operator's CRD variant is detected when the
 // sink is built, and the cache holds only PIC's PangolinResources.
-var Factory = plugin.SinkFactory{Indexes: indexes, Cache: cacheOptions, New: build, Offline: offline}
+var Factory = plugin.SinkFactory{Indexes: indexes, Kinds: kinds, Cache: cacheOptions, New: build, Offline: offline}
+
+// kinds: the sink writes PangolinResources, and reads PangolinTunnels, whose status the
+// operator writes, and the CRDs that tell the operator's variant.
+var kinds = plugin.Kinds{
+	Scheme: func(s *runtime.Scheme) error {
+		return errors.Join(tunnelv1alpha1.AddToScheme(s), apiextensionsv1.AddToScheme(s))
+	},
+	Status:  []client.Object{&tunnelv1alpha1.PangolinResource{}, &tunnelv1alpha1.PangolinTunnel{}},
+	Trimmed: []client.Object{&tunnelv1alpha1.PangolinTunnel{}},
+	Read:    []plugin.ReadKind{{Object: &tunnelv1alpha1.PangolinTunnel{}}},
+	RBAC:    []string{"pangolinresource"},
+}
 
 func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	caps, err := DetectCapabilities(ctx, deps.APIReader)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -12,7 +13,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
 
 // routeKind is a kind of Gateway API route PIC serves: the source that serves it, and
@@ -173,4 +176,26 @@ func indexServices(obj client.Object) []string {
 		keys = append(keys, ns+"/"+string(ref.Name))
 	}
 	return keys
+}
+
+// routeKinds are what a Gateway API source declares of the kinds it reads and writes:
+// the status of its routes, and, through the part every Gateway API source shares
+// (sharedGatewayAPI), of Gateways and GatewayClasses; it only reads Services and
+// ReferenceGrants.
+func routeKinds(kind routeKind) plugin.Kinds {
+	return plugin.Kinds{
+		Scheme:  gatewayv1.Install,
+		Status:  []client.Object{kind.object(), &gatewayv1.Gateway{}, &gatewayv1.GatewayClass{}},
+		Trimmed: []client.Object{&corev1.Service{}, &gatewayv1.ReferenceGrant{}},
+		// Every route kind: the Gateway status every Gateway API source shares counts
+		// the routes of each kind attached to a listener.
+		Read: []plugin.ReadKind{
+			{Object: &gatewayv1.HTTPRoute{}}, {Object: &gatewayv1.TCPRoute{}}, {Object: &gatewayv1.UDPRoute{}},
+			{Object: &gatewayv1.Gateway{}}, {Object: &gatewayv1.GatewayClass{}, ClusterScoped: true},
+			{Object: &gatewayv1.ReferenceGrant{}}, {Object: &corev1.Service{}},
+			// Listeners' allowedRoutes select routes' namespaces by their labels.
+			{Object: &corev1.Namespace{}, ClusterScoped: true},
+		},
+		RBAC: []string{"gateway-api"},
+	}.And(sources.PolicyKinds())
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +48,7 @@ func rawFactory(kind routeKind) plugin.SourceFactory {
 			indexes := append(routeIndexes(kind), plugin.Index{Object: &gatewayv1.Gateway{}, Field: listenerPortIndex, Func: indexListenerPorts})
 			return append(indexes, sources.PolicyIndexes()...)
 		},
+		Kinds: routeKinds(kind),
 		New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 			shared, err := newGatewayAPI(ctx, deps, kind)
 			if err != nil {
@@ -108,11 +108,7 @@ func rawRouteOf(obj client.Object) (r rawRoute, ok bool) {
 }
 
 func (s *RawSource) originOf(r rawRoute) route.Origin {
-	return route.Origin{
-		Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: s.kind.name,
-		Namespace: r.GetNamespace(), Name: r.GetName(), UID: r.GetUID(), Generation: r.GetGeneration(),
-		Created: r.GetCreationTimestamp().Time,
-	}
+	return plugin.OriginOf(gatewayv1.SchemeGroupVersion.WithKind(s.kind.name), r)
 }
 
 // rawEvaluation is a TCPRoute or UDPRoute judged against each of its parents.
@@ -131,19 +127,8 @@ type rawEvaluation struct {
 }
 
 // Routes implements plugin.Source: one raw route per port the route is published on.
-func (s *RawSource) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	obj := s.kind.object()
-	if err := s.client.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get %s %s: %w", s.kind.name, key, err)
-	}
+func (s *RawSource) Routes(ctx context.Context, obj client.Object) (plugin.Result, error) {
 	r, _ := rawRouteOf(obj)
-	if r.GetDeletionTimestamp() != nil {
-		origin := s.originOf(r)
-		return plugin.Result{Origin: &origin, Deleting: true}, nil
-	}
 	ev, err := s.evaluate(ctx, r)
 	if err != nil {
 		return plugin.Result{}, err
@@ -270,14 +255,7 @@ func rawBackend(refs []gatewayv1.BackendRef, resolve backendResolver) (route.Bac
 }
 
 // WriteStatus implements plugin.Source (routeParents).
-func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, want plugin.Status) error {
-	obj := s.kind.object()
-	if err := s.client.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("get %s %s: %w", s.kind.name, key, err)
-	}
+func (s *RawSource) WriteStatus(ctx context.Context, obj client.Object, want plugin.Status) error {
 	r, _ := rawRouteOf(obj)
 	parents := routeParents(r.status.Parents, r.parentRefs, want)
 	if equality.Semantic.DeepEqual(parents, r.status.Parents) {
@@ -285,7 +263,7 @@ func (s *RawSource) WriteStatus(ctx context.Context, key types.NamespacedName, w
 	}
 	r.status.Parents = parents
 	if err := s.client.Status().Update(ctx, obj); err != nil {
-		return fmt.Errorf("update status of %s %s: %w", s.kind.name, key, err)
+		return fmt.Errorf("update status of %s %s: %w", s.kind.name, client.ObjectKeyFromObject(obj), err)
 	}
 	return nil
 }

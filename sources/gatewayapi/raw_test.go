@@ -210,7 +210,7 @@ func TestRawRoutes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			src := newRawSource(t, tc.kind, append(rawWorld(), tc.route)...)
-			res, err := src.Routes(context.Background(), client.ObjectKeyFromObject(tc.route))
+			res, err := src.Routes(context.Background(), stored(t, src.client, client.ObjectKeyFromObject(tc.route), tc.kind.object()))
 			require.NoError(t, err)
 			for i := range res.Routes {
 				res.Routes[i].Origin.Created = route.Origin{}.Created // the fake client's times
@@ -374,7 +374,7 @@ func TestGatewayCountReadsNoPods(t *testing.T) {
 	assert.Equal(t, int32(1), counts["pg"], "the TCPRoute is counted on its listener")
 	assert.Zero(t, podLists, "counting read pods")
 
-	_, err = s.Routes(context.Background(), types.NamespacedName{Namespace: "prod", Name: "db"})
+	_, err = s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "db"}, s.kind.object()))
 	require.NoError(t, err)
 	assert.Equal(t, 1, podLists, "the route's reconcile reads its backend's pods once")
 }

@@ -52,6 +52,7 @@ type Config struct {
 // serving Ingresses rather than stopping for an optional API.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	Kinds:   routeKinds(httpRoutes),
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		shared, err := newGatewayAPI(ctx, deps, httpRoutes)
 		if err != nil {
@@ -186,24 +187,14 @@ type evaluation struct {
 type gatewayKey = types.NamespacedName
 
 // Routes implements plugin.Source.
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	var hr gatewayv1.HTTPRoute
-	if err := s.client.Get(ctx, key, &hr); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get HTTPRoute %s: %w", key, err)
-	}
-	if hr.DeletionTimestamp != nil {
-		origin := originOf(&hr)
-		return plugin.Result{Origin: &origin, Deleting: true}, nil
-	}
+func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, error) {
+	hr := obj.(*gatewayv1.HTTPRoute)
 	// One reconcile reads a Service's pods once, for this route and for the routes
 	// sharing its hosts alike.
 	reconcile := *s.gatewayAPI
 	reconcile.config.Health = s.config.Health.ForObject()
 	s = &Source{&reconcile}
-	ev, err := s.evaluate(ctx, &hr)
+	ev, err := s.evaluate(ctx, hr)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -624,9 +615,5 @@ func describeBackend(ref gatewayv1.BackendObjectReference) string {
 }
 
 func originOf(hr *gatewayv1.HTTPRoute) route.Origin {
-	return route.Origin{
-		Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kindHTTPRoute,
-		Namespace: hr.Namespace, Name: hr.Name, UID: hr.UID, Generation: hr.Generation,
-		Created: hr.CreationTimestamp.Time,
-	}
+	return plugin.OriginOf(gatewayv1.SchemeGroupVersion.WithKind(kindHTTPRoute), hr)
 }

@@ -152,11 +152,15 @@ func BenchmarkRoutesOnSharedGateway(b *testing.B) {
 	for _, reader := range []string{"indexed", "fake"} {
 		for _, n := range []int{10, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/routes=%d", reader, n), func(b *testing.B) {
-				src := gatewayapi.New(benchClients(b, n)[reader], benchConfig)
-				key := types.NamespacedName{Namespace: "prod", Name: "app-0"}
+				c := benchClients(b, n)[reader]
+				src := gatewayapi.New(c, benchConfig)
+				var hr gatewayv1.HTTPRoute
+				if err := c.Get(context.Background(), types.NamespacedName{Namespace: "prod", Name: "app-0"}, &hr); err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				for b.Loop() {
-					res, err := src.Routes(context.Background(), key)
+					res, err := src.Routes(context.Background(), &hr)
 					if err != nil || len(res.Routes) != 1 || len(res.Rejections) != 0 {
 						b.Fatalf("%d routes, rejections %v, error %v", len(res.Routes), res.Rejections, err)
 					}

@@ -67,7 +67,7 @@ func TestRouteReconcileReadsEachServicesPodsOnce(t *testing.T) {
 		Health: sources.HealthChecks{Default: true, Pods: pods}}
 	s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
 
-	res, err := s.Routes(context.Background(), types.NamespacedName{Namespace: "prod", Name: "younger"})
+	res, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "younger"}, &gatewayv1.HTTPRoute{}))
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"x.example.com", "y.example.com"}, res.MergedInto, "both hosts are published through the older route")
 	assert.Equal(t, 1, podLists, "the pods of Service web, read once for both routes and both hosts")
@@ -136,14 +136,14 @@ func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
 			conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local", HostPolicy: c.policy}
 			s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
 
-			owner, err := s.Routes(context.Background(), types.NamespacedName{Namespace: "team-a", Name: "web"})
+			owner, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-a", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
 			require.Len(t, owner.Routes, 1)
 			var paths []string
 			for _, p := range owner.Routes[0].Paths {
 				paths = append(paths, p.Path)
 			}
-			younger, err := s.Routes(context.Background(), types.NamespacedName{Namespace: "team-b", Name: "web"})
+			younger, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-b", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
 			if c.merged {
 				assert.ElementsMatch(t, []string{"/", "/login"}, paths, "the owner's resource serves both routes")
@@ -158,4 +158,12 @@ func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
 			assert.Equal(t, "team-b", younger.Routes[0].Origin.Namespace)
 		})
 	}
+}
+
+// stored is the object with key as the core hands it to a source: read from the cache,
+// into obj.
+func stored[T client.Object](t *testing.T, c client.Reader, key types.NamespacedName, obj T) T {
+	t.Helper()
+	require.NoError(t, c.Get(context.Background(), key, obj))
+	return obj
 }

@@ -9,10 +9,9 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -61,21 +60,15 @@ var conditionTypes = []string{
 }
 
 // WriteStatus implements plugin.Source (routeParents).
-func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, want plugin.Status) error {
-	var hr gatewayv1.HTTPRoute
-	if err := s.client.Get(ctx, key, &hr); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("get HTTPRoute %s: %w", key, err)
-	}
+func (s *Source) WriteStatus(ctx context.Context, obj client.Object, want plugin.Status) error {
+	hr := obj.(*gatewayv1.HTTPRoute)
 	parents := routeParents(hr.Status.Parents, hr.Spec.ParentRefs, want)
 	if equality.Semantic.DeepEqual(parents, hr.Status.Parents) {
 		return nil
 	}
 	hr.Status.Parents = parents
-	if err := s.client.Status().Update(ctx, &hr); err != nil {
-		return fmt.Errorf("update status of HTTPRoute %s: %w", key, err)
+	if err := s.client.Status().Update(ctx, hr); err != nil {
+		return fmt.Errorf("update status of HTTPRoute %s: %w", client.ObjectKeyFromObject(hr), err)
 	}
 	return nil
 }

@@ -54,21 +54,12 @@ func (s *Source) Name() string { return Name }
 func (s *Source) Object() client.Object { return &networkingv1.Ingress{} }
 
 // Routes implements plugin.Source.
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	var ing networkingv1.Ingress
-	if err := s.client.Get(ctx, key, &ing); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get Ingress %s: %w", key, err)
-	}
-	origin := originOf(&ing)
-	res := plugin.Result{Origin: &origin, Deleting: ing.DeletionTimestamp != nil}
-	if res.Deleting {
-		return res, nil
-	}
+func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, error) {
+	ing := obj.(*networkingv1.Ingress)
+	origin := originOf(ing)
+	res := plugin.Result{Origin: &origin}
 	opts, problems := parseOptions(ing.Annotations, s.config.BackendScheme)
-	class, err := s.classify(ctx, &ing, opts)
+	class, err := s.classify(ctx, ing, opts)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -95,7 +86,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		return res, nil
 	}
 	res.Managed = true
-	if notice := tlsIgnored(&ing, origin); notice != nil {
+	if notice := tlsIgnored(ing, origin); notice != nil {
 		res.Notices = append(res.Notices, *notice)
 	}
 	if !allowed {
@@ -115,7 +106,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 	}
 
 	opts.health = s.config.Health.ForObject()
-	hosts, defaultPaths, err := s.collect(ctx, &ing, opts, &res, reject)
+	hosts, defaultPaths, err := s.collect(ctx, ing, opts, &res, reject)
 	if err != nil {
 		return plugin.Result{}, err
 	}
@@ -151,11 +142,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 }
 
 func originOf(ing *networkingv1.Ingress) route.Origin {
-	return route.Origin{
-		Group: networkingv1.SchemeGroupVersion.Group, Version: networkingv1.SchemeGroupVersion.Version, Kind: "Ingress",
-		Namespace: ing.Namespace, Name: ing.Name, UID: ing.UID, Generation: ing.Generation,
-		Created: ing.CreationTimestamp.Time,
-	}
+	return plugin.OriginOf(networkingv1.SchemeGroupVersion.WithKind("Ingress"), ing)
 }
 
 // hostRoutes is one host of an Ingress, merged across the rules that name it.
@@ -350,6 +337,14 @@ func tlsIgnored(ing *networkingv1.Ingress, origin route.Origin) *route.Notice {
 // Factory builds the Ingress source from PIC's configuration.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return append(indexes(cfg), sources.PolicyIndexes()...) },
+	// PIC writes an Ingress's status; it only reads IngressClasses and Services.
+	Kinds: plugin.Kinds{
+		Status:  []client.Object{&networkingv1.Ingress{}},
+		Trimmed: []client.Object{&networkingv1.IngressClass{}, &corev1.Service{}},
+		Read: []plugin.ReadKind{
+			{Object: &networkingv1.Ingress{}}, {Object: &networkingv1.IngressClass{}, ClusterScoped: true}, {Object: &corev1.Service{}},
+		},
+	}.And(sources.PolicyKinds()),
 	New: func(ctx context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		conf := configOf(deps.Config)
 		policies, err := sources.SharedPolicies(ctx, deps)

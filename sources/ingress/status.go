@@ -6,8 +6,7 @@ import (
 	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
@@ -17,15 +16,9 @@ import (
 // reports the application Healthy. A pending hostname keeps the address it already has,
 // so an edit never empties it while Pangolin goes on serving the host. It writes only
 // when the list changes.
-func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, status plugin.Status) error {
+func (s *Source) WriteStatus(ctx context.Context, obj client.Object, status plugin.Status) error {
 	published := status.Hostnames
-	var ing networkingv1.Ingress
-	if err := s.client.Get(ctx, key, &ing); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("get Ingress %s: %w", key, err)
-	}
+	ing := obj.(*networkingv1.Ingress)
 	hostnames := slices.Clone(published.Served)
 	for _, lb := range ing.Status.LoadBalancer.Ingress {
 		if slices.Contains(published.Pending, lb.Hostname) && !slices.Contains(hostnames, lb.Hostname) {
@@ -42,8 +35,8 @@ func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, stat
 		return nil
 	}
 	ing.Status.LoadBalancer.Ingress = want
-	if err := s.client.Status().Update(ctx, &ing); err != nil {
-		return fmt.Errorf("update status of Ingress %s: %w", key, err)
+	if err := s.client.Status().Update(ctx, ing); err != nil {
+		return fmt.Errorf("update status of Ingress %s: %w", client.ObjectKeyFromObject(ing), err)
 	}
 	return nil
 }

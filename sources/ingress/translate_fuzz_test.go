@@ -177,11 +177,11 @@ func FuzzTranslate(f *testing.F) {
 			t.Fatalf("read back the stored Ingress %s: %v", key, err)
 		}
 		src := ingress.New(c, fuzzConfig)
-		res, err := src.Routes(context.Background(), key)
+		res, err := src.Routes(context.Background(), ing.DeepCopy())
 		if err != nil {
 			t.Fatalf("Routes returned an infrastructure error for a stored Ingress: %v", err)
 		}
-		again, err := src.Routes(context.Background(), key)
+		again, err := src.Routes(context.Background(), ing.DeepCopy())
 		if err != nil || !reflect.DeepEqual(res, again) {
 			t.Fatalf("Routes is not deterministic:\n%+v\n%+v (%v)", res, again, err)
 		}

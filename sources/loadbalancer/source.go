@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
@@ -70,17 +68,11 @@ func ours(svc *corev1.Service, class string) bool {
 //	an SCTP port                                 | PortProtocolUnsupported; the other ports publish
 //	a TCP or UDP port                            | published on its public port: its own, or
 //	                                             | the public-ports annotation's
-func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.Result, error) {
-	var svc corev1.Service
-	if err := s.client.Get(ctx, key, &svc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return plugin.Result{}, nil
-		}
-		return plugin.Result{}, fmt.Errorf("get Service %s: %w", key, err)
-	}
-	origin := originOf(&svc)
-	res := plugin.Result{Origin: &origin, Deleting: svc.DeletionTimestamp != nil}
-	if res.Deleting || !ours(&svc, s.config.Class) {
+func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, error) {
+	svc := obj.(*corev1.Service)
+	origin := originOf(svc)
+	res := plugin.Result{Origin: &origin}
+	if !ours(svc, s.config.Class) {
 		return res, nil
 	}
 	res.OwnsStatus = true
@@ -114,7 +106,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 		reject("", problem.Reason, true, "%s", problem.Message)
 		return res, nil
 	}
-	address := sources.ServiceAddress(&svc, s.config.ClusterDomain)
+	address := sources.ServiceAddress(svc, s.config.ClusterDomain)
 	health := s.config.Health.ForObject()
 	for _, port := range svc.Spec.Ports {
 		protocol, ok := protocolOf(port.Protocol)
@@ -124,12 +116,12 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 			continue
 		}
 		public := publicPorts.of(port)
-		check, why, err := health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, &svc, port, "http")
+		check, why, err := health.Check(ctx, opts.HealthCheck, opts.HealthCheckPath, svc, port, "http")
 		if err != nil {
 			return plugin.Result{}, err
 		}
 		if why != "" {
-			res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(origin, &svc, port, why))
+			res.Notices = sources.AddNotice(res.Notices, sources.NoHealthCheck(origin, svc, port, why))
 		}
 		backend := route.Backend{Host: address, Port: port.Port, Scheme: string(protocol), Health: check}
 		res.Routes = append(res.Routes, route.RawRoute(origin, protocol, public, ref, backend,
@@ -139,11 +131,7 @@ func (s *Source) Routes(ctx context.Context, key types.NamespacedName) (plugin.R
 }
 
 func originOf(svc *corev1.Service) route.Origin {
-	return route.Origin{
-		Version: "v1", Kind: sources.KindService,
-		Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID, Generation: svc.Generation,
-		Created: svc.CreationTimestamp.Time,
-	}
+	return plugin.OriginOf(corev1.SchemeGroupVersion.WithKind(sources.KindService), svc)
 }
 
 // protocolOf is the raw protocol of a Service port; an empty protocol is TCP, as the API
@@ -226,6 +214,12 @@ func parsePublicPorts(value string, ports []corev1.ServicePort) (publicPorts, []
 // Factory builds the Service source from PIC's configuration.
 var Factory = plugin.SourceFactory{
 	Indexes: func(cfg *config.Config) []plugin.Index { return indexes(cfg.LoadBalancerClass) },
+	// PIC writes a Service's status by patch alone: its metadata may be trimmed.
+	Kinds: plugin.Kinds{
+		Status: []client.Object{&corev1.Service{}}, Trimmed: []client.Object{&corev1.Service{}},
+		Read: []plugin.ReadKind{{Object: &corev1.Service{}}},
+		RBAC: []string{"services"},
+	},
 	New: func(_ context.Context, deps plugin.SourceDeps) (plugin.Source, error) {
 		return New(deps.Client, Config{
 			Tunnels:       deps.Config.Tunnels,

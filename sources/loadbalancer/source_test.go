@@ -151,7 +151,7 @@ func TestRoutes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			src, _ := newSource(tc.svc)
-			res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+			res, err := src.Routes(context.Background(), stored(t, src.client))
 			require.NoError(t, err)
 			assert.Equal(t, tc.managed, res.Managed)
 			for i := range tc.routes {
@@ -174,7 +174,7 @@ func TestRoutesCarryTheAccessAsked(t *testing.T) {
 	// The engine refuses the port (it cannot be protected): the source only reports
 	// what the user asked.
 	src, _ := newSource(service(annotate(pic.AnnotationSSO, "true")))
-	res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+	res, err := src.Routes(context.Background(), stored(t, src.client))
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Routes)
 	assert.Equal(t, ptr.To(true), res.Routes[0].Access.SSO)
@@ -196,25 +196,25 @@ func TestWriteStatus(t *testing.T) {
 	}
 
 	src, c := newSource(service())
-	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"udp:25565", "tcp:25565"}}}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"udp:25565", "tcp:25565"}}}))
 	assert.Equal(t, []corev1.LoadBalancerIngress{{Hostname: "pangolin.example.com", Ports: []corev1.PortStatus{
 		{Port: 25565, Protocol: corev1.ProtocolTCP}, {Port: 25565, Protocol: corev1.ProtocolUDP},
 	}}}, read(c), "the address with every port served")
 
-	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}, Pending: []string{"udp:25565", "tcp:30000"}}}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}, Pending: []string{"udp:25565", "tcp:30000"}}}))
 	assert.Equal(t, []corev1.PortStatus{{Port: 25565, Protocol: corev1.ProtocolTCP}, {Port: 25565, Protocol: corev1.ProtocolUDP}}, read(c)[0].Ports,
 		"a pending port already shown stays; a new pending one waits")
 
-	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{}))
 	assert.Empty(t, read(c), "nothing served, no address")
 
 	src.config.Address = "203.0.113.7"
-	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
 	assert.Equal(t, []corev1.LoadBalancerIngress{{IP: "203.0.113.7", IPMode: ptr.To(corev1.LoadBalancerIPModeProxy), Ports: []corev1.PortStatus{{Port: 25565, Protocol: corev1.ProtocolTCP}}}},
 		read(c), "an IP address is an IP, reached through Pangolin (Proxy)")
 
 	src.config.Address = ""
-	require.NoError(t, src.WriteStatus(ctx, key, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
 	assert.Empty(t, read(c), "no address configured: PIC does not guess one")
 }
 
@@ -234,7 +234,7 @@ func TestRoutesFollowReadiness(t *testing.T) {
 	}
 	src, c := newSource(svc, pod)
 	src.config.Health.Pods = c
-	res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+	res, err := src.Routes(context.Background(), stored(t, src.client))
 	require.NoError(t, err)
 	require.Len(t, res.Routes, 3)
 	want := route.HealthCheck{Mode: "tcp", Port: 25565, IntervalSeconds: 5, TimeoutSeconds: 1, HealthyThreshold: 1, UnhealthyThreshold: 3}
@@ -251,7 +251,7 @@ func TestPublicPortsMappingTwoPortsOnOneIsInvalid(t *testing.T) {
 			{Name: "alt", Port: 8080, Protocol: corev1.ProtocolTCP},
 		}
 	}))
-	res, err := src.Routes(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"})
+	res, err := src.Routes(context.Background(), stored(t, src.client))
 	require.NoError(t, err)
 	assert.Empty(t, res.Routes)
 	require.Len(t, res.Rejections, 1)
@@ -270,6 +270,15 @@ func TestStatusWithoutIPModeSupportIsNotRewritten(t *testing.T) {
 	src.config.Address = "203.0.113.7"
 	patches := 0
 	src.client = interceptPatches(c, &patches)
-	require.NoError(t, src.WriteStatus(ctx, types.NamespacedName{Namespace: "games", Name: "mc"}, plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
+	require.NoError(t, src.WriteStatus(ctx, stored(t, src.client), plugin.Status{Hostnames: plugin.Hostnames{Served: []string{"tcp:25565"}}}))
 	assert.Zero(t, patches, "the status PIC wants, less the ipMode the API server dropped: nothing to write")
+}
+
+// stored is the Service games/mc as the core hands it to the source: read from the
+// cache.
+func stored(t *testing.T, c client.Reader) *corev1.Service {
+	t.Helper()
+	var svc corev1.Service
+	require.NoError(t, c.Get(context.Background(), types.NamespacedName{Namespace: "games", Name: "mc"}, &svc))
+	return &svc
 }

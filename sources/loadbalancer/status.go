@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,14 +21,8 @@ import (
 // already shows it, so an edit never takes the address away while Pangolin goes on
 // serving the port. Without an address (loadBalancerAddress unset, and no pangolin.url)
 // the status stays empty: PIC does not guess one. It writes only when the status changes.
-func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, status plugin.Status) error {
-	var svc corev1.Service
-	if err := s.client.Get(ctx, key, &svc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("get Service %s: %w", key, err)
-	}
+func (s *Source) WriteStatus(ctx context.Context, obj client.Object, status plugin.Status) error {
+	svc := obj.(*corev1.Service)
 	want := s.loadBalancerStatus(svc.Status.LoadBalancer, status.Hostnames)
 	if equalStatus(svc.Status.LoadBalancer.Ingress, want) {
 		return nil
@@ -39,8 +31,8 @@ func (s *Source) WriteStatus(ctx context.Context, key types.NamespacedName, stat
 	// (the manager trims it), and an update of Services' status would write metadata too.
 	patch := client.MergeFromWithOptions(svc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	svc.Status.LoadBalancer.Ingress = want
-	if err := s.client.Status().Patch(ctx, &svc, patch); err != nil {
-		return fmt.Errorf("update status of Service %s: %w", key, err)
+	if err := s.client.Status().Patch(ctx, svc, patch); err != nil {
+		return fmt.Errorf("update status of Service %s: %w", client.ObjectKeyFromObject(svc), err)
 	}
 	return nil
 }
