@@ -45,12 +45,13 @@ type Status struct {
 	URL string
 }
 
-// PublicHostname is the host users reach: from the operator's URL when it recorded one.
-func (e Existing) PublicHostname() string {
+// ReportedHost is the published host as the sink reports it: the host of Status.URL
+// when the sink recorded one, PublishedHost otherwise.
+func (e Existing) ReportedHost() string {
 	if host, ok := strings.CutPrefix(e.Status.URL, "https://"); ok && host != "" {
 		return strings.TrimSuffix(host, "/")
 	}
-	return e.PublicHost()
+	return e.PublishedHost()
 }
 
 // Plan is what the sink must do for one source object.
@@ -222,5 +223,5 @@ func describe(r Resource) string {
 	if r.Raw() {
 		return fmt.Sprintf("public port %d/%s", r.ProxyPort, r.Protocol)
 	}
-	return "host " + r.PublicHost()
+	return "host " + r.PublishedHost()
 }
