@@ -14,7 +14,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Features says what the installed PangolinResource CRD can express.
+// Features says what the sink can express: for the pangolinresource sink, what the
+// installed PangolinResource CRD has fields for (the comments name them); for the
+// direct sink, what PIC writes through Pangolin's API.
 type Features struct {
 	PathRouting     bool // targets[] with path, pathMatchType and priority
 	AccessControl   bool // httpConfig.sso and httpConfig.blockAccess

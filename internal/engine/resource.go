@@ -10,8 +10,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Resource is the variant-neutral desired state of one PangolinResource: one public host
-// of one source object.
+// Resource is the sink-neutral desired state of one Pangolin resource: one published
+// host, or one public port, of one source object. The pangolinresource sink writes it as
+// a PangolinResource, the direct sink as a resource of Pangolin's API.
 type Resource struct {
 	Name      string // deterministic, see ResourceName
 	Namespace string // always the source object's namespace: owner references cannot cross namespaces
