@@ -107,7 +107,7 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			continue
 		}
 		if r.Raw() {
-			if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
+			if owner, ok := in.Owners[r.PortKey()]; ok && owner.UID != r.Origin.UID {
 				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
 				continue
 			}
@@ -241,7 +241,7 @@ func withoutHealthChecks(r route.Route, targets []Target, f Features, reject fun
 // ClaimKey of the Resource made from r.
 func ClaimKey(r route.Route, domains []string) string {
 	if r.Raw() {
-		return r.Host
+		return r.PortKey()
 	}
 	if published, p := hostname.Published(domains, r.Host, r.DomainOverride, r.SubdomainOverride); p == nil {
 		return published
