@@ -69,11 +69,6 @@ func (r Resource) ShownHost() string {
 	return r.PublishedHost()
 }
 
-// PublicHost is PublishedHost, for the direct sink until its files move.
-//
-// Deprecated: use PublishedHost.
-func (r Resource) PublicHost() string { return r.PublishedHost() }
-
 // Raw reports whether the resource is a TCP or UDP one.
 func (r Resource) Raw() bool { return r.Protocol != route.ProtocolHTTP }
 
