@@ -92,7 +92,7 @@ func specDecoys(t *testing.T, p Provider) {
 			}
 			var got []string
 			for _, r := range e.owned(c, e.ns, ing.UID) {
-				got = append(got, publicHost(r))
+				got = append(got, publishedHost(r))
 			}
 			assert.ElementsMatch(c, want, got, "hosts served for %s: every host whose name is free", ing.Name)
 		}
@@ -131,7 +131,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 		require.NoError(t, e.c.Delete(e.ctx, &first))
 		again := e.eventuallyOne(app, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 			assert.NotEqual(c, first.UID, r.UID, "the deleted resource itself")
-			assert.Equal(c, e.host("app"), publicHost(r))
+			assert.Equal(c, e.host("app"), publishedHost(r))
 		})
 		first = again
 	})
@@ -215,7 +215,7 @@ func specWriteFaults(t *testing.T, p Provider) {
 
 		require.NoError(t, e.c.Delete(e.ctx, older, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 		e.eventuallyOne(younger, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
-			assert.Equal(c, shared, publicHost(r))
+			assert.Equal(c, shared, publishedHost(r))
 			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 		})
 		require.EventuallyWithT(t, func(c *assert.CollectT) {

@@ -299,8 +299,8 @@ func assertOwnedBy(c assert.TestingT, r tunnelv1alpha1.PangolinResource, ing *ne
 	}
 }
 
-// publicHost is the host a resource publishes.
-func publicHost(r tunnelv1alpha1.PangolinResource) string {
+// publishedHost is the host a resource publishes.
+func publishedHost(r tunnelv1alpha1.PangolinResource) string {
 	if r.Spec.HTTPConfig == nil {
 		return ""
 	}

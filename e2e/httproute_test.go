@@ -61,7 +61,7 @@ func specHTTPRoute(t *testing.T, p Provider) {
 			return
 		}
 		published = rs[0]
-		assert.Equal(c, host, publicHost(published))
+		assert.Equal(c, host, publishedHost(published))
 		assert.Equal(c, e.svcAddr("web", 8080), testenv.Backend(published))
 		ref := metav1.GetControllerOf(&published)
 		if assert.NotNil(c, ref) {

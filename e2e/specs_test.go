@@ -40,7 +40,7 @@ func specLifecycle(t *testing.T, p Provider) {
 	e.create(ingress(e.ns, "app", "pangolin", host1, "web", 8080))
 	ing := e.getIngress("app")
 	created := e.eventuallyOne(ing, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
-		assert.Equal(c, host1, publicHost(r))
+		assert.Equal(c, host1, publishedHost(r))
 		if assert.NotNil(c, r.Spec.TunnelRef) {
 			assert.Equal(c, tunnelv1alpha1.TunnelRef{Name: "default"}, *r.Spec.TunnelRef)
 		}
@@ -69,7 +69,7 @@ func specLifecycle(t *testing.T, p Provider) {
 	host2 := e.host("app2")
 	e.updateIngress("app", func(i *networkingv1.Ingress) { i.Spec.Rules[0].Host = host2 })
 	moved := e.eventuallyOne(ing, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
-		assert.Equal(c, host2, publicHost(r))
+		assert.Equal(c, host2, publishedHost(r))
 		assert.Equal(c, e.svcAddr("web", 8080), testenv.Backend(r))
 	})
 	// A new backend updates the resource in place.
@@ -79,7 +79,7 @@ func specLifecycle(t *testing.T, p Provider) {
 		}
 	})
 	updated := e.eventuallyOne(ing, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
-		assert.Equal(c, host2, publicHost(r))
+		assert.Equal(c, host2, publishedHost(r))
 		assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(r))
 	})
 	require.Equal(t, moved.UID, updated.UID, "a backend change must update the resource, not replace it")
@@ -178,14 +178,14 @@ tunnels:
 		if assert.NotNil(c, r.Spec.TunnelRef) {
 			assert.Equal(c, tunnelv1alpha1.TunnelRef{Name: "edge-local"}, *r.Spec.TunnelRef)
 		}
-		assert.Equal(c, e.host("local"), publicHost(r))
+		assert.Equal(c, e.host("local"), publishedHost(r))
 	})
 	if e.fork {
 		e.eventuallyOne(remote, func(c *assert.CollectT, r tunnelv1alpha1.PangolinResource) {
 			if assert.NotNil(c, r.Spec.TunnelRef) {
 				assert.Equal(c, tunnelv1alpha1.TunnelRef{Name: "edge-shared", Namespace: shared}, *r.Spec.TunnelRef)
 			}
-			assert.Equal(c, e.host("shared"), publicHost(r))
+			assert.Equal(c, e.host("shared"), publishedHost(r))
 		})
 		return
 	}
@@ -432,7 +432,7 @@ func specAPIServerOutage(t *testing.T, p Provider) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		rs := e.owned(c, e.ns, change.UID)
 		if assert.Len(c, names(rs), 1, "PangolinResources of Ingress change") {
-			assert.Equal(c, e.host("change-2"), publicHost(rs[0]))
+			assert.Equal(c, e.host("change-2"), publishedHost(rs[0]))
 			assert.Equal(c, e.svcAddr("api", 9090), testenv.Backend(rs[0]))
 		}
 		ks := e.owned(c, e.ns, keep.UID)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
@@ -23,7 +24,6 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 )
 
@@ -56,7 +56,7 @@ func startDirectWorld(t *testing.T, env *testenv.Env, fake *simtest.Server, ns s
 	for _, c := range configure {
 		c(cfg)
 	}
-	mgr, err := manager.New(ctx, cfg, env.Config, plugins.Registry, manager.OnReconciled(reconciled.record))
+	mgr, err := manager.New(ctx, cfg, env.Config, builtin.Registry, manager.OnReconciled(reconciled.record))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
@@ -28,7 +29,6 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -130,7 +130,7 @@ func startWith(t *testing.T, env *testenv.Env, wrap func(http.RoundTripper) http
 	if wrap != nil {
 		rc.Wrap(wrap)
 	}
-	mgr, err := manager.New(ctx, cfg, rc, plugins.Registry, manager.OnReconciled(reconciled.record))
+	mgr, err := manager.New(ctx, cfg, rc, builtin.Registry, manager.OnReconciled(reconciled.record))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -13,13 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/sources/example"
 )
 
@@ -29,7 +29,7 @@ import (
 // against a younger Ingress, across kinds.
 func TestTheToySourceRunsThroughTheManager(t *testing.T) {
 	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
-		registry := plugin.Registry{Sources: maps.Clone(plugins.Registry.Sources), Sinks: plugins.Registry.Sinks}
+		registry := plugin.Registry{Sources: maps.Clone(builtin.Registry.Sources), Sinks: builtin.Registry.Sinks}
 		registry.Sources[example.Name] = example.Factory // the one registration line
 
 		ns := testenv.NewNamespace(t, env.Client)

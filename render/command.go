@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 )
 
 // Exit statuses of Main.
@@ -171,10 +171,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func loadConfig(file, sink string) (*config.Config, error) {
 	if file == "" {
 		cfg := config.Default()
-		cfg.Sources = plugins.SourceNames()
+		cfg.Sources = builtin.SourceNames()
 		if sink != "" {
-			if !slices.Contains(plugins.SinkNames(), sink) {
-				return nil, fmt.Errorf("--sink %q: want one of %s", sink, strings.Join(plugins.SinkNames(), ", "))
+			if !slices.Contains(builtin.SinkNames(), sink) {
+				return nil, fmt.Errorf("--sink %q: want one of %s", sink, strings.Join(builtin.SinkNames(), ", "))
 			}
 			cfg.Sink = sink
 		}
@@ -184,17 +184,17 @@ func loadConfig(file, sink string) (*config.Config, error) {
 	if sink != "" {
 		args = append(args, "--sink="+sink)
 	}
-	cfg, _, err := config.LoadOffline(args, plugins.Names())
+	cfg, _, err := config.LoadOffline(args, builtin.Names())
 	return cfg, err
 }
 
 // read reads every input, in the order given; a directory's files in lexical order.
 func read(paths []string, stdin io.Reader) ([]client.Object, bool, error) {
-	scheme, err := plugins.Registry.Scheme()
+	scheme, err := builtin.Registry.Scheme()
 	if err != nil {
 		return nil, false, err
 	}
-	kinds, err := inputKindsOf(plugins.Registry, scheme)
+	kinds, err := inputKindsOf(builtin.Registry, scheme)
 	if err != nil {
 		return nil, false, err
 	}

@@ -16,12 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/controller"
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 )
 
 // maxPasses bounds the passes of a run. PIC converges in one: the second pass of every
@@ -32,7 +32,7 @@ const maxPasses = 5
 // Options are what a run needs besides the objects.
 type Options struct {
 	// Config is PIC's configuration: the tunnels, the defaults and the sources (by name
-	// in plugins.Registry) that run.
+	// in builtin.Registry) that run.
 	Config *config.Config
 	// CRDVariant is the pangolin-operator CRD variant a sink writing PangolinResources
 	// writes for: "fork" (the default) or "original".
@@ -44,7 +44,7 @@ type Options struct {
 	// mode); nil derives them from the hosts (derivedDomains).
 	Domains []string
 	// Registry holds the sources and sinks the configuration names; the zero value
-	// means plugins.Registry, what the manager runs.
+	// means builtin.Registry, what the manager runs.
 	Registry plugin.Registry
 }
 
@@ -109,7 +109,7 @@ func Run(ctx context.Context, objects []client.Object, opts Options) (*Result, e
 	cfg := opts.Config
 	registry := opts.Registry
 	if registry.Sources == nil {
-		registry = plugins.Registry
+		registry = builtin.Registry
 	}
 	sinkFactory, ok := registry.Sinks[cfg.Sink]
 	switch {

@@ -10,18 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 )
 
 // TestEverySourceRunsOffline: render builds every source the registry has, with no
 // cluster to ask which APIs are installed.
 func TestEverySourceRunsOffline(t *testing.T) {
-	for _, name := range plugins.SourceNames() {
-		f := plugins.Registry.Sources[name]
+	for _, name := range builtin.SourceNames() {
+		f := builtin.Registry.Sources[name]
 		src, err := f.New(context.Background(), plugin.SourceDeps{Config: config.Default(), Shared: plugin.NewShared()})
 		require.NoError(t, err, name)
 		assert.Equal(t, name, src.Name())
@@ -49,7 +49,7 @@ func objects(t *testing.T, manifest string) []client.Object {
 // events in the order they were emitted.
 func TestRun(t *testing.T) {
 	cfg := config.Default()
-	cfg.Sources = plugins.SourceNames()
+	cfg.Sources = builtin.SourceNames()
 	opts := render.Options{Config: cfg, CRDVariant: "fork"}
 
 	res, err := render.Run(context.Background(), objects(t, scenario), opts)

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin"
 	"github.com/stefb69/pangolin-ingress-controller/sources/example"
@@ -20,7 +20,7 @@ import (
 // (sources/example), registered by name and nothing else, is read, owns hosts against
 // the built-in sources, and is published by both sinks.
 func TestATestOnlySourceRunsThroughRender(t *testing.T) {
-	registry := plugin.Registry{Sources: maps.Clone(plugins.Registry.Sources), Sinks: plugins.Registry.Sinks}
+	registry := plugin.Registry{Sources: maps.Clone(builtin.Registry.Sources), Sinks: builtin.Registry.Sinks}
 	registry.Sources[example.Name] = example.Factory // the one registration line
 
 	manifest := `
@@ -43,7 +43,7 @@ spec:
   - host: shop.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
 `
-	for _, sink := range plugins.SinkNames() {
+	for _, sink := range builtin.SinkNames() {
 		t.Run(sink, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Sink = sink

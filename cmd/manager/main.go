@@ -1,6 +1,6 @@
 // Command manager is the Pangolin Ingress Controller: it publishes Ingresses (and
 // HTTPRoutes) through Pangolin. This file only wires: configuration, logging, then the
-// manager with the sources and sinks the plugins registry names. `manager render`
+// manager with the sources and sinks the builtin registry names. `manager render`
 // prints what PIC would write for a set of manifests, without a cluster.
 package main
 
@@ -15,9 +15,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/manager"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 )
 
@@ -29,7 +29,7 @@ func main() {
 }
 
 func run() int {
-	cfg, origins, err := config.Load(os.Args[1:], plugins.Names())
+	cfg, origins, err := config.Load(os.Args[1:], builtin.Names())
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return 0
@@ -46,7 +46,7 @@ func run() int {
 	}
 	ctrl.SetLogger(zap.New(loggerOptions(cfg.LogFormat, cfg.LogLevel)...))
 	ctx := ctrl.SetupSignalHandler()
-	if err := manager.Run(ctx, cfg, plugins.Registry); err != nil {
+	if err := manager.Run(ctx, cfg, builtin.Registry); err != nil {
 		ctrl.Log.Error(err, "stopped")
 		return 1
 	}

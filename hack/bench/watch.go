@@ -78,7 +78,8 @@ func startWatcher(ctx context.Context, cfg *rest.Config) (*watcher, error) {
 	return w, nil
 }
 
-func publicHost(pr *tunnelv1alpha1.PangolinResource) string {
+// publishedHost is the host pr publishes, as the bench names its hosts: subdomain.domain.
+func publishedHost(pr *tunnelv1alpha1.PangolinResource) string {
 	if pr.Spec.HTTPConfig == nil {
 		return ""
 	}
@@ -94,11 +95,11 @@ func (w *watcher) observe(obj any, deleted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if old, ok := w.byName[pr.Name]; ok {
-		w.setMatched(publicHost(old), false)
+		w.setMatched(publishedHost(old), false)
 		delete(w.byName, pr.Name)
 	}
 	if !deleted {
-		host := publicHost(pr)
+		host := publishedHost(pr)
 		w.byName[pr.Name] = pr
 		w.setMatched(host, w.matches(host, pr))
 	}
@@ -144,7 +145,7 @@ func (w *watcher) expect(all map[string]expectation) {
 	w.expected = all
 	w.matched, w.nMatched = map[string]bool{}, 0
 	for _, pr := range w.byName {
-		host := publicHost(pr)
+		host := publishedHost(pr)
 		w.setMatched(host, w.matches(host, pr))
 	}
 }
@@ -156,7 +157,7 @@ func (w *watcher) expectHost(host string, e expectation) {
 	w.expected[host] = e
 	w.setMatched(host, false)
 	for _, pr := range w.byName {
-		if publicHost(pr) == host {
+		if publishedHost(pr) == host {
 			w.setMatched(host, w.matches(host, pr))
 		}
 	}
@@ -168,7 +169,7 @@ func (w *watcher) mismatch() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, pr := range w.byName {
-		host := publicHost(pr)
+		host := publishedHost(pr)
 		want, ok := w.expected[host]
 		if !ok || w.matched[host] {
 			continue

@@ -13,7 +13,7 @@ import (
 
 // Scheme has every kind PIC reads or writes, for tests and the golden cases to decode
 // with. What PIC runs builds its scheme from the adapters' declarations
-// (plugin.Registry.Scheme); plugins/kinds_test.go checks the two know the same kinds.
+// (plugin.Registry.Scheme); builtin/kinds_test.go checks the two know the same kinds.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, tunnelv1alpha1.AddToScheme, accessv1alpha1.AddToScheme, apiextensionsv1.AddToScheme, gatewayv1.Install} {

@@ -37,7 +37,7 @@ func newHostClaims(sources []plugin.Declared, sink plugin.Sink) hostClaims {
 	return h
 }
 
-// owners returns the owner of each of hosts (published hosts, engine.PublishedHost),
+// owners returns the owner of each of hosts (published hosts, engine.ClaimKey),
 // as self sees it.
 func (h hostClaims) owners(ctx context.Context, self route.Origin, hosts []string) (map[string]route.Origin, error) {
 	owners := make(map[string]route.Origin, len(hosts))

@@ -77,9 +77,9 @@ func (r *Reconciler) reportApplied(ctx context.Context, origin route.Origin, app
 	} {
 		for _, d := range c.resources {
 			desc := r.sink.Describe(d)
-			logger.Info(strings.ToLower(c.reason)+" "+desc.Kind, "resource", desc.Name, "host", publicHost(d), "via", desc.Tunnel)
+			logger.Info(strings.ToLower(c.reason)+" "+desc.Kind, "resource", desc.Name, "host", d.ShownHost(), "via", desc.Tunnel)
 			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, c.reason, c.action,
-				"%s %s %s for %s %s (%s)", c.reason, desc.Kind, desc.Name, hostOrPort(d), publicHost(d), desc.Tunnel)
+				"%s %s %s for %s %s (%s)", c.reason, desc.Kind, desc.Name, hostOrPort(d), d.ShownHost(), desc.Tunnel)
 		}
 	}
 }
@@ -90,15 +90,6 @@ func hostOrPort(r engine.Resource) string {
 		return "port"
 	}
 	return "host"
-}
-
-// publicHost is the host users reach for r: the source host when the sink no longer
-// knows the domain it was published under (a resource deleted after its domain went).
-func publicHost(r engine.Resource) string {
-	if r.Domain == "" {
-		return r.Host
-	}
-	return r.PublicHost()
 }
 
 // report emits a Warning event for each rejection and a Normal one for each notice (a
@@ -122,14 +113,14 @@ func (r *Reconciler) report(ctx context.Context, origin route.Origin, rejections
 		desc := r.sink.Describe(e.Resource)
 		switch e.Status.Phase {
 		case engine.PhaseReady:
-			logger.Info("exposed", "resource", desc.Name, "host", publicHost(e.Resource), "url", e.Status.URL)
+			logger.Info("exposed", "resource", desc.Name, "host", e.ShownHost(), "url", e.Status.URL)
 			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeNormal, pic.ReasonExposed, "Publish", "%s", exposedMessage(e, desc))
 		case engine.PhaseError:
 			// Only pangolin-operator reports an error of its own; direct mode's refusals
 			// are rejections.
-			logger.Info("pangolin error", "resource", desc.Name, "host", publicHost(e.Resource), "message", e.Status.Message)
+			logger.Info("pangolin error", "resource", desc.Name, "host", e.ShownHost(), "message", e.Status.Message)
 			r.recorder.Eventf(regarding(origin), desc.Object, corev1.EventTypeWarning, pic.ReasonPangolinError, "Publish",
-				"pangolin-operator could not publish %s (%s %s): %s", publicHost(e.Resource), desc.Kind, desc.Name, e.Status.Message)
+				"pangolin-operator could not publish %s (%s %s): %s", e.ShownHost(), desc.Kind, desc.Name, e.Status.Message)
 		}
 	}
 	for _, rp := range reports {

@@ -225,7 +225,7 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			kept = append(kept, rt)
 			continue
 		}
-		published := engine.PublishedHost(rt, domains)
+		published := engine.ClaimKey(rt, domains)
 		allowed, patterns := r.policy.Allows(origin.Namespace, nsLabels, published)
 		if allowed {
 			kept = append(kept, rt)
@@ -348,7 +348,7 @@ func (r *Reconciler) checkTunnels(ctx context.Context, key types.NamespacedName,
 func hostsOf(routes []route.Route, existing []engine.Existing, domains []string) []string {
 	var hosts []string
 	for _, rt := range routes {
-		if h := engine.PublishedHost(rt, domains); !slices.Contains(hosts, h) {
+		if h := engine.ClaimKey(rt, domains); !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
@@ -385,7 +385,7 @@ func served(existing []engine.Existing, applied plugin.Applied) []engine.Existin
 func publishedHostnames(live []engine.Existing) plugin.Hostnames {
 	var out plugin.Hostnames
 	for _, e := range live {
-		switch host := e.PublicHostname(); e.Status.Phase {
+		switch host := e.ReportedHost(); e.Status.Phase {
 		case engine.PhaseReady:
 			if !slices.Contains(out.Served, host) {
 				out.Served = append(out.Served, host)

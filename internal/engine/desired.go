@@ -14,7 +14,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Features says what the installed PangolinResource CRD can express.
+// Features says what the sink can express: for the pangolinresource sink, what the
+// installed PangolinResource CRD has fields for (the comments name them); for the
+// direct sink, what PIC writes through Pangolin's API.
 type Features struct {
 	PathRouting     bool // targets[] with path, pathMatchType and priority
 	AccessControl   bool // httpConfig.sso and httpConfig.blockAccess
@@ -52,7 +54,7 @@ type Input struct {
 	Routes   []route.Route // the hosts of one source object, each host once
 	Features Features
 	Defaults Defaults
-	// Owners name the source object that owns each published host (PublishedHost), or
+	// Owners name the source object that owns each published host (ClaimKey), or
 	// public port, cluster-wide (see Decide). A host owned by another object is not
 	// served here.
 	Owners map[string]route.Origin
@@ -105,7 +107,7 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 			continue
 		}
 		if r.Raw() {
-			if owner, ok := in.Owners[r.Host]; ok && owner.UID != r.Origin.UID {
+			if owner, ok := in.Owners[r.PortKey()]; ok && owner.UID != r.Origin.UID {
 				reject(r, pic.ReasonPortConflict, "public port %d/%s is already published by %s, the oldest claim; this %s is not served on it", r.Port, r.Protocol, owner.Key(), r.Origin.Kind)
 				continue
 			}
@@ -232,13 +234,14 @@ func withoutHealthChecks(r route.Route, targets []Target, f Features, reject fun
 	return slices.Compact(targets)
 }
 
-// PublishedHost is the host users reach for r (hostname.Published against domains,
-// the org's in direct mode, nil for the public-suffix split), or its port key: what r
-// claims, and what ownership is decided on. A host that cannot be published under
-// domains claims the host as written, which finds the objects it competes with.
-func PublishedHost(r route.Route, domains []string) string {
+// ClaimKey is what r claims, and what ownership is decided on: its published host
+// (hostname.Published against domains, the org's in direct mode, nil for the
+// public-suffix split), or its port key. A host that cannot be published under domains
+// claims the host as written, which finds the objects it competes with. It is the
+// ClaimKey of the Resource made from r.
+func ClaimKey(r route.Route, domains []string) string {
 	if r.Raw() {
-		return r.Host
+		return r.PortKey()
 	}
 	if published, p := hostname.Published(domains, r.Host, r.DomainOverride, r.SubdomainOverride); p == nil {
 		return published
@@ -512,15 +515,15 @@ func singleTarget(r route.Route, reject func(route.Route, string, string, ...any
 func rejectOverrideCollisions(resources []Resource, rejections []route.Rejection) ([]Resource, []route.Rejection) {
 	hosts := map[string][]string{}
 	for _, r := range resources {
-		hosts[r.PublicHost()] = append(hosts[r.PublicHost()], r.Host)
+		hosts[r.PublishedHost()] = append(hosts[r.PublishedHost()], r.Host)
 	}
 	kept := resources[:0]
 	for _, r := range resources {
-		if same := hosts[r.PublicHost()]; len(same) > 1 {
+		if same := hosts[r.PublishedHost()]; len(same) > 1 {
 			rejections = append(rejections, route.Rejection{
 				Origin: r.Origin, Host: r.Host, Reason: pic.ReasonOverrideConflict,
 				Message: fmt.Sprintf("host %s would be published as %s, like %s, through the %s and %s annotations; none of them is published",
-					r.Host, r.PublicHost(), strings.Join(slices.DeleteFunc(slices.Clone(same), func(h string) bool { return h == r.Host }), ", "),
+					r.Host, r.PublishedHost(), strings.Join(slices.DeleteFunc(slices.Clone(same), func(h string) bool { return h == r.Host }), ", "),
 					pic.AnnotationDomainName, pic.AnnotationSubdomain),
 			})
 			continue

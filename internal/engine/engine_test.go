@@ -237,7 +237,7 @@ func TestDesiredHosts(t *testing.T) {
 			assert.Equal(t, tc.reasons, reasons(rejections))
 			var public []string
 			for _, r := range got {
-				public = append(public, r.PublicHost())
+				public = append(public, r.PublishedHost())
 				assert.Equal(t, ResourceName(prod, r.Host), r.Name)
 				assert.Equal(t, prod.Namespace, r.Namespace)
 			}

@@ -11,15 +11,17 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Existing is a PangolinResource that the source object owns, as the sink read it.
+// Existing is a resource the source object owns, as the sink read it back: a
+// PangolinResource it owns, or a Pangolin resource marked as its own (direct mode).
 type Existing struct {
 	Resource
-	// UID is the stored object's, so that a delete removes exactly what was read.
+	// UID is the stored PangolinResource's, so that a delete removes exactly what was
+	// read; empty in direct mode.
 	UID types.UID
-	// Drifted is set by the sink when the stored object is not exactly what rendering
-	// Resource would write (a hand edit to a field outside the model, a missing label).
+	// Drifted is set by the sink when what it stores is not exactly what writing
+	// Resource would store (a hand edit to a field outside the model, a missing label).
 	Drifted bool
-	// Status is what the operator reports for it.
+	// Status is what the sink reports for it.
 	Status Status
 	// Governed is set by a sink that applies AccessPolicies when it applied one to the
 	// resource, and still keeps what it wrote: detached, the policy's grants and
@@ -27,30 +29,34 @@ type Existing struct {
 	Governed bool
 }
 
-// Phase is the operator's verdict on a resource, reduced to what users act on.
+// Phase is the sink's verdict on a resource, reduced to what users act on: the
+// operator's status of a PangolinResource, or in direct mode what PIC reads of the
+// resource and its targets in Pangolin.
 type Phase string
 
 const (
 	PhasePending Phase = "Pending" // not processed yet, or in progress
 	PhaseReady   Phase = "Ready"   // served by Pangolin
-	PhaseError   Phase = "Error"   // the operator failed; Message says why
+	PhaseError   Phase = "Error"   // publishing failed (the operator reports it); Message says why
 )
 
-// Status is the operator's report on one resource.
+// Status is the sink's report on one resource.
 type Status struct {
 	Phase   Phase
 	Message string
-	// URL is where Pangolin serves the resource; the operator does not always record it,
-	// so it falls back to https://<public host>.
+	// URL is where Pangolin serves an HTTP resource: the operator's record when it made
+	// one, https://<published host> otherwise; empty for a raw resource, reached at the
+	// Pangolin server's own address.
 	URL string
 }
 
-// PublicHostname is the host users reach: from the operator's URL when it recorded one.
-func (e Existing) PublicHostname() string {
+// ReportedHost is the published host as the sink reports it: the host of Status.URL
+// when the sink recorded one, PublishedHost otherwise.
+func (e Existing) ReportedHost() string {
 	if host, ok := strings.CutPrefix(e.Status.URL, "https://"); ok && host != "" {
 		return strings.TrimSuffix(host, "/")
 	}
-	return e.PublicHost()
+	return e.PublishedHost()
 }
 
 // Plan is what the sink must do for one source object.
@@ -222,5 +228,5 @@ func describe(r Resource) string {
 	if r.Raw() {
 		return fmt.Sprintf("public port %d/%s", r.ProxyPort, r.Protocol)
 	}
-	return "host " + r.PublicHost()
+	return "host " + r.PublishedHost()
 }

@@ -112,5 +112,5 @@ func TestPortKey(t *testing.T) {
 		assert.Equal(t, want, ok, key)
 	}
 	resource := Resource{Host: "tcp:5432", Protocol: route.ProtocolTCP, ProxyPort: 5432}
-	assert.Equal(t, "tcp:5432", resource.PublicHost(), "a raw resource is known by its port key")
+	assert.Equal(t, "tcp:5432", resource.PublishedHost(), "a raw resource is known by its port key")
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
 
-// Resource is the variant-neutral desired state of one PangolinResource: one public host
-// of one source object.
+// Resource is the sink-neutral desired state of one Pangolin resource: one published
+// host, or one public port, of one source object. The pangolinresource sink writes it as
+// a PangolinResource, the direct sink as a resource of Pangolin's API.
 type Resource struct {
 	Name      string // deterministic, see ResourceName
 	Namespace string // always the source object's namespace: owner references cannot cross namespaces
@@ -38,23 +39,34 @@ type Resource struct {
 	Headers []route.Header
 }
 
-// PublicHost is the host Pangolin serves: subdomain.domain, or the domain itself; the
-// port key ("tcp:5432") of a raw resource.
-func (r Resource) PublicHost() string {
+// PublishedHost is the host users reach, the one Pangolin serves: subdomain.domain, or
+// the domain itself (hostname.Published gives it for a source host); the port key
+// ("tcp:5432", route.PortKey) of a raw resource.
+func (r Resource) PublishedHost() string {
 	if r.Raw() {
 		return route.PortKey(r.Protocol, r.ProxyPort)
 	}
 	return hostname.Join(r.Subdomain, r.Domain)
 }
 
-// ClaimKey is what the resource holds for ownership: its public host, or its port key;
-// the host as written when the sink no longer knows the domain it was published under.
-// It is the key PublishedHost gives the route the resource was made from.
+// ClaimKey is what the resource holds for ownership: its published host, or its port
+// key; the host as written when the sink no longer knows the domain it was published
+// under. It is the key engine.ClaimKey gives the route the resource was made from.
 func (r Resource) ClaimKey() string {
 	if r.Raw() || r.Domain == "" {
 		return r.Host
 	}
-	return r.PublicHost()
+	return r.PublishedHost()
+}
+
+// ShownHost is the host messages name the resource by: its published host, or the
+// host as written when the sink no longer knows the domain it was published under (a
+// resource deleted after its domain went).
+func (r Resource) ShownHost() string {
+	if r.Domain == "" {
+		return r.Host
+	}
+	return r.PublishedHost()
 }
 
 // Raw reports whether the resource is a TCP or UDP one.

@@ -12,7 +12,7 @@ import (
 
 // adapterRoles is config/rbac/adapters.yaml: the ClusterRoles of config/rbac each
 // source and sink needs besides role.yaml, by directory, as the adapters declare them
-// (plugin.Kinds.RBAC; plugins/kinds_test.go checks the file against the registry).
+// (plugin.Kinds.RBAC; builtin/kinds_test.go checks the file against the registry).
 // This package may not import the adapters to ask them.
 type adapterRoles struct {
 	Sources map[string][]string `json:"sources"`

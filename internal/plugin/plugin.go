@@ -268,9 +268,10 @@ type Sink interface {
 	// (a published host, or a port key), whatever hosts those objects name now: an
 	// object whose move away from host was refused, or whose host is held, still holds
 	// it. Each origin carries its kind, namespace and name, and its UID when the sink
-	// knows it. It answers from the sink's own record, never by listing every object,
-	// and fails rather than answer from a record it could not read: a holder left out
-	// would let a younger object publish the host beside it.
+	// knows it. It answers from the sink's mirror (what it keeps in memory of what it
+	// published: PIC's cache of PangolinResources, the direct sink's copy of Pangolin),
+	// never by listing every object, and fails rather than answer from a mirror it could
+	// not fill: a holder left out would let a younger object publish the host beside it.
 	Holders(ctx context.Context, host string) ([]route.Origin, error)
 	// Apply carries out plan for owner. It stops at the first infrastructure error,
 	// which the caller retries with backoff; what was done before it is in Applied.

@@ -190,7 +190,9 @@ func ParsePortKey(key string) (p Protocol, port int32, ok bool) {
 type Route struct {
 	Origin Origin
 	// Host is the public host as written by the user, validated, lower-case, punycode.
-	// For a raw route (Protocol tcp or udp, made by RawRoute) it is PortKey(Protocol, Port).
+	// For a raw route (Protocol tcp or udp, made by RawRoute) it holds the port key,
+	// PortKey(Protocol, Port), so that code keyed by host (claims, resource names,
+	// rejections) keys ports alike; read it as such with the PortKey method.
 	Host string
 	// Protocol and Port: a raw route publishes Port of the Pangolin server over
 	// Protocol, to the one Backend of its only PathRule (whose Path is empty).
@@ -225,6 +227,15 @@ func RawRoute(origin Origin, p Protocol, port int32, tunnel TunnelRef, backend B
 
 // Raw reports whether the route publishes a TCP or UDP port rather than an HTTP host.
 func (r Route) Raw() bool { return r.Protocol != ProtocolHTTP }
+
+// PortKey is the key a raw route claims its public port by ("tcp:5432"), which Host
+// holds; "" for an HTTP route, whose Host is a host.
+func (r Route) PortKey() string {
+	if !r.Raw() {
+		return ""
+	}
+	return r.Host
+}
 
 // Rejection is a user's mistake: it becomes a Warning event with a stable reason and a
 // log line, never a Go error.

@@ -47,3 +47,18 @@ func TestRawRoute(t *testing.T) {
 	assert.Equal(t, int32(15432), r.Port)
 	assert.Equal(t, []route.PathRule{{Backend: backend}}, r.Paths, "one backend, no path")
 }
+
+func TestRoutePortKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    route.Route
+		want string
+	}{
+		{name: "a raw route claims its port key", r: route.RawRoute(route.Origin{}, route.ProtocolUDP, 53, route.TunnelRef{}, route.Backend{}, route.Access{}), want: "udp:53"},
+		{name: "an HTTP route has no port key", r: route.Route{Host: "app.example.com"}, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.r.PortKey())
+		})
+	}
+}

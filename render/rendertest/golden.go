@@ -25,12 +25,12 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stefb69/pangolin-ingress-controller/builtin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/apis"
 	accessv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/access/v1alpha1"
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
-	"github.com/stefb69/pangolin-ingress-controller/plugins"
 	"github.com/stefb69/pangolin-ingress-controller/render"
 )
 
@@ -51,7 +51,7 @@ var Variants = []struct {
 // pangolin-system namespace and the alias restricted, allowed in team-a only.
 func Config() *config.Config {
 	cfg := config.Default()
-	cfg.Sources = plugins.SourceNames()
+	cfg.Sources = builtin.SourceNames()
 	cfg.Tunnels = tunnel.Resolver{
 		Default: tunnel.Tunnel{Name: "default"},
 		Aliases: map[string]tunnel.Tunnel{

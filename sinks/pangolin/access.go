@@ -263,7 +263,7 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 	if len(problems) > 0 {
 		a.res.Rejections = append(a.res.Rejections, route.Rejection{
 			Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied, Retry: true,
-			Message: fmt.Sprintf("AccessPolicy %s cannot be applied to host %s: %s; %s", p.Name, hostOf(d), strings.Join(problems, "; "), failClosed(published(e))),
+			Message: fmt.Sprintf("AccessPolicy %s cannot be applied to host %s: %s; %s", p.Name, d.ShownHost(), strings.Join(problems, "; "), failClosed(published(e))),
 		})
 		return want, false, nil
 	}
@@ -306,7 +306,7 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		a.res.Rejections = append(a.res.Rejections, route.Rejection{
 			Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied,
 			Message: fmt.Sprintf("host %s: its Pangolin resource %s uses a shared access policy, which PIC does not manage: the AccessPolicy is not applied; %s",
-				hostOf(d), w.niceID, failClosed(published(e))),
+				d.ShownHost(), w.niceID, failClosed(published(e))),
 		})
 		return false, nil
 	}
@@ -387,12 +387,12 @@ func (run *accessRun) remember(rec *AccessRecord, p *pangolinapi.ResourcePolicy)
 func (run *accessRun) fail(ctx context.Context, what string, err error) (bool, error) {
 	a, d := run.a, run.d
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
-		return false, fmt.Errorf("host %s: cannot %s: %w", hostOf(d), what, err)
+		return false, fmt.Errorf("host %s: cannot %s: %w", d.ShownHost(), what, err)
 	}
 	if pangolinapi.IsNotFound(err) {
 		// The resource, a role or a rule went since the last read: read again and retry.
 		a.sink.forgetOrg()
-		return false, fmt.Errorf("host %s: cannot %s, Pangolin no longer has what it names: %s", hostOf(d), what, refusal(err))
+		return false, fmt.Errorf("host %s: cannot %s, Pangolin no longer has what it names: %s", d.ShownHost(), what, refusal(err))
 	}
 	name := "what a detached AccessPolicy wrote"
 	if d.Policy != nil {
@@ -401,7 +401,7 @@ func (run *accessRun) fail(ctx context.Context, what string, err error) (bool, e
 	a.res.Rejections = append(a.res.Rejections, route.Rejection{
 		Origin: a.owner, Host: d.Host, Reason: pic.ReasonAccessPolicyNotApplied,
 		Message: fmt.Sprintf("host %s: Pangolin refused to %s, so %s is not applied whole: %s; %s; nothing that would open the host is written",
-			hostOf(d), what, name, refusal(err), failClosed(published(run.e))),
+			d.ShownHost(), what, name, refusal(err), failClosed(published(run.e))),
 		// A value Pangolin answers with a 500 is asked again on a slow backoff (the
 		// client's); a 4xx, on the next change or resync.
 		Retry: pangolinapi.IsRefused(err),
@@ -459,7 +459,7 @@ func (run *accessRun) execute(ctx context.Context, plan []accessOp, rec *AccessR
 	if run.want.policy != nil {
 		p = *run.want.policy
 	}
-	logger := log.FromContext(ctx).WithName("pangolin").WithValues("host", hostOf(run.d), "niceId", run.w.niceID)
+	logger := log.FromContext(ctx).WithName("pangolin").WithValues("host", run.d.ShownHost(), "niceId", run.w.niceID)
 	for _, op := range plan {
 		if len(op.removes) > 0 {
 			logger.Info("removing what the AccessPolicy does not grant (added outside PIC, or by a policy since detached)", "kind", op.removing, "removed", op.removes)

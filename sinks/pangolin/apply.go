@@ -77,7 +77,7 @@ func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool 
 		return false
 	}
 	s := a.sink
-	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublicHost()))
+	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublishedHost()))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries[id]
@@ -176,16 +176,7 @@ func subject(d engine.Resource) string {
 	if d.Raw() {
 		return fmt.Sprintf("public port %d/%s", d.ProxyPort, d.Protocol)
 	}
-	return "host " + hostOf(d)
-}
-
-// hostOf is the host users reach for d, in messages: the source host when the domain
-// it was published under is no longer known.
-func hostOf(d engine.Resource) string {
-	if d.Domain == "" {
-		return d.Host
-	}
-	return d.PublicHost()
+	return "host " + d.ShownHost()
 }
 
 // refusal is what users read of a refused request: Pangolin's status and message, and
@@ -239,7 +230,7 @@ type wanted struct {
 // err is a failed request.
 func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bool, err error) {
 	s := a.sink
-	w.mark = markOf(d.Origin, d.Host, d.PublicHost())
+	w.mark = markOf(d.Origin, d.Host, d.PublishedHost())
 	w.niceID, w.name = niceID(s.ownerID, w.mark), resourceName(w.mark)
 	if len(w.name) > maxNameLength {
 		a.reject(d, pic.ReasonPangolinError,
@@ -295,7 +286,7 @@ func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
 		// Pangolin serves a CNAME domain at its base only, whatever subdomain it is sent.
 		a.reject(d, pic.ReasonDomainNotFound,
 			"host %s is under %s, a CNAME domain of the Pangolin organization: Pangolin serves only %s itself there; add a domain for %s to the organization",
-			d.PublicHost(), d.Domain, d.Domain, d.PublicHost())
+			d.PublishedHost(), d.Domain, d.Domain, d.PublishedHost())
 		return false
 	}
 	w.host = pangolinapi.Host{DomainID: domain.DomainID, Subdomain: d.Subdomain}
@@ -384,7 +375,7 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 		delErr := s.api.DeleteResource(ctx, created.ResourceID)
 		countWrite(pangolinapi.OpDeleteResource, delErr)
 		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
-			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "claim", d.PublicHost())
+			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "claim", d.PublishedHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
@@ -462,13 +453,13 @@ func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinap
 		}
 		return found, nil
 	}
-	list, err := s.api.ListResources(ctx, d.PublicHost())
+	list, err := s.api.ListResources(ctx, d.PublishedHost())
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range list {
 		// The search matches substrings of names and hosts too.
-		if strings.EqualFold(r.FullDomain, d.PublicHost()) {
+		if strings.EqualFold(r.FullDomain, d.PublishedHost()) {
 			found = append(found, r)
 		}
 	}
@@ -513,7 +504,7 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	}
 	s.mu.Unlock()
 	if err != nil || !ok {
-		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublishedHost()) {
 			a.keepHost(d, e.res.FullDomain) // moving to a domain, or a name, that is refused
 		}
 		return err
@@ -549,7 +540,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	// A host moved in place (subdomain, domain-name) keeps the old one until Pangolin
 	// takes the new one: one resource, one write.
 	var movingFrom string
-	if !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+	if !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublishedHost()) {
 		movingFrom = e.res.FullDomain
 	}
 	if d.Raw() {
@@ -607,7 +598,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 // httpFields adds to u what differs of an HTTP resource: its host, checked like a
 // create, its sso, blockAccess and headers. false: the host is taken, a rejection made.
 func (a *applying) httpFields(ctx context.Context, d engine.Resource, w wanted, e *entry, u *pangolinapi.ResourceUpdate) (bool, error) {
-	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
+	if !strings.EqualFold(e.res.FullDomain, d.PublishedHost()) {
 		// Moving onto another host: the same check as a create, or the move could
 		// publish a host twice. An unmarked resource of d's there stays a stray: the
 		// resource moving is d's already.
@@ -615,7 +606,7 @@ func (a *applying) httpFields(ctx context.Context, d engine.Resource, w wanted, 
 			return false, err
 		}
 	}
-	if !strings.EqualFold(e.res.FullDomain, d.PublicHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
+	if !strings.EqualFold(e.res.FullDomain, d.PublishedHost()) || e.res.DomainID != w.host.DomainID || strings.ToLower(e.res.Subdomain) != w.host.Subdomain {
 		host := w.host // subdomain and domainId together, or the routing does not move
 		u.Host = &host
 	}

@@ -14,7 +14,7 @@ import (
 type mark struct {
 	Kind, Namespace, Name string
 	Host                  string // the source host
-	PublicHost            string
+	PublishedHost         string
 }
 
 // maxNameLength is Pangolin's limit on a resource's name.
@@ -40,10 +40,10 @@ func niceID(ownerID string, m mark) string {
 // brackets when the object names another host than the one published.
 func resourceName(m mark) string {
 	inner := m.Kind + " " + m.Namespace + "/" + m.Name
-	if m.Host != m.PublicHost {
+	if m.Host != m.PublishedHost {
 		inner += ", host " + m.Host
 	}
-	return m.PublicHost + " (" + inner + ")"
+	return m.PublishedHost + " (" + inner + ")"
 }
 
 // parseName reads a name resourceName wrote. Hosts, kinds, namespaces and object names
@@ -63,16 +63,16 @@ func parseName(name string) (mark, bool) {
 		return mark{}, false
 	}
 	ns, objName, ok := strings.Cut(key, "/")
-	m := mark{Kind: kind, Namespace: ns, Name: objName, Host: public, PublicHost: public}
+	m := mark{Kind: kind, Namespace: ns, Name: objName, Host: public, PublishedHost: public}
 	if overridden {
 		m.Host = host
 	}
-	for _, part := range []string{m.Kind, m.Namespace, m.Name, m.Host, m.PublicHost} {
+	for _, part := range []string{m.Kind, m.Namespace, m.Name, m.Host, m.PublishedHost} {
 		if part == "" || strings.ContainsAny(part, " ()/,") {
 			return mark{}, false
 		}
 	}
-	if !ok || (overridden && m.Host == m.PublicHost) {
+	if !ok || (overridden && m.Host == m.PublishedHost) {
 		return mark{}, false
 	}
 	return m, true
@@ -94,8 +94,8 @@ func owned(ownerID, nice, name string) (mark, bool) {
 }
 
 // markOf is the mark of the resource PIC writes for a host of origin.
-func markOf(origin route.Origin, host, publicHost string) mark {
-	return mark{Kind: origin.Kind, Namespace: origin.Namespace, Name: origin.Name, Host: host, PublicHost: publicHost}
+func markOf(origin route.Origin, host, publishedHost string) mark {
+	return mark{Kind: origin.Kind, Namespace: origin.Namespace, Name: origin.Name, Host: host, PublishedHost: publishedHost}
 }
 
 // sameObject reports whether m was written for origin, whatever its UID: Pangolin keeps

@@ -11,8 +11,8 @@ import (
 )
 
 func TestMarks(t *testing.T) {
-	plain := mark{Kind: "Ingress", Namespace: "shop", Name: "web", Host: "app.example.com", PublicHost: "app.example.com"}
-	override := mark{Kind: "HTTPRoute", Namespace: "shop", Name: "web.v2", Host: "app.internal.org", PublicHost: "app.example.com"}
+	plain := mark{Kind: "Ingress", Namespace: "shop", Name: "web", Host: "app.example.com", PublishedHost: "app.example.com"}
+	override := mark{Kind: "HTTPRoute", Namespace: "shop", Name: "web.v2", Host: "app.internal.org", PublishedHost: "app.example.com"}
 	cases := []struct {
 		name     string
 		mark     mark
@@ -22,8 +22,8 @@ func TestMarks(t *testing.T) {
 		{"a host published under another name records the source host", override, "app.example.com (HTTPRoute shop/web.v2, host app.internal.org)"},
 		// A raw resource's claim is its port key, which holds none of the characters the
 		// name is read by.
-		{"a TCP port reads as port key and object", mark{Kind: "Service", Namespace: "prod", Name: "db", Host: "tcp:5432", PublicHost: "tcp:5432"}, "tcp:5432 (Service prod/db)"},
-		{"a UDP port too", mark{Kind: "UDPRoute", Namespace: "kube-system", Name: "dns", Host: "udp:53", PublicHost: "udp:53"}, "udp:53 (UDPRoute kube-system/dns)"},
+		{"a TCP port reads as port key and object", mark{Kind: "Service", Namespace: "prod", Name: "db", Host: "tcp:5432", PublishedHost: "tcp:5432"}, "tcp:5432 (Service prod/db)"},
+		{"a UDP port too", mark{Kind: "UDPRoute", Namespace: "kube-system", Name: "dns", Host: "udp:53", PublishedHost: "udp:53"}, "udp:53 (UDPRoute kube-system/dns)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -266,7 +266,7 @@ func (a *applying) routable(d engine.Resource, w wanted, e *entry) []target {
 				Origin: a.owner, Host: d.Host, Path: grp.path, Reason: pic.ReasonPathNotRoutable,
 				Message: fmt.Sprintf(
 					"path %s of host %s is not published: Pangolin names the router of each path after the first %d characters of the resource id, the hex-encoded path and its rewrite, and this path's name would be that of %s, which would take its requests; no equivalent form of it gets a name of its own: shorten the paths, or publish this one on another host",
-					shownPath(grp.path, grp.match), d.PublicHost(), routerKeyLength, shownPath(other.path, other.match)),
+					shownPath(grp.path, grp.match), d.PublishedHost(), routerKeyLength, shownPath(other.path, other.match)),
 			})
 			continue
 		}

@@ -496,7 +496,7 @@ func (s *Sink) baseDomain(domainID string) string {
 func (s *Sink) Describe(r engine.Resource) plugin.Description {
 	return plugin.Description{
 		Kind:   "Pangolin resource",
-		Name:   niceID(s.ownerID, markOf(r.Origin, r.Host, r.PublicHost())),
+		Name:   niceID(s.ownerID, markOf(r.Origin, r.Host, r.PublishedHost())),
 		Tunnel: "site " + r.Tunnel.Name,
 	}
 }

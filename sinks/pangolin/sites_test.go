@@ -288,7 +288,7 @@ func (w *siteWorld) seedResources(siteID int, which int) {
 		w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: siteID, IP: "10.0.0.1", Port: 80, Enabled: true})
 	}
 	if which == picResource || which == bothResources {
-		m := mark{Kind: "Ingress", Namespace: "shop", Name: "app", Host: "app.example.com", PublicHost: "app.example.com"}
+		m := mark{Kind: "Ingress", Namespace: "shop", Name: "app", Host: "app.example.com", PublishedHost: "app.example.com"}
 		r := w.fake.SeedResource(pangolinsim.Resource{NiceID: niceID("cluster-a", m), Name: resourceName(m), DomainID: "domain1", Subdomain: ptrTo("app"), Enabled: true})
 		w.fake.SeedTarget(pangolinsim.Target{ResourceID: r.ID, SiteID: siteID, IP: "web.shop.svc.cluster.local", Port: 8080, Method: "http", Enabled: true})
 	}

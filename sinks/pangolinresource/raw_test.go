@@ -134,7 +134,7 @@ func TestStatusRaw(t *testing.T) {
 			obj.Status = c.status
 			got := parse(obj, serviceOrigin, tunnelv1alpha1.ForkCapabilities)
 			assert.Equal(t, engine.Status{Phase: c.phase}, got.Status)
-			assert.Equal(t, "tcp:5432", got.PublicHostname())
+			assert.Equal(t, "tcp:5432", got.ReportedHost())
 		})
 	}
 }

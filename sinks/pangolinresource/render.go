@@ -34,7 +34,7 @@ func renderSpec(r engine.Resource, caps tunnelv1alpha1.Capabilities) tunnelv1alp
 		// The operator sends spec.name to Pangolin when it creates the resource, and
 		// Pangolin refuses an empty name: the public host (a raw resource's port key,
 		// "tcp:5432") is the name users look for.
-		Name:      r.PublicHost(),
+		Name:      r.PublishedHost(),
 		Enabled:   ptr.To(true),
 		TunnelRef: &tunnelv1alpha1.TunnelRef{Name: r.Tunnel.Name},
 	}
@@ -227,7 +227,7 @@ func hasMetadata(obj, want *tunnelv1alpha1.PangolinResource) bool {
 // httpURL is where Pangolin serves an HTTP resource: the operator's URL, or else its
 // full domain, or else the host PIC asked for. A raw resource has none: the operator
 // records a URL for HTTP resources only, and a port is reached at the Pangolin server's
-// own address, which the object does not hold (engine.Existing.PublicHostname then
+// own address, which the object does not hold (engine.Existing.ReportedHost then
 // gives the port key).
 func httpURL(obj *tunnelv1alpha1.PangolinResource, r engine.Resource) string {
 	switch {
@@ -238,7 +238,7 @@ func httpURL(obj *tunnelv1alpha1.PangolinResource, r engine.Resource) string {
 	case obj.Status.FullDomain != "":
 		return "https://" + obj.Status.FullDomain
 	case r.Subdomain != "":
-		return "https://" + r.PublicHost()
+		return "https://" + r.PublishedHost()
 	}
 	return ""
 }

@@ -251,7 +251,7 @@ func waitingFor(after []string, refused map[string]engine.Resource) []string {
 	var out []string
 	for _, name := range after {
 		if d, ok := refused[name]; ok {
-			out = append(out, fmt.Sprintf("PangolinResource %s/%s for %s (%s)", d.Namespace, d.Name, d.PublicHost(), pic.ReasonNameConflict))
+			out = append(out, fmt.Sprintf("PangolinResource %s/%s for %s (%s)", d.Namespace, d.Name, d.PublishedHost(), pic.ReasonNameConflict))
 		}
 	}
 	return out

@@ -314,7 +314,7 @@ func checkSourceResult(t *testing.T, src *ingress.Source, ing *networkingv1.Ingr
 			t.Errorf("host %s has two routes", r.Host)
 		}
 		seen[r.Host] = true
-		if published := engine.PublishedHost(r, nil); !slices.Contains(indexed, published) {
+		if published := engine.ClaimKey(r, nil); !slices.Contains(indexed, published) {
 			t.Errorf("route host %s, published as %s, is missing from the host index %q, so its conflicts would go unseen", r.Host, published, indexed)
 		}
 		if r.Tunnel.Name == "" || r.Tunnel.Namespace == "" {
@@ -368,7 +368,7 @@ func checkDesired(t *testing.T, variant string, features engine.Features, routes
 		}
 		checkDNSName(t, variant+": host", r.Host)
 		checkDNSName(t, variant+": domain", r.Domain)
-		checkDNSName(t, variant+": public host", r.PublicHost())
+		checkDNSName(t, variant+": public host", r.PublishedHost())
 		if r.Subdomain == "" {
 			t.Errorf("%s: resource %s has an empty subdomain, which the CRD refuses", variant, r.Name)
 		}

@@ -1,8 +1,8 @@
-// Package plugins is PIC's composition root: the one place that names the concrete
+// Package builtin is PIC's composition root: the one place that names the concrete
 // sources and sinks, by the names configuration uses. A new source or sink is its own
 // package under sources/ or sinks/ and one line here: the manager and `manager render`
 // both build what they run from this registry (docs/development.md).
-package plugins
+package builtin
 
 import (
 	"maps"
