@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -33,19 +32,6 @@ import (
 //     access is complete, and stays so when part of it is refused;
 //   - a published host's writes are planned (planAccess) so that a refusal or an outage
 //     after any of them lets no one in whom neither the old nor the new access admits.
-
-// orgTTL is how long a list of the org's roles or users answers for a name it lacks: a
-// name missing from an older list is asked again, once.
-const orgTTL = 30 * time.Second
-
-// orgLists are the org's roles and users, read at a refresh when a resource is governed,
-// or when a policy first needs them.
-type orgLists struct {
-	roles   []pangolinapi.Role
-	rolesAt time.Time
-	users   []pangolinapi.User
-	usersAt time.Time
-}
 
 // accessWant is what a host's access must become in Pangolin, names resolved.
 type accessWant struct {
@@ -72,51 +58,16 @@ func (s *Sink) governed(niceID string, resourceID int) bool {
 
 // roles returns the org's roles; refresh asks again when the list is older than orgTTL.
 func (s *Sink) roles(ctx context.Context, refresh bool) ([]pangolinapi.Role, error) {
-	s.mu.Lock()
-	have, at := s.org.roles, s.org.rolesAt
-	s.mu.Unlock()
-	if have != nil && !(refresh && s.now().Sub(at) >= orgTTL) {
-		return have, nil
-	}
-	got, err, _ := s.orgReads.Do("roles", func() (any, error) { return s.api.ListRoles(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	roles := got.([]pangolinapi.Role)
-	s.mu.Lock()
-	s.org.roles, s.org.rolesAt = roles, s.now()
-	s.mu.Unlock()
-	return roles, nil
+	return s.org.roles.get(ctx, refresh, s.now)
 }
 
 // users returns the org's users, as roles does its roles.
 func (s *Sink) users(ctx context.Context, refresh bool) ([]pangolinapi.User, error) {
-	s.mu.Lock()
-	have, at := s.org.users, s.org.usersAt
-	s.mu.Unlock()
-	if have != nil && !(refresh && s.now().Sub(at) >= orgTTL) {
-		return have, nil
-	}
-	got, err, _ := s.orgReads.Do("users", func() (any, error) { return s.api.ListUsers(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	users := got.([]pangolinapi.User)
-	if users == nil {
-		users = []pangolinapi.User{}
-	}
-	s.mu.Lock()
-	s.org.users, s.org.usersAt = users, s.now()
-	s.mu.Unlock()
-	return users, nil
+	return s.org.users.get(ctx, refresh, s.now)
 }
 
 // forgetOrg drops the org's lists: the next need reads them again.
-func (s *Sink) forgetOrg() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.org = orgLists{}
-}
+func (s *Sink) forgetOrg() { s.org.forget() }
 
 // findRole is the role named name, Admin included.
 func findRole(roles []pangolinapi.Role, name string) (pangolinapi.Role, bool) {

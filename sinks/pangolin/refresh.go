@@ -122,7 +122,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	}
 	s.entries, s.domains, s.err, s.touched = snap.entries, snap.domains, nil, nil
 	if snap.orgRead {
-		s.org = snap.org
+		s.org.keep(snap.org)
 	}
 	if full {
 		s.lastFull = started
@@ -214,7 +214,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	}
 	s.complete, s.lastFull, s.touched = true, started, nil
 	if snap.orgRead {
-		s.org = snap.org
+		s.org.keep(snap.org)
 	}
 	wakeTunnels := s.recheckedTunnels(snap.tunnels)
 	s.mu.Unlock()
@@ -305,7 +305,7 @@ type snapshot struct {
 	tunnels map[string]plugin.TunnelCheck
 	// org holds the org's roles and users when a resource is governed and the refresh
 	// was full (orgRead).
-	org     orgLists
+	org     orgRead
 	orgRead bool
 }
 
@@ -387,25 +387,13 @@ func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry, star
 // at since. A reconcile that needed them meanwhile read them already (roles, users), or
 // is reading them: that list is the read's, not a second one.
 func (s *Sink) readOrg(ctx context.Context, snap *snapshot, since time.Time) error {
-	s.mu.Lock()
-	org := s.org
-	s.mu.Unlock()
-	if org.roles == nil || org.rolesAt.Before(since) {
-		got, err, _ := s.orgReads.Do("roles", func() (any, error) { return s.api.ListRoles(ctx) })
-		if err != nil {
-			return fmt.Errorf("list the org's roles: %w", err)
-		}
-		org.roles, org.rolesAt = got.([]pangolinapi.Role), s.now()
+	var org orgRead
+	var err error
+	if org.roles, org.rolesAt, err = s.org.roles.readSince(ctx, since, s.now); err != nil {
+		return fmt.Errorf("list the org's roles: %w", err)
 	}
-	if org.users == nil || org.usersAt.Before(since) {
-		got, err, _ := s.orgReads.Do("users", func() (any, error) { return s.api.ListUsers(ctx) })
-		if err != nil {
-			return fmt.Errorf("list the org's users: %w", err)
-		}
-		org.users, org.usersAt = got.([]pangolinapi.User), s.now()
-		if org.users == nil {
-			org.users = []pangolinapi.User{}
-		}
+	if org.users, org.usersAt, err = s.org.users.readSince(ctx, since, s.now); err != nil {
+		return fmt.Errorf("list the org's users: %w", err)
 	}
 	snap.org, snap.orgRead = org, true
 	return nil

@@ -108,15 +108,15 @@ type Sink struct {
 	siteChecks singleflight.Group
 
 	// Access control (access.go): the durable record of what policies wrote, by niceId,
-	// loaded at the first refresh; the org's roles and users.
+	// loaded at the first refresh.
 	store         RecordStore
 	digestKey     []byte
 	records       map[string]AccessRecord
 	recordsLoaded bool
 	recordsDirty  bool
 	saving        sync.Mutex
-	org           orgLists
-	orgReads      singleflight.Group
+	// org are the org's roles and users (orgcache.go).
+	org *orgLists
 }
 
 // entry is one resource of this owner id's, with its targets, as Pangolin last answered.
@@ -183,6 +183,7 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		store:     opts.Record,
 		digestKey: route.DigestKey(opts.APIKey),
 		records:   map[string]AccessRecord{},
+		org:       newOrgLists(client),
 		api:       client,
 		ownerID:   opts.OwnerID,
 		resync:    opts.ResyncPeriod,
