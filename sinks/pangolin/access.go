@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -42,18 +41,6 @@ type accessWant struct {
 	idp       int
 	whitelist []string // sorted
 	rules     []route.AccessRule
-}
-
-// governed reports whether the record says a policy governs the resource. s.mu is held.
-func (s *Sink) governedLocked(niceID string, resourceID int) bool {
-	r, ok := s.records[niceID]
-	return ok && r.Governed && r.ResourceID == resourceID
-}
-
-func (s *Sink) governed(niceID string, resourceID int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.governedLocked(niceID, resourceID)
 }
 
 // roles returns the org's roles; refresh asks again when the list is older than orgTTL.
@@ -262,16 +249,14 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		return false, nil
 	}
 	run := &accessRun{a: a, d: d, w: w, e: e, want: want, digests: s.secretDigests(want.policy)}
-	s.mu.Lock()
-	rec, known := s.records[w.niceID]
-	s.mu.Unlock()
+	rec, known := s.records.get(w.niceID)
 	if !known || rec.ResourceID != e.res.ResourceID {
 		rec = AccessRecord{ResourceID: e.res.ResourceID}
 	}
 	rec = rec.clone()
 	if want.policy != nil && !rec.Governed {
 		rec.Governed = true
-		s.putRecord(w.niceID, rec)
+		s.records.put(w.niceID, rec)
 	}
 	plan := planAccess(accessPlanInput{
 		sso: e.res.SSO, blockAccess: e.res.BlockAccess, have: *e.access,
@@ -298,10 +283,10 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		e.access = nil
 	}
 	if ok && want.policy == nil {
-		s.dropRecord(w.niceID) // undone: nothing governs the resource any more
+		s.records.drop(w.niceID) // undone: nothing governs the resource any more
 		e.applied = nil
 	} else {
-		s.putRecord(w.niceID, rec)
+		s.records.put(w.niceID, rec)
 		if ok {
 			e.applied = want.policy
 		}
@@ -494,49 +479,16 @@ func without(a, b []string) []string {
 	return out
 }
 
-// putRecord stores a resource's access record, to be saved. dropRecord removes it.
-func (s *Sink) putRecord(niceID string, r AccessRecord) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if have, ok := s.records[niceID]; ok && reflect.DeepEqual(have, r) {
-		return // unchanged: nothing to save
-	}
-	s.records[niceID] = r.clone()
-	s.recordsDirty = true
-}
-
-func (s *Sink) dropRecord(niceID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.records[niceID]; ok {
-		delete(s.records, niceID)
-		s.recordsDirty = true
-	}
-}
-
 // saveRecords saves the records if an Apply changed them. A failed save keeps them
 // dirty: the next Apply, whoever's, saves them again, and meanwhile the sink's memory
 // holds them. It fails the Apply of owner (plan) only when a resource of owner's is
 // among those whose record is not saved: a part of the record that cannot be written
 // delays the resources it holds, not every object's.
 func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.Plan) error {
-	s.saving.Lock()
-	defer s.saving.Unlock()
-	s.mu.Lock()
-	if !s.recordsDirty {
-		s.mu.Unlock()
-		return nil
-	}
-	snapshot := cloneRecords(s.records)
-	s.recordsDirty = false
-	s.mu.Unlock()
-	err := s.store.Save(ctx, snapshot)
+	err := s.records.save(ctx)
 	if err == nil {
 		return nil
 	}
-	s.mu.Lock()
-	s.recordsDirty = true
-	s.mu.Unlock()
 	var partial *RecordsNotSaved
 	if !errors.As(err, &partial) {
 		return fmt.Errorf("save the record of the access written to Pangolin: %w", err)
@@ -569,27 +521,6 @@ func (s *Sink) holds(owner route.Origin, plan engine.Plan, niceID string) bool {
 // niceIDOf is the niceId of the resource an existing one of the engine's is.
 func niceIDOf(ownerID string, e engine.Existing) string {
 	return niceID(ownerID, markOf(e.Origin, e.Host, ""))
-}
-
-// loadRecords loads the records once, before the first refresh reads Pangolin.
-func (s *Sink) loadRecords(ctx context.Context) error {
-	s.mu.Lock()
-	loaded := s.recordsLoaded
-	s.mu.Unlock()
-	if loaded {
-		return nil
-	}
-	records, err := s.store.Load(ctx)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, v := range s.records { // written before the load finished: this process's win
-		records[k] = v
-	}
-	s.records, s.recordsLoaded = records, true
-	return nil
 }
 
 func clonePolicy(p *pangolinapi.ResourcePolicy) *pangolinapi.ResourcePolicy {

@@ -533,7 +533,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	s := a.sink
 	// Pangolin applies no access control to a raw resource and refuses every access
 	// field on it: none is read or written.
-	managed := !d.Raw() && (d.Policy != nil || s.governed(w.niceID, e.res.ResourceID))
+	managed := !d.Raw() && (d.Policy != nil || s.records.governed(w.niceID, e.res.ResourceID))
 	var access accessWant
 	if managed {
 		var ok bool
@@ -794,7 +794,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
 		s.forget(id)
-		s.dropRecord(id)
+		s.records.drop(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.ClaimKey())

@@ -144,7 +144,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 // objects whose resources are read.
 func (s *Sink) firstLoad(ctx context.Context) error {
 	started := s.now()
-	err := s.loadRecords(ctx)
+	err := s.records.load(ctx)
 	var snap snapshot
 	var list []ownedSummary
 	if err == nil {
@@ -284,7 +284,7 @@ func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID str
 		return nil, fmt.Errorf("list the targets of resource %d (%s): %w", resourceID, niceID, err)
 	}
 	e := &entry{mark: m, res: res, targets: targets, listFP: fp}
-	if s.governed(niceID, resourceID) {
+	if s.records.governed(niceID, resourceID) {
 		p, err := s.api.GetResourcePolicy(ctx, resourceID)
 		if pangolinapi.IsNotFound(err) {
 			return nil, nil

@@ -107,14 +107,10 @@ type Sink struct {
 	// at once (all of them, at start) share its answer.
 	siteChecks singleflight.Group
 
-	// Access control (access.go): the durable record of what policies wrote, by niceId,
-	// loaded at the first refresh.
-	store         RecordStore
-	digestKey     []byte
-	records       map[string]AccessRecord
-	recordsLoaded bool
-	recordsDirty  bool
-	saving        sync.Mutex
+	// Access control (access.go): the durable record of what policies wrote
+	// (accessrecords.go), and the key of the secrets' digests.
+	records   *accessRecords
+	digestKey []byte
 	// org are the org's roles and users (orgcache.go).
 	org *orgLists
 }
@@ -180,9 +176,8 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		opts.Record = &MemoryRecord{}
 	}
 	return &Sink{
-		store:     opts.Record,
+		records:   newAccessRecords(opts.Record),
 		digestKey: route.DigestKey(opts.APIKey),
-		records:   map[string]AccessRecord{},
 		org:       newOrgLists(client),
 		api:       client,
 		ownerID:   opts.OwnerID,
@@ -323,7 +318,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	for id, e := range s.entries {
 		if e.mark.sameObject(owner) {
 			ex := s.existing(e, owner)
-			ex.Governed = s.governedLocked(id, e.res.ResourceID)
+			ex.Governed = s.records.governed(id, e.res.ResourceID)
 			out = append(out, ex)
 		}
 	}
