@@ -814,23 +814,3 @@ func keepSSO(updated, before pangolinapi.Resource, sent *bool) pangolinapi.Resou
 	}
 	return updated
 }
-
-// record stores what a write answered.
-func (s *Sink) record(id string, e *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.entries[id] = e.clone()
-	if s.touched != nil {
-		s.touched[id] = true
-	}
-}
-
-// forget drops a resource from the record.
-func (s *Sink) forget(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.entries, id)
-	if s.touched != nil {
-		s.touched[id] = true
-	}
-}

@@ -120,7 +120,8 @@ func (s *Sink) Refresh(ctx context.Context) error {
 			changed = append(changed, e.mark.origin())
 		}
 	}
-	s.entries, s.domains, s.err, s.touched = snap.entries, snap.domains, nil, nil
+	s.setEntries(snap.entries)
+	s.domains, s.err, s.touched = snap.domains, nil, nil
 	if snap.orgRead {
 		s.org.keep(snap.org)
 	}
@@ -174,7 +175,8 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 			owners = append(owners, o)
 		}
 	}
-	s.entries, s.domains, s.err = entries, snap.domains, nil
+	s.setEntries(entries)
+	s.domains, s.err = snap.domains, nil
 	s.noteSites(snap.sites)
 	s.mu.Unlock()
 	s.listedOnce.Do(func() { close(s.listed) })
@@ -251,9 +253,9 @@ func (s *Sink) loadPending(ctx context.Context, id string) error {
 		switch {
 		case s.entries[id] != e: // written, or listed again, meanwhile
 		case got == nil:
-			delete(s.entries, id) // deleted since the list
+			s.deleteEntry(id) // deleted since the list
 		default:
-			s.entries[id] = got
+			s.setEntry(id, got)
 		}
 		return nil, nil
 	})
@@ -412,13 +414,6 @@ func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 		snap.tunnels[niceID] = check
 	}
 	return nil
-}
-
-// noteSites records the org's sites. s.mu is held.
-func (s *Sink) noteSites(sites []pangolinapi.Site) {
-	for _, site := range sites {
-		s.siteIDs[site.NiceID], s.sites[site.SiteID], s.siteTypes[site.SiteID] = site.SiteID, site.NiceID, site.Type
-	}
 }
 
 // recheckedTunnels records the sites a refresh asked about again, and returns the

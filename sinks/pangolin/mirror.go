@@ -1,0 +1,247 @@
+package pangolin
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
+	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
+)
+
+// tunnelTTL is how long a site's state is trusted: every reconcile asks, and a site
+// rarely changes; a resync asks again at once.
+const tunnelTTL = 30 * time.Second
+
+// mirror is what this owner id has in Pangolin, with the org's domains and sites, as the
+// sink last read (refresh.go) or wrote it (apply.go): this sink's informer. Current,
+// Holders and the writes read it; only a refresh and the sink's own writes change it.
+// Its lock, mu, guards its fields and nothing else.
+type mirror struct {
+	// resync is how often it is read again; drift, how often a refresh reads every
+	// resource whole (Options.DriftPeriod).
+	resync time.Duration
+	drift  time.Duration
+	// reads holds a token per read of one resource in flight, the first refresh's and
+	// Current's together. readLimit, the same number, bounds a refresh's own readers:
+	// the tokens are handed out first come, first served, so without it every resource
+	// of the first refresh would queue for one before the read a reconcile waits for.
+	readLimit int
+	reads     chan struct{}
+
+	// refreshing serializes refreshes.
+	refreshing sync.Mutex
+	// listed is closed once the first refresh has read the lists, or failed.
+	listed     chan struct{}
+	listedOnce sync.Once
+	// loading keeps one read per resource in flight while the first refresh runs.
+	loading singleflight.Group
+	// siteChecks keeps one question per site in flight: the workers that need a site
+	// at once (all of them, at start) share its answer.
+	siteChecks singleflight.Group
+
+	mu  sync.Mutex
+	err error // the last refresh's, nil once one succeeded after it
+	// complete: a refresh has read every resource whole; lastFull is when the last full
+	// refresh started.
+	complete bool
+	lastFull time.Time
+	// entries are what this owner id has in Pangolin, by niceId. They change through
+	// setEntry, deleteEntry and setEntries only, which keep claims in step.
+	entries map[string]*entry
+	// claims are the niceIds of the entries that may hold a claim key (Holders), by
+	// foldKey of their mark's host and of the host Pangolin serves them on.
+	claims map[string]map[string]bool
+	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
+	// before or during the write, so the sink's own record wins.
+	touched map[string]bool
+	domains []pangolinapi.Domain
+	siteIDs map[string]int // niceId -> siteId
+	sites   map[int]string // siteId -> niceId
+	// siteTypes are the sites' types, by siteId: "newt", "local" or "wireguard". Only
+	// a Newt site's targets get health checks (health.go).
+	siteTypes map[int]string
+	tunnels   map[string]*siteSeen // by niceId: the last Tunnel answers
+}
+
+// newMirror is an empty mirror, read at the pace opts ask (New has set their defaults).
+func newMirror(opts Options) mirror {
+	return mirror{
+		resync:    opts.ResyncPeriod,
+		drift:     opts.DriftPeriod,
+		readLimit: opts.MaxConcurrentReads,
+		reads:     make(chan struct{}, opts.MaxConcurrentReads),
+		listed:    make(chan struct{}),
+		entries:   map[string]*entry{},
+		claims:    map[string]map[string]bool{},
+		siteIDs:   map[string]int{},
+		sites:     map[int]string{},
+		siteTypes: map[int]string{},
+		tunnels:   map[string]*siteSeen{},
+	}
+}
+
+// entry is one resource of this owner id's, with its targets, as Pangolin last answered.
+type entry struct {
+	mark    mark
+	res     pangolinapi.Resource
+	targets []pangolinapi.Target
+	// tunnelNS is the namespace of the tunnel reference last written for it. Pangolin
+	// knows sites, not namespaces: until this process writes, the engine's reference
+	// and the one read back differ only by it, and Apply then writes nothing.
+	tunnelNS string
+	// access is the resource's access state (GET /resource/:id/policies), read for the
+	// resources a policy governs and kept up to date by the sink's writes; nil when not
+	// read.
+	access *pangolinapi.ResourcePolicy
+	// applied is the policy last applied whole, for render; nil for none.
+	applied *route.AccessPolicy
+	// listFP is the fingerprint of the list item this reading goes with: a light
+	// refresh reads the resource again only when its list item's differs.
+	listFP uint64
+	// pending: listed by the first refresh, not yet read whole; only mark, ids and
+	// the list's fields are known.
+	pending bool
+	// unsent are the health checks the engine asked for targets on a site that is not
+	// a Newt site, which the sink does not write (health.go): read back, such a target
+	// has the check asked, and a converged resource is not written again. A map
+	// replaced whole, never changed in place, so that clones may share it.
+	unsent map[targetKey]route.HealthCheck
+}
+
+func (e *entry) clone() *entry {
+	c := *e
+	c.targets = slices.Clone(e.targets)
+	c.access = clonePolicy(e.access)
+	return &c
+}
+
+// siteSeen is what Tunnel last learnt of a site, and who asked.
+type siteSeen struct {
+	check plugin.TunnelCheck
+	at    time.Time
+	refs  map[route.TunnelRef]bool
+}
+
+// record stores what a write answered.
+func (m *mirror) record(id string, e *entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setEntry(id, e.clone())
+	if m.touched != nil {
+		m.touched[id] = true
+	}
+}
+
+// forget drops a resource from the record.
+func (m *mirror) forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.deleteEntry(id)
+	if m.touched != nil {
+		m.touched[id] = true
+	}
+}
+
+// setEntry puts e under id. m.mu is held.
+func (m *mirror) setEntry(id string, e *entry) {
+	m.unclaim(id)
+	m.entries[id] = e
+	m.claim(id, e)
+}
+
+// deleteEntry removes id. m.mu is held.
+func (m *mirror) deleteEntry(id string) {
+	m.unclaim(id)
+	delete(m.entries, id)
+}
+
+// setEntries replaces every entry. m.mu is held.
+func (m *mirror) setEntries(entries map[string]*entry) {
+	m.entries, m.claims = entries, make(map[string]map[string]bool, len(entries))
+	for id, e := range entries {
+		m.claim(id, e)
+	}
+}
+
+// claimants are the entries whose mark's host, or the host Pangolin serves them on, is
+// host in any case, by niceId: those that may hold host as their claim key. m.mu is held.
+func (m *mirror) claimants(host string) []*entry {
+	ids := slices.Sorted(maps.Keys(m.claims[foldKey(host)]))
+	out := make([]*entry, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, m.entries[id])
+	}
+	return out
+}
+
+func (m *mirror) claim(id string, e *entry) {
+	for _, host := range claimHosts(e) {
+		ids := m.claims[host]
+		if ids == nil {
+			ids = map[string]bool{}
+			m.claims[host] = ids
+		}
+		ids[id] = true
+	}
+}
+
+func (m *mirror) unclaim(id string) {
+	e, ok := m.entries[id]
+	if !ok {
+		return
+	}
+	for _, host := range claimHosts(e) {
+		delete(m.claims[host], id)
+		if len(m.claims[host]) == 0 {
+			delete(m.claims, host)
+		}
+	}
+}
+
+// claimHosts are the keys of claims e is found under.
+func claimHosts(e *entry) []string {
+	mark, served := foldKey(e.mark.Host), foldKey(e.res.FullDomain)
+	if mark == served {
+		return []string{mark}
+	}
+	return []string{mark, served}
+}
+
+// foldKey is s with each rune replaced by the least of its case-folding orbit: two
+// strings have the same foldKey exactly when strings.EqualFold says they are equal.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// baseDomain is the base domain of a verified domain of the org, or "". m.mu is held.
+func (m *mirror) baseDomain(domainID string) string {
+	for _, d := range m.domains {
+		if d.DomainID == domainID && d.Verified {
+			return strings.ToLower(d.BaseDomain)
+		}
+	}
+	return ""
+}
+
+// noteSites records the org's sites. m.mu is held.
+func (m *mirror) noteSites(sites []pangolinapi.Site) {
+	for _, site := range sites {
+		m.siteIDs[site.NiceID], m.sites[site.SiteID], m.siteTypes[site.SiteID] = site.SiteID, site.NiceID, site.Type
+	}
+}
