@@ -365,14 +365,10 @@ func (s *Sink) secretDigests(p *route.AccessPolicy) secretDigests {
 
 // update sends u and keeps the answer.
 func (run *accessRun) update(ctx context.Context, what string, u pangolinapi.ResourceUpdate) (bool, error) {
-	e := run.e
-	updated, err := run.a.sink.api.UpdateResource(ctx, e.res.ResourceID, u)
-	countWrite(pangolinapi.OpUpdateResource, err)
-	if err != nil {
+	if err := run.a.sink.updateResource(ctx, run.w.niceID, run.e, u); err != nil {
 		return run.fail(ctx, what, err)
 	}
 	run.wrote++
-	e.res = keepSSO(updated, e.res, u.SSO)
 	return true, nil
 }
 

@@ -376,20 +376,15 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 			mark.Headers = headersOf(d.Headers)
 		}
 	}
-	marked, err := s.api.UpdateResource(ctx, created.ResourceID, mark)
-	countWrite(pangolinapi.OpUpdateResource, err)
-	if err != nil {
+	e := &entry{mark: w.mark, res: created, tunnelNS: d.Tunnel.Namespace}
+	if err := s.updateResource(ctx, w.niceID, e, mark); err != nil {
 		// Unmarked, the resource is no one's: remove it rather than leave a stray
 		// duplicate. Should this fail too, the next create adopts it by its name.
-		delErr := s.api.DeleteResource(ctx, created.ResourceID)
-		countWrite(pangolinapi.OpDeleteResource, delErr)
-		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
+		if delErr := s.deleteResource(ctx, created.ResourceID); delErr != nil && !pangolinapi.IsNotFound(delErr) {
 			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "claim", d.PublicHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
-	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
-	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.ClaimKey())
 	// The access before the first target: Pangolin routes the host only once it has
 	// one, so it is unreachable until its access is whole, and stays so if part of it
@@ -488,16 +483,12 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
-	marked := false
-	if res.NiceID != w.niceID {
-		updated, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
-		countWrite(pangolinapi.OpUpdateResource, err)
-		if err != nil {
-			return a.failed(ctx, d, "mark the resource to adopt", err)
-		}
-		e.res, marked = keepSSO(updated, res, nil), true
+	marked := res.NiceID != w.niceID
+	if !marked {
+		s.record(w.niceID, e)
+	} else if err := s.updateResource(ctx, w.niceID, e, pangolinapi.ResourceUpdate{NiceID: w.niceID}); err != nil {
+		return a.failed(ctx, d, "mark the resource to adopt", err)
 	}
-	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
 }
@@ -570,17 +561,14 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		u.SSO, u.BlockAccess = nil, nil
 	}
 	if u != (pangolinapi.ResourceUpdate{}) {
-		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
-		countWrite(pangolinapi.OpUpdateResource, err)
-		if err != nil {
+		if err := s.updateResource(ctx, w.niceID, e, u); err != nil {
 			err = a.lost(ctx, d, w, "update the resource", err)
 			if err == nil && u.Host != nil && movingFrom != "" {
 				a.keepHost(d, movingFrom)
 			}
 			return err
 		}
-		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
-		s.record(w.niceID, e)
+		wrote = true
 	}
 	if managed {
 		writes := a.accessWrites
@@ -788,8 +776,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	known, ok := s.entries[id]
 	s.mu.Unlock()
 	if ok {
-		err := s.api.DeleteResource(ctx, known.res.ResourceID)
-		countWrite(pangolinapi.OpDeleteResource, err)
+		err := s.deleteResource(ctx, known.res.ResourceID)
 		if err != nil && !pangolinapi.IsNotFound(err) {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
@@ -799,18 +786,4 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.ClaimKey())
 	return nil
-}
-
-// keepSSO is the resource an update answered, with its effective SSO setting: the one
-// the answer carries (Pangolin 1.22 and later), else the one sent, else the one before
-// the update, which an update that does not send sso cannot change.
-func keepSSO(updated, before pangolinapi.Resource, sent *bool) pangolinapi.Resource {
-	switch {
-	case updated.SSOReported:
-	case sent != nil:
-		updated.SSO, updated.SSOReported = *sent, true
-	default:
-		updated.SSO, updated.SSOReported = before.SSO, before.SSOReported
-	}
-	return updated
 }
