@@ -503,10 +503,7 @@ func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.
 
 // holds reports whether the resource niceID is owner's: one it has, or one plan deletes.
 func (s *Sink) holds(owner route.Origin, plan engine.Plan, niceID string) bool {
-	s.mu.Lock()
-	e, ok := s.entries[niceID]
-	s.mu.Unlock()
-	if ok && e.mark.sameObject(owner) {
+	if e, ok := s.lookup(niceID); ok && e.mark.sameObject(owner) {
 		return true
 	}
 	return slices.ContainsFunc(plan.Delete, func(e engine.Existing) bool {

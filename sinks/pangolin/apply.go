@@ -78,9 +78,7 @@ func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool 
 	}
 	s := a.sink
 	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublicHost()))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.entries[id]
+	e, ok := s.lookup(id)
 	return ok && len(e.targets) > 0
 }
 
@@ -279,14 +277,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 // when it cannot be, a rejection made.
 func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
 	s := a.sink
-	s.mu.Lock()
-	var domain *pangolinapi.Domain
-	for i := range s.domains {
-		if s.domains[i].Verified && strings.EqualFold(s.domains[i].BaseDomain, d.Domain) {
-			domain = &s.domains[i]
-		}
-	}
-	s.mu.Unlock()
+	domain := s.verifiedDomain(d.Domain)
 	switch {
 	case domain == nil:
 		a.reject(d, pic.ReasonDomainNotFound, "domain %s is not a verified domain of the Pangolin organization %s any more", d.Domain, s.api.Org())
@@ -305,18 +296,14 @@ func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
 // siteID is the id of the site d's tunnel names, asked of Pangolin when not yet known.
 func (a *applying) siteID(ctx context.Context, d engine.Resource) (int, error) {
 	s := a.sink
-	s.mu.Lock()
-	siteID, known := s.siteIDs[d.Tunnel.Name]
-	s.mu.Unlock()
+	siteID, known := s.knownSite(d.Tunnel.Name)
 	if known {
 		return siteID, nil
 	}
 	if _, err := s.checkSite(ctx, d.Tunnel.Name); err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	siteID, known = s.siteIDs[d.Tunnel.Name]
-	s.mu.Unlock()
+	siteID, known = s.knownSite(d.Tunnel.Name)
 	if !known {
 		return 0, fmt.Errorf("%s: Pangolin site %q disappeared while it was being read", subject(d), d.Tunnel.Name)
 	}
@@ -497,12 +484,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	s := a.sink
 	w, ok, err := a.want(ctx, d)
-	s.mu.Lock()
-	e, known := s.entries[w.niceID]
-	if known {
-		e = e.clone()
-	}
-	s.mu.Unlock()
+	e, known := s.lookup(w.niceID)
 	if err != nil || !ok {
 		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublicHost()) {
 			a.keepHost(d, e.res.FullDomain) // moving to a domain, or a name, that is refused
@@ -772,9 +754,7 @@ func pathMatch(t target) *pangolinapi.PathMatch {
 func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	s := a.sink
 	id := niceIDOf(s.ownerID, e)
-	s.mu.Lock()
-	known, ok := s.entries[id]
-	s.mu.Unlock()
+	known, ok := s.lookup(id)
 	if ok {
 		err := s.deleteResource(ctx, known.res.ResourceID)
 		if err != nil && !pangolinapi.IsNotFound(err) {

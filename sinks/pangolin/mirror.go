@@ -149,6 +149,18 @@ func (m *mirror) forget(id string) {
 	}
 }
 
+// lookup is a copy of the entry under id, if there is one: a writer changes its copy,
+// and records it.
+func (m *mirror) lookup(id string) (*entry, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[id]
+	if !ok {
+		return nil, false
+	}
+	return e.clone(), true
+}
+
 // setEntry puts e under id. m.mu is held.
 func (m *mirror) setEntry(id string, e *entry) {
 	m.unclaim(id)
@@ -237,6 +249,36 @@ func (m *mirror) baseDomain(domainID string) string {
 		}
 	}
 	return ""
+}
+
+// verifiedDomain is the org's verified domain whose base domain is name, in any case
+// (the last listed, should several be), or nil.
+func (m *mirror) verifiedDomain(name string) *pangolinapi.Domain {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var domain *pangolinapi.Domain
+	for i := range m.domains {
+		if m.domains[i].Verified && strings.EqualFold(m.domains[i].BaseDomain, name) {
+			d := m.domains[i]
+			domain = &d
+		}
+	}
+	return domain
+}
+
+// knownSite is the id of the site niceID names, once a list or a read has shown it.
+func (m *mirror) knownSite(niceID string) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.siteIDs[niceID]
+	return id, ok
+}
+
+// newtSite reports whether the site's agent is Newt, which alone probes targets.
+func (m *mirror) newtSite(siteID int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.siteTypes[siteID] == "newt"
 }
 
 // noteSites records the org's sites. m.mu is held.

@@ -93,13 +93,10 @@ func (s *Sink) Refresh(ctx context.Context) error {
 
 	started := s.now()
 	snap, err := s.read(ctx, full, prev, started)
-	s.mu.Lock()
 	if err != nil {
-		s.err, s.touched = err, nil
-		s.mu.Unlock()
-		up.Set(0)
-		return err
+		return s.failed(err)
 	}
+	s.mu.Lock()
 	for id := range s.touched {
 		if mine, ok := s.entries[id]; ok {
 			snap.entries[id] = mine
@@ -207,13 +204,10 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	if err == nil {
 		err = s.readTunnels(ctx, &snap)
 	}
-	s.mu.Lock()
 	if err != nil {
-		s.err, s.touched = err, nil
-		s.mu.Unlock()
-		up.Set(0)
-		return err
+		return s.failed(err)
 	}
+	s.mu.Lock()
 	s.complete, s.lastFull, s.touched = true, started, nil
 	if snap.orgRead {
 		s.org.keep(snap.org)
@@ -224,7 +218,8 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	return nil
 }
 
-// failed records a refresh that failed: Current fails until one succeeds.
+// failed records a refresh that failed: Current fails until one succeeds. Before the
+// first refresh has read the lists, it lets Current stop waiting for them.
 func (s *Sink) failed(err error) error {
 	s.mu.Lock()
 	s.err, s.touched = err, nil
