@@ -1,6 +1,8 @@
 package pangolin
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -279,6 +281,42 @@ func (m *mirror) newtSite(siteID int) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.siteTypes[siteID] == "newt"
+}
+
+// waitListed waits until the first refresh has read the lists, or failed.
+func (m *mirror) waitListed(ctx context.Context) error {
+	select {
+	case <-m.listed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	}
+}
+
+// seenTunnel is what Tunnel last learnt of ref's site, unless it is older than
+// tunnelTTL at now; ref is noted as one that asks (recheckedTunnels wakes it).
+func (m *mirror) seenTunnel(ref route.TunnelRef, now time.Time) (plugin.TunnelCheck, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen, ok := m.tunnels[ref.Name]
+	if !ok || now.Sub(seen.at) >= tunnelTTL {
+		return plugin.TunnelCheck{}, false
+	}
+	seen.refs[ref] = true
+	return seen.check, true
+}
+
+// noteTunnel keeps what Tunnel learnt of ref's site at now.
+func (m *mirror) noteTunnel(ref route.TunnelRef, check plugin.TunnelCheck, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := m.tunnels[ref.Name]
+	if seen == nil {
+		seen = &siteSeen{refs: map[route.TunnelRef]bool{}}
+		m.tunnels[ref.Name] = seen
+	}
+	seen.check, seen.at = check, now
+	seen.refs[ref] = true
 }
 
 // noteSites records the org's sites. m.mu is held.

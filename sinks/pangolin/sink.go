@@ -128,28 +128,15 @@ func (s *Sink) Features() engine.Features {
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
 // reference's namespace means nothing here.
 func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCheck, error) {
-	s.mu.Lock()
-	if seen, ok := s.tunnels[ref.Name]; ok && s.now().Sub(seen.at) < tunnelTTL {
-		seen.refs[ref] = true
-		check := seen.check
-		s.mu.Unlock()
+	if check, ok := s.seenTunnel(ref, s.now()); ok {
 		return check, nil
 	}
-	s.mu.Unlock()
 	answer, err, _ := s.siteChecks.Do(ref.Name, func() (any, error) { return s.checkSite(ctx, ref.Name) })
 	if err != nil {
 		return plugin.TunnelCheck{}, unreachable(err)
 	}
 	check := answer.(plugin.TunnelCheck)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := s.tunnels[ref.Name]
-	if seen == nil {
-		seen = &siteSeen{refs: map[route.TunnelRef]bool{}}
-		s.tunnels[ref.Name] = seen
-	}
-	seen.check, seen.at = check, s.now()
-	seen.refs[ref] = true
+	s.noteTunnel(ref, check, s.now())
 	return check, nil
 }
 
@@ -195,10 +182,8 @@ func (s *Sink) readSite(ctx context.Context, niceID string) (plugin.TunnelCheck,
 // refresh's lists, reads the owner's own resources if that refresh has not read them
 // yet, and fails while the last refresh failed: an empty answer would delete.
 func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
-	select {
-	case <-s.listed:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	if err := s.waitListed(ctx); err != nil {
+		return nil, err
 	}
 	for {
 		s.mu.Lock()
@@ -242,10 +227,8 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 // waits for the first refresh's lists and fails while the last refresh failed, as
 // Current does: a holder left out would let a younger object publish the host too.
 func (s *Sink) Holders(ctx context.Context, host string) ([]route.Origin, error) {
-	select {
-	case <-s.listed:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	if err := s.waitListed(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
