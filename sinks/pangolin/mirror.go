@@ -55,11 +55,13 @@ type mirror struct {
 	complete bool
 	lastFull time.Time
 	// entries are what this owner id has in Pangolin, by niceId. They change through
-	// setEntry, deleteEntry and setEntries only, which keep claims in step.
+	// setEntry, deleteEntry and setEntries only, which keep the indexes in step.
 	entries map[string]*entry
-	// claims are the niceIds of the entries that may hold a claim key (Holders), by
-	// foldKey of their mark's host and of the host Pangolin serves them on.
-	claims map[string]map[string]bool
+	// byHost indexes the entries that may hold a claim key (Holders) by foldKey of
+	// their mark's host and of the host Pangolin serves them on; byOwner, by the object
+	// their mark names (Current).
+	byHost  index[string]
+	byOwner index[route.Origin]
 	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
 	// before or during the write, so the sink's own record wins.
 	touched map[string]bool
@@ -81,7 +83,8 @@ func newMirror(opts Options) mirror {
 		reads:     make(chan struct{}, opts.MaxConcurrentReads),
 		listed:    make(chan struct{}),
 		entries:   map[string]*entry{},
-		claims:    map[string]map[string]bool{},
+		byHost:    index[string]{},
+		byOwner:   index[route.Origin]{},
 		siteIDs:   map[string]int{},
 		sites:     map[int]string{},
 		siteTypes: map[int]string{},
@@ -165,29 +168,29 @@ func (m *mirror) lookup(id string) (*entry, bool) {
 
 // setEntry puts e under id. m.mu is held.
 func (m *mirror) setEntry(id string, e *entry) {
-	m.unclaim(id)
+	m.unindex(id)
 	m.entries[id] = e
-	m.claim(id, e)
+	m.index(id, e)
 }
 
 // deleteEntry removes id. m.mu is held.
 func (m *mirror) deleteEntry(id string) {
-	m.unclaim(id)
+	m.unindex(id)
 	delete(m.entries, id)
 }
 
 // setEntries replaces every entry. m.mu is held.
 func (m *mirror) setEntries(entries map[string]*entry) {
-	m.entries, m.claims = entries, make(map[string]map[string]bool, len(entries))
+	m.entries, m.byHost, m.byOwner = entries, index[string]{}, index[route.Origin]{}
 	for id, e := range entries {
-		m.claim(id, e)
+		m.index(id, e)
 	}
 }
 
 // claimants are the entries whose mark's host, or the host Pangolin serves them on, is
 // host in any case, by niceId: those that may hold host as their claim key. m.mu is held.
 func (m *mirror) claimants(host string) []*entry {
-	ids := slices.Sorted(maps.Keys(m.claims[foldKey(host)]))
+	ids := m.byHost.ids(foldKey(host))
 	out := make([]*entry, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, m.entries[id])
@@ -195,31 +198,51 @@ func (m *mirror) claimants(host string) []*entry {
 	return out
 }
 
-func (m *mirror) claim(id string, e *entry) {
-	for _, host := range claimHosts(e) {
-		ids := m.claims[host]
-		if ids == nil {
-			ids = map[string]bool{}
-			m.claims[host] = ids
-		}
-		ids[id] = true
-	}
+// owned are the niceIds of the entries whose mark names owner's object, sorted. m.mu
+// is held.
+func (m *mirror) owned(owner route.Origin) []string {
+	return m.byOwner.ids(route.Origin{Kind: owner.Kind, Namespace: owner.Namespace, Name: owner.Name})
 }
 
-func (m *mirror) unclaim(id string) {
+func (m *mirror) index(id string, e *entry) {
+	for _, host := range claimHosts(e) {
+		m.byHost.add(host, id)
+	}
+	m.byOwner.add(e.mark.origin(), id)
+}
+
+func (m *mirror) unindex(id string) {
 	e, ok := m.entries[id]
 	if !ok {
 		return
 	}
 	for _, host := range claimHosts(e) {
-		delete(m.claims[host], id)
-		if len(m.claims[host]) == 0 {
-			delete(m.claims, host)
-		}
+		m.byHost.remove(host, id)
+	}
+	m.byOwner.remove(e.mark.origin(), id)
+}
+
+// index finds the niceIds of the entries by a key of theirs.
+type index[K comparable] map[K]map[string]bool
+
+func (x index[K]) add(k K, id string) {
+	if x[k] == nil {
+		x[k] = map[string]bool{}
+	}
+	x[k][id] = true
+}
+
+func (x index[K]) remove(k K, id string) {
+	delete(x[k], id)
+	if len(x[k]) == 0 {
+		delete(x, k)
 	}
 }
 
-// claimHosts are the keys of claims e is found under.
+// ids are k's niceIds, sorted.
+func (x index[K]) ids(k K) []string { return slices.Sorted(maps.Keys(x[k])) }
+
+// claimHosts are the keys of byHost e is found under.
 func claimHosts(e *entry) []string {
 	mark, served := foldKey(e.mark.Host), foldKey(e.res.FullDomain)
 	if mark == served {

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
@@ -49,14 +51,23 @@ func TestFoldKeyIsEqualFold(t *testing.T) {
 	})
 }
 
-// TestClaimantsFindWhatAScanFinds: whatever the writes and refreshes did to the
-// entries, the claim index finds, for any host, every entry a scan of all entries with
-// Holders' filter finds.
-func TestClaimantsFindWhatAScanFinds(t *testing.T) {
+// TestIndexesFindWhatAScanFinds: whatever the writes and refreshes did to the entries,
+// the mirror's indexes find, for any host, every entry a scan of all entries with
+// Holders' filter finds, and for any object, those whose mark names it.
+func TestIndexesFindWhatAScanFinds(t *testing.T) {
 	hosts := []string{"app.example.com", "APP.example.com", "shop.example.com", "tcp:5432", "\u017fhop.example.com"}
+	owners := []route.Origin{
+		{Kind: "Ingress", Namespace: "shop", Name: "web"},
+		{Kind: "Ingress", Namespace: "shop", Name: "api"},
+		{Kind: "HTTPRoute", Namespace: "shop", Name: "web"},
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	randomEntry := func() *entry {
-		return &entry{mark: mark{Host: hosts[rng.IntN(len(hosts))]}, res: pangolinapi.Resource{FullDomain: hosts[rng.IntN(len(hosts))]}}
+		o := owners[rng.IntN(len(owners))]
+		return &entry{
+			mark: mark{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Host: hosts[rng.IntN(len(hosts))]},
+			res:  pangolinapi.Resource{FullDomain: hosts[rng.IntN(len(hosts))]},
+		}
 	}
 	m := newMirror(Options{MaxConcurrentReads: 1})
 	for step := range 2000 {
@@ -90,6 +101,19 @@ func TestClaimantsFindWhatAScanFinds(t *testing.T) {
 			}
 			require.ElementsMatch(t, scanned, found, "step %d, host %s", step, host)
 			require.False(t, slices.Contains(m.claimants(host), nil), "step %d: an index entry outlived its entry", step)
+		}
+		for _, o := range owners {
+			var scanned []string
+			for id, e := range m.entries {
+				if e.mark.sameObject(o) {
+					scanned = append(scanned, id)
+				}
+			}
+			// The origin Current is asked for carries a UID and a creation time the marks
+			// do not hold.
+			asked := o
+			asked.UID, asked.Created = "3f0c", time.Unix(1700000000, 0)
+			require.ElementsMatch(t, scanned, m.owned(asked), "step %d, owner %s", step, o.Key())
 		}
 		m.mu.Unlock()
 	}

@@ -193,8 +193,8 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 			return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), err))
 		}
 		var pending []string
-		for id, e := range s.entries {
-			if e.pending && e.mark.sameObject(owner) {
+		for _, id := range s.owned(owner) {
+			if s.entries[id].pending {
 				pending = append(pending, id)
 			}
 		}
@@ -210,12 +210,11 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 		}
 	}
 	var out []engine.Existing
-	for id, e := range s.entries {
-		if e.mark.sameObject(owner) {
-			ex := s.existing(e, owner)
-			ex.Governed = s.records.governed(id, e.res.ResourceID)
-			out = append(out, ex)
-		}
+	for _, id := range s.owned(owner) {
+		e := s.entries[id]
+		ex := s.existing(e, owner)
+		ex.Governed = s.records.governed(id, e.res.ResourceID)
+		out = append(out, ex)
 	}
 	slices.SortFunc(out, func(a, b engine.Existing) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
