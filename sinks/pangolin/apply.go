@@ -471,10 +471,12 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
 	marked := res.NiceID != w.niceID
-	if !marked {
+	if marked {
+		if err := s.updateResource(ctx, w.niceID, e, pangolinapi.ResourceUpdate{NiceID: w.niceID}); err != nil {
+			return a.failed(ctx, d, "mark the resource to adopt", err)
+		}
+	} else {
 		s.record(w.niceID, e)
-	} else if err := s.updateResource(ctx, w.niceID, e, pangolinapi.ResourceUpdate{NiceID: w.niceID}); err != nil {
-		return a.failed(ctx, d, "mark the resource to adopt", err)
 	}
 	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
