@@ -63,7 +63,7 @@ type mirror struct {
 	byHost  index[string]
 	byOwner index[route.Origin]
 	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
-	// before or during the write, so the sink's own record wins.
+	// before or during the write, so what the write answered wins.
 	touched map[string]bool
 	domains []pangolinapi.Domain
 	siteIDs map[string]int // niceId -> siteId
@@ -134,7 +134,8 @@ type siteSeen struct {
 	refs  map[route.TunnelRef]bool
 }
 
-// record stores what a write answered.
+// record keeps in the mirror what a write answered, as a copy: the writer goes on
+// changing its own.
 func (m *mirror) record(id string, e *entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -144,7 +145,7 @@ func (m *mirror) record(id string, e *entry) {
 	}
 }
 
-// forget drops a resource from the record.
+// forget drops a resource from the mirror: deleted, or gone from Pangolin.
 func (m *mirror) forget(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

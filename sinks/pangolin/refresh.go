@@ -119,8 +119,8 @@ func (s *Sink) Refresh(ctx context.Context) error {
 	}
 	s.setEntries(snap.entries)
 	s.domains, s.err, s.touched = snap.domains, nil, nil
-	if snap.orgRead {
-		s.org.keep(snap.org)
+	if snap.org != nil {
+		s.org.keep(*snap.org)
 	}
 	if full {
 		s.lastFull = started
@@ -209,8 +209,8 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.complete, s.lastFull, s.touched = true, started, nil
-	if snap.orgRead {
-		s.org.keep(snap.org)
+	if snap.org != nil {
+		s.org.keep(*snap.org)
 	}
 	wakeTunnels := s.recheckedTunnels(snap.tunnels)
 	s.mu.Unlock()
@@ -301,9 +301,8 @@ type snapshot struct {
 	sites   []pangolinapi.Site
 	tunnels map[string]plugin.TunnelCheck
 	// org holds the org's roles and users when a resource is governed and the refresh
-	// was full (orgRead).
-	org     orgRead
-	orgRead bool
+	// was full; nil when they were not read.
+	org *orgRead
 }
 
 // ownedSummary is a list item of this owner id's, with its mark.
@@ -392,7 +391,7 @@ func (s *Sink) readOrg(ctx context.Context, snap *snapshot, since time.Time) err
 	if org.users, org.usersAt, err = s.org.users.readSince(ctx, since, s.now); err != nil {
 		return fmt.Errorf("list the org's users: %w", err)
 	}
-	snap.org, snap.orgRead = org, true
+	snap.org = &org
 	return nil
 }
 
