@@ -172,6 +172,9 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 			owners = append(owners, o)
 		}
 	}
+	// Counted now: once the mirror holds them, the reads of Current and of this
+	// refresh change them.
+	resources := len(entries)
 	s.setEntries(entries)
 	s.domains, s.err = snap.domains, nil
 	s.noteSites(snap.sites)
@@ -180,7 +183,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	up.Set(1)
 	s.changes.publish(ctx, plugin.Change{Owners: owners})
 	if len(owners) > 0 {
-		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources found at start", "owners", len(owners), "resources", len(entries))
+		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources found at start", "owners", len(owners), "resources", resources)
 	}
 
 	// Then every resource whole, a few at once; Current reads those it needs first.
