@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -34,19 +32,6 @@ import (
 //   - a published host's writes are planned (planAccess) so that a refusal or an outage
 //     after any of them lets no one in whom neither the old nor the new access admits.
 
-// orgTTL is how long a list of the org's roles or users answers for a name it lacks: a
-// name missing from an older list is asked again, once.
-const orgTTL = 30 * time.Second
-
-// orgLists are the org's roles and users, read at a refresh when a resource is governed,
-// or when a policy first needs them.
-type orgLists struct {
-	roles   []pangolinapi.Role
-	rolesAt time.Time
-	users   []pangolinapi.User
-	usersAt time.Time
-}
-
 // accessWant is what a host's access must become in Pangolin, names resolved.
 type accessWant struct {
 	// policy is nil to undo what a detached policy wrote.
@@ -58,65 +43,18 @@ type accessWant struct {
 	rules     []route.AccessRule
 }
 
-// governed reports whether the record says a policy governs the resource. s.mu is held.
-func (s *Sink) governedLocked(niceID string, resourceID int) bool {
-	r, ok := s.records[niceID]
-	return ok && r.Governed && r.ResourceID == resourceID
-}
-
-func (s *Sink) governed(niceID string, resourceID int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.governedLocked(niceID, resourceID)
-}
-
 // roles returns the org's roles; refresh asks again when the list is older than orgTTL.
 func (s *Sink) roles(ctx context.Context, refresh bool) ([]pangolinapi.Role, error) {
-	s.mu.Lock()
-	have, at := s.org.roles, s.org.rolesAt
-	s.mu.Unlock()
-	if have != nil && !(refresh && s.now().Sub(at) >= orgTTL) {
-		return have, nil
-	}
-	got, err, _ := s.orgReads.Do("roles", func() (any, error) { return s.api.ListRoles(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	roles := got.([]pangolinapi.Role)
-	s.mu.Lock()
-	s.org.roles, s.org.rolesAt = roles, s.now()
-	s.mu.Unlock()
-	return roles, nil
+	return s.org.roles.get(ctx, refresh, s.now)
 }
 
 // users returns the org's users, as roles does its roles.
 func (s *Sink) users(ctx context.Context, refresh bool) ([]pangolinapi.User, error) {
-	s.mu.Lock()
-	have, at := s.org.users, s.org.usersAt
-	s.mu.Unlock()
-	if have != nil && !(refresh && s.now().Sub(at) >= orgTTL) {
-		return have, nil
-	}
-	got, err, _ := s.orgReads.Do("users", func() (any, error) { return s.api.ListUsers(ctx) })
-	if err != nil {
-		return nil, err
-	}
-	users := got.([]pangolinapi.User)
-	if users == nil {
-		users = []pangolinapi.User{}
-	}
-	s.mu.Lock()
-	s.org.users, s.org.usersAt = users, s.now()
-	s.mu.Unlock()
-	return users, nil
+	return s.org.users.get(ctx, refresh, s.now)
 }
 
 // forgetOrg drops the org's lists: the next need reads them again.
-func (s *Sink) forgetOrg() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.org = orgLists{}
-}
+func (s *Sink) forgetOrg() { s.org.forget() }
 
 // findRole is the role named name, Admin included.
 func findRole(roles []pangolinapi.Role, name string) (pangolinapi.Role, bool) {
@@ -311,16 +249,14 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		return false, nil
 	}
 	run := &accessRun{a: a, d: d, w: w, e: e, want: want, digests: s.secretDigests(want.policy)}
-	s.mu.Lock()
-	rec, known := s.records[w.niceID]
-	s.mu.Unlock()
+	rec, known := s.records.get(w.niceID)
 	if !known || rec.ResourceID != e.res.ResourceID {
 		rec = AccessRecord{ResourceID: e.res.ResourceID}
 	}
 	rec = rec.clone()
 	if want.policy != nil && !rec.Governed {
 		rec.Governed = true
-		s.putRecord(w.niceID, rec)
+		s.records.put(w.niceID, rec)
 	}
 	plan := planAccess(accessPlanInput{
 		sso: e.res.SSO, blockAccess: e.res.BlockAccess, have: *e.access,
@@ -347,10 +283,10 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		e.access = nil
 	}
 	if ok && want.policy == nil {
-		s.dropRecord(w.niceID) // undone: nothing governs the resource any more
+		s.records.drop(w.niceID) // undone: nothing governs the resource any more
 		e.applied = nil
 	} else {
-		s.putRecord(w.niceID, rec)
+		s.records.put(w.niceID, rec)
 		if ok {
 			e.applied = want.policy
 		}
@@ -429,14 +365,10 @@ func (s *Sink) secretDigests(p *route.AccessPolicy) secretDigests {
 
 // update sends u and keeps the answer.
 func (run *accessRun) update(ctx context.Context, what string, u pangolinapi.ResourceUpdate) (bool, error) {
-	e := run.e
-	updated, err := run.a.sink.api.UpdateResource(ctx, e.res.ResourceID, u)
-	countWrite(pangolinapi.OpUpdateResource, err)
-	if err != nil {
+	if err := run.a.sink.updateResource(ctx, run.w.niceID, run.e, u); err != nil {
 		return run.fail(ctx, what, err)
 	}
 	run.wrote++
-	e.res = keepSSO(updated, e.res, u.SSO)
 	return true, nil
 }
 
@@ -543,49 +475,16 @@ func without(a, b []string) []string {
 	return out
 }
 
-// putRecord stores a resource's access record, to be saved. dropRecord removes it.
-func (s *Sink) putRecord(niceID string, r AccessRecord) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if have, ok := s.records[niceID]; ok && reflect.DeepEqual(have, r) {
-		return // unchanged: nothing to save
-	}
-	s.records[niceID] = r.clone()
-	s.recordsDirty = true
-}
-
-func (s *Sink) dropRecord(niceID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.records[niceID]; ok {
-		delete(s.records, niceID)
-		s.recordsDirty = true
-	}
-}
-
 // saveRecords saves the records if an Apply changed them. A failed save keeps them
 // dirty: the next Apply, whoever's, saves them again, and meanwhile the sink's memory
 // holds them. It fails the Apply of owner (plan) only when a resource of owner's is
 // among those whose record is not saved: a part of the record that cannot be written
 // delays the resources it holds, not every object's.
 func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.Plan) error {
-	s.saving.Lock()
-	defer s.saving.Unlock()
-	s.mu.Lock()
-	if !s.recordsDirty {
-		s.mu.Unlock()
-		return nil
-	}
-	snapshot := cloneRecords(s.records)
-	s.recordsDirty = false
-	s.mu.Unlock()
-	err := s.store.Save(ctx, snapshot)
+	err := s.records.save(ctx)
 	if err == nil {
 		return nil
 	}
-	s.mu.Lock()
-	s.recordsDirty = true
-	s.mu.Unlock()
 	var partial *RecordsNotSaved
 	if !errors.As(err, &partial) {
 		return fmt.Errorf("save the record of the access written to Pangolin: %w", err)
@@ -604,10 +503,7 @@ func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.
 
 // holds reports whether the resource niceID is owner's: one it has, or one plan deletes.
 func (s *Sink) holds(owner route.Origin, plan engine.Plan, niceID string) bool {
-	s.mu.Lock()
-	e, ok := s.entries[niceID]
-	s.mu.Unlock()
-	if ok && e.mark.sameObject(owner) {
+	if e, ok := s.lookup(niceID); ok && e.mark.sameObject(owner) {
 		return true
 	}
 	return slices.ContainsFunc(plan.Delete, func(e engine.Existing) bool {
@@ -618,27 +514,6 @@ func (s *Sink) holds(owner route.Origin, plan engine.Plan, niceID string) bool {
 // niceIDOf is the niceId of the resource an existing one of the engine's is.
 func niceIDOf(ownerID string, e engine.Existing) string {
 	return niceID(ownerID, markOf(e.Origin, e.Host, ""))
-}
-
-// loadRecords loads the records once, before the first refresh reads Pangolin.
-func (s *Sink) loadRecords(ctx context.Context) error {
-	s.mu.Lock()
-	loaded := s.recordsLoaded
-	s.mu.Unlock()
-	if loaded {
-		return nil
-	}
-	records, err := s.store.Load(ctx)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, v := range s.records { // written before the load finished: this process's win
-		records[k] = v
-	}
-	s.records, s.recordsLoaded = records, true
-	return nil
 }
 
 func clonePolicy(p *pangolinapi.ResourcePolicy) *pangolinapi.ResourcePolicy {

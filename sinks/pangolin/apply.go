@@ -78,9 +78,7 @@ func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool 
 	}
 	s := a.sink
 	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublishedHost()))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.entries[id]
+	e, ok := s.lookup(id)
 	return ok && len(e.targets) > 0
 }
 
@@ -270,14 +268,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 // when it cannot be, a rejection made.
 func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
 	s := a.sink
-	s.mu.Lock()
-	var domain *pangolinapi.Domain
-	for i := range s.domains {
-		if s.domains[i].Verified && strings.EqualFold(s.domains[i].BaseDomain, d.Domain) {
-			domain = &s.domains[i]
-		}
-	}
-	s.mu.Unlock()
+	domain := s.verifiedDomain(d.Domain)
 	switch {
 	case domain == nil:
 		a.reject(d, pic.ReasonDomainNotFound, "domain %s is not a verified domain of the Pangolin organization %s any more", d.Domain, s.api.Org())
@@ -296,18 +287,14 @@ func (a *applying) wantHost(d engine.Resource, w *wanted) bool {
 // siteID is the id of the site d's tunnel names, asked of Pangolin when not yet known.
 func (a *applying) siteID(ctx context.Context, d engine.Resource) (int, error) {
 	s := a.sink
-	s.mu.Lock()
-	siteID, known := s.siteIDs[d.Tunnel.Name]
-	s.mu.Unlock()
+	siteID, known := s.knownSite(d.Tunnel.Name)
 	if known {
 		return siteID, nil
 	}
 	if _, err := s.checkSite(ctx, d.Tunnel.Name); err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	siteID, known = s.siteIDs[d.Tunnel.Name]
-	s.mu.Unlock()
+	siteID, known = s.knownSite(d.Tunnel.Name)
 	if !known {
 		return 0, fmt.Errorf("%s: Pangolin site %q disappeared while it was being read", subject(d), d.Tunnel.Name)
 	}
@@ -367,20 +354,15 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 			mark.Headers = headersOf(d.Headers)
 		}
 	}
-	marked, err := s.api.UpdateResource(ctx, created.ResourceID, mark)
-	countWrite(pangolinapi.OpUpdateResource, err)
-	if err != nil {
+	e := &entry{mark: w.mark, res: created, tunnelNS: d.Tunnel.Namespace}
+	if err := s.updateResource(ctx, w.niceID, e, mark); err != nil {
 		// Unmarked, the resource is no one's: remove it rather than leave a stray
 		// duplicate. Should this fail too, the next create adopts it by its name.
-		delErr := s.api.DeleteResource(ctx, created.ResourceID)
-		countWrite(pangolinapi.OpDeleteResource, delErr)
-		if delErr != nil && !pangolinapi.IsNotFound(delErr) {
+		if delErr := s.deleteResource(ctx, created.ResourceID); delErr != nil && !pangolinapi.IsNotFound(delErr) {
 			log.FromContext(ctx).Error(delErr, "cannot remove an unmarked Pangolin resource; the next create adopts it", "niceId", created.NiceID, "resourceId", created.ResourceID, "claim", d.PublishedHost())
 		}
 		return a.failed(ctx, d, "mark the new resource", err)
 	}
-	e := &entry{mark: w.mark, res: keepSSO(marked, created, d.SSO), tunnelNS: d.Tunnel.Namespace}
-	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.ClaimKey())
 	// The access before the first target: Pangolin routes the host only once it has
 	// one, so it is unreachable until its access is whole, and stays so if part of it
@@ -479,16 +461,14 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
-	marked := false
-	if res.NiceID != w.niceID {
-		updated, err := s.api.UpdateResource(ctx, res.ResourceID, pangolinapi.ResourceUpdate{NiceID: w.niceID})
-		countWrite(pangolinapi.OpUpdateResource, err)
-		if err != nil {
+	marked := res.NiceID != w.niceID
+	if marked {
+		if err := s.updateResource(ctx, w.niceID, e, pangolinapi.ResourceUpdate{NiceID: w.niceID}); err != nil {
 			return a.failed(ctx, d, "mark the resource to adopt", err)
 		}
-		e.res, marked = keepSSO(updated, res, nil), true
+	} else {
+		s.record(w.niceID, e)
 	}
-	s.record(w.niceID, e)
 	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
 }
@@ -497,12 +477,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 func (a *applying) update(ctx context.Context, d engine.Resource) error {
 	s := a.sink
 	w, ok, err := a.want(ctx, d)
-	s.mu.Lock()
-	e, known := s.entries[w.niceID]
-	if known {
-		e = e.clone()
-	}
-	s.mu.Unlock()
+	e, known := s.lookup(w.niceID)
 	if err != nil || !ok {
 		if err == nil && known && !d.Raw() && !strings.EqualFold(e.res.FullDomain, d.PublishedHost()) {
 			a.keepHost(d, e.res.FullDomain) // moving to a domain, or a name, that is refused
@@ -524,7 +499,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	s := a.sink
 	// Pangolin applies no access control to a raw resource and refuses every access
 	// field on it: none is read or written.
-	managed := !d.Raw() && (d.Policy != nil || s.governed(w.niceID, e.res.ResourceID))
+	managed := !d.Raw() && (d.Policy != nil || s.records.governed(w.niceID, e.res.ResourceID))
 	var access accessWant
 	if managed {
 		var ok bool
@@ -561,17 +536,14 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		u.SSO, u.BlockAccess = nil, nil
 	}
 	if u != (pangolinapi.ResourceUpdate{}) {
-		updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
-		countWrite(pangolinapi.OpUpdateResource, err)
-		if err != nil {
+		if err := s.updateResource(ctx, w.niceID, e, u); err != nil {
 			err = a.lost(ctx, d, w, "update the resource", err)
 			if err == nil && u.Host != nil && movingFrom != "" {
 				a.keepHost(d, movingFrom)
 			}
 			return err
 		}
-		e.res, wrote = keepSSO(updated, e.res, u.SSO), true
-		s.record(w.niceID, e)
+		wrote = true
 	}
 	if managed {
 		writes := a.accessWrites
@@ -775,53 +747,16 @@ func pathMatch(t target) *pangolinapi.PathMatch {
 func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 	s := a.sink
 	id := niceIDOf(s.ownerID, e)
-	s.mu.Lock()
-	known, ok := s.entries[id]
-	s.mu.Unlock()
+	known, ok := s.lookup(id)
 	if ok {
-		err := s.api.DeleteResource(ctx, known.res.ResourceID)
-		countWrite(pangolinapi.OpDeleteResource, err)
+		err := s.deleteResource(ctx, known.res.ResourceID)
 		if err != nil && !pangolinapi.IsNotFound(err) {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
 		s.forget(id)
-		s.dropRecord(id)
+		s.records.drop(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.ClaimKey())
 	return nil
-}
-
-// keepSSO is the resource an update answered, with its effective SSO setting: the one
-// the answer carries (Pangolin 1.22 and later), else the one sent, else the one before
-// the update, which an update that does not send sso cannot change.
-func keepSSO(updated, before pangolinapi.Resource, sent *bool) pangolinapi.Resource {
-	switch {
-	case updated.SSOReported:
-	case sent != nil:
-		updated.SSO, updated.SSOReported = *sent, true
-	default:
-		updated.SSO, updated.SSOReported = before.SSO, before.SSOReported
-	}
-	return updated
-}
-
-// record stores what a write answered.
-func (s *Sink) record(id string, e *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.entries[id] = e.clone()
-	if s.touched != nil {
-		s.touched[id] = true
-	}
-}
-
-// forget drops a resource from the record.
-func (s *Sink) forget(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.entries, id)
-	if s.touched != nil {
-		s.touched[id] = true
-	}
 }

@@ -35,4 +35,21 @@
 // a transient error never deletes. Resources changed behind PIC's back wake their owner;
 // at start, every owner found is woken, so that what objects deleted while PIC was down
 // published is removed.
+//
+// Parts. The sink is a few parts, each with its own state and lock. The locks nest one
+// way only: the mirror's may be held while the access records' is taken (Current),
+// never the reverse.
+//   - the mirror (mirror.go), what the owner id has in Pangolin with the org's domains
+//     and sites, filled by the refresh (refresh.go) and the sink's own writes, read by
+//     Current and Holders (through indexes of the entries by object and by host) and
+//     by the writer;
+//   - the access records (accessrecords.go), the durable record of what access
+//     policies wrote, kept by a RecordStore (record.go, sealed by recordseal.go);
+//   - the org's roles and users (orgcache.go), each a list read once for all the
+//     workers that need it and kept for a while;
+//   - the access planner (accessplan.go), a pure function from what a host's access is
+//     to the writes that make it what is asked;
+//   - the writer (apply.go; access.go for access, health.go for health checks,
+//     routers.go for router names), which works out each Apply's writes and sends them
+//     through the steps every path shares (writer.go).
 package pangolin

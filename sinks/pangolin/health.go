@@ -95,13 +95,6 @@ func (s *Sink) healthRead(e *entry, target engine.Target, t pangolinapi.Target) 
 	return healthCheckFrom(t.IP, t.Health)
 }
 
-// newtSite reports whether the site's agent is Newt, which alone probes targets.
-func (s *Sink) newtSite(siteID int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.siteTypes[siteID] == "newt"
-}
-
 // healthToWrite is the check to write for t of d, on a Newt site or not; a check not
 // written goes into unsent, and one Pangolin would refuse is a Warning.
 func (a *applying) healthToWrite(d engine.Resource, t engine.Target, newt bool, unsent map[targetKey]route.HealthCheck) pangolinapi.HealthCheck {

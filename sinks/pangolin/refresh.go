@@ -93,13 +93,10 @@ func (s *Sink) Refresh(ctx context.Context) error {
 
 	started := s.now()
 	snap, err := s.read(ctx, full, prev, started)
-	s.mu.Lock()
 	if err != nil {
-		s.err, s.touched = err, nil
-		s.mu.Unlock()
-		up.Set(0)
-		return err
+		return s.failed(err)
 	}
+	s.mu.Lock()
 	for id := range s.touched {
 		if mine, ok := s.entries[id]; ok {
 			snap.entries[id] = mine
@@ -120,9 +117,10 @@ func (s *Sink) Refresh(ctx context.Context) error {
 			changed = append(changed, e.mark.origin())
 		}
 	}
-	s.entries, s.domains, s.err, s.touched = snap.entries, snap.domains, nil, nil
-	if snap.orgRead {
-		s.org = snap.org
+	s.setEntries(snap.entries)
+	s.domains, s.err, s.touched = snap.domains, nil, nil
+	if snap.org != nil {
+		s.org.keep(*snap.org)
 	}
 	if full {
 		s.lastFull = started
@@ -144,7 +142,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 // objects whose resources are read.
 func (s *Sink) firstLoad(ctx context.Context) error {
 	started := s.now()
-	err := s.loadRecords(ctx)
+	err := s.records.load(ctx)
 	var snap snapshot
 	var list []ownedSummary
 	if err == nil {
@@ -174,14 +172,18 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 			owners = append(owners, o)
 		}
 	}
-	s.entries, s.domains, s.err = entries, snap.domains, nil
+	// Counted now: once the mirror holds them, the reads of Current and of this
+	// refresh change them.
+	resources := len(entries)
+	s.setEntries(entries)
+	s.domains, s.err = snap.domains, nil
 	s.noteSites(snap.sites)
 	s.mu.Unlock()
 	s.listedOnce.Do(func() { close(s.listed) })
 	up.Set(1)
 	s.changes.publish(ctx, plugin.Change{Owners: owners})
 	if len(owners) > 0 {
-		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources found at start", "owners", len(owners), "resources", len(entries))
+		log.FromContext(ctx).WithName("pangolin").Info("Pangolin resources found at start", "owners", len(owners), "resources", resources)
 	}
 
 	// Then every resource whole, a few at once; Current reads those it needs first.
@@ -205,16 +207,13 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	if err == nil {
 		err = s.readTunnels(ctx, &snap)
 	}
-	s.mu.Lock()
 	if err != nil {
-		s.err, s.touched = err, nil
-		s.mu.Unlock()
-		up.Set(0)
-		return err
+		return s.failed(err)
 	}
+	s.mu.Lock()
 	s.complete, s.lastFull, s.touched = true, started, nil
-	if snap.orgRead {
-		s.org = snap.org
+	if snap.org != nil {
+		s.org.keep(*snap.org)
 	}
 	wakeTunnels := s.recheckedTunnels(snap.tunnels)
 	s.mu.Unlock()
@@ -222,7 +221,8 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	return nil
 }
 
-// failed records a refresh that failed: Current fails until one succeeds.
+// failed records a refresh that failed: Current fails until one succeeds. Before the
+// first refresh has read the lists, it lets Current stop waiting for them.
 func (s *Sink) failed(err error) error {
 	s.mu.Lock()
 	s.err, s.touched = err, nil
@@ -251,9 +251,9 @@ func (s *Sink) loadPending(ctx context.Context, id string) error {
 		switch {
 		case s.entries[id] != e: // written, or listed again, meanwhile
 		case got == nil:
-			delete(s.entries, id) // deleted since the list
+			s.deleteEntry(id) // deleted since the list
 		default:
-			s.entries[id] = got
+			s.setEntry(id, got)
 		}
 		return nil, nil
 	})
@@ -284,7 +284,7 @@ func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID str
 		return nil, fmt.Errorf("list the targets of resource %d (%s): %w", resourceID, niceID, err)
 	}
 	e := &entry{mark: m, res: res, targets: targets, listFP: fp}
-	if s.governed(niceID, resourceID) {
+	if s.records.governed(niceID, resourceID) {
 		p, err := s.api.GetResourcePolicy(ctx, resourceID)
 		if pangolinapi.IsNotFound(err) {
 			return nil, nil
@@ -304,9 +304,8 @@ type snapshot struct {
 	sites   []pangolinapi.Site
 	tunnels map[string]plugin.TunnelCheck
 	// org holds the org's roles and users when a resource is governed and the refresh
-	// was full (orgRead).
-	org     orgLists
-	orgRead bool
+	// was full; nil when they were not read.
+	org *orgRead
 }
 
 // ownedSummary is a list item of this owner id's, with its mark.
@@ -387,27 +386,15 @@ func (s *Sink) read(ctx context.Context, full bool, prev map[string]*entry, star
 // at since. A reconcile that needed them meanwhile read them already (roles, users), or
 // is reading them: that list is the read's, not a second one.
 func (s *Sink) readOrg(ctx context.Context, snap *snapshot, since time.Time) error {
-	s.mu.Lock()
-	org := s.org
-	s.mu.Unlock()
-	if org.roles == nil || org.rolesAt.Before(since) {
-		got, err, _ := s.orgReads.Do("roles", func() (any, error) { return s.api.ListRoles(ctx) })
-		if err != nil {
-			return fmt.Errorf("list the org's roles: %w", err)
-		}
-		org.roles, org.rolesAt = got.([]pangolinapi.Role), s.now()
+	var org orgRead
+	var err error
+	if org.roles, org.rolesAt, err = s.org.roles.readSince(ctx, since, s.now); err != nil {
+		return fmt.Errorf("list the org's roles: %w", err)
 	}
-	if org.users == nil || org.usersAt.Before(since) {
-		got, err, _ := s.orgReads.Do("users", func() (any, error) { return s.api.ListUsers(ctx) })
-		if err != nil {
-			return fmt.Errorf("list the org's users: %w", err)
-		}
-		org.users, org.usersAt = got.([]pangolinapi.User), s.now()
-		if org.users == nil {
-			org.users = []pangolinapi.User{}
-		}
+	if org.users, org.usersAt, err = s.org.users.readSince(ctx, since, s.now); err != nil {
+		return fmt.Errorf("list the org's users: %w", err)
 	}
-	snap.org, snap.orgRead = org, true
+	snap.org = &org
 	return nil
 }
 
@@ -424,13 +411,6 @@ func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 		snap.tunnels[niceID] = check
 	}
 	return nil
-}
-
-// noteSites records the org's sites. s.mu is held.
-func (s *Sink) noteSites(sites []pangolinapi.Site) {
-	for _, site := range sites {
-		s.siteIDs[site.NiceID], s.sites[site.SiteID], s.siteTypes[site.SiteID] = site.SiteID, site.NiceID, site.Type
-	}
 }
 
 // recheckedTunnels records the sites a refresh asked about again, and returns the

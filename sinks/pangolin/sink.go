@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -54,111 +52,28 @@ func recordStore(ctx context.Context, deps plugin.SinkDeps, ownerID, apiKey stri
 	return &ConfigMapRecord{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, OwnerID: ownerID, Key: recordKey(apiKey)}
 }
 
-// tunnelTTL is how long a site's state is trusted: every reconcile asks, and a site
-// rarely changes; a resync asks again at once.
-const tunnelTTL = 30 * time.Second
-
 // Sink drives Pangolin's Integration API. It keeps in memory what this owner id has in
-// Pangolin (refresh), answers Current from there, and updates it with its own writes.
+// Pangolin (its mirror, kept by refresh), answers Current from there, and updates it
+// with its own writes (apply.go). Its parts keep their own state under their own locks:
+// the mirror, the access records (accessrecords.go) and the org's lists (orgcache.go);
+// the access planner (accessplan.go) holds none.
 type Sink struct {
 	api     *pangolinapi.Client
 	ownerID string
-	resync  time.Duration
 	now     func() time.Time
 	changes changes
 
-	// drift is how often a refresh reads every resource whole (Options.DriftPeriod).
-	drift time.Duration
-	// reads holds a token per read of one resource in flight, the first refresh's and
-	// Current's together. readLimit, the same number, bounds a refresh's own readers:
-	// the tokens are handed out first come, first served, so without it every resource
-	// of the first refresh would queue for one before the read a reconcile waits for.
-	readLimit int
-	reads     chan struct{}
-
-	// refreshing serializes refreshes.
-	refreshing sync.Mutex
-	// listed is closed once the first refresh has read the lists, or failed.
-	listed     chan struct{}
-	listedOnce sync.Once
-	// loading keeps one read per resource in flight while the first refresh runs.
-	loading singleflight.Group
-
-	mu  sync.Mutex
-	err error // the last refresh's, nil once one succeeded after it
-	// complete: a refresh has read every resource whole; lastFull is when the last full
-	// refresh started.
-	complete bool
-	lastFull time.Time
-	entries  map[string]*entry // by niceId: what this owner id has in Pangolin
-	// touched are the niceIds Apply wrote while a refresh runs: the refresh read them
-	// before or during the write, so the sink's own record wins.
-	touched map[string]bool
-	domains []pangolinapi.Domain
-	siteIDs map[string]int // niceId -> siteId
-	sites   map[int]string // siteId -> niceId
-	// siteTypes are the sites' types, by siteId: "newt", "local" or "wireguard". Only
-	// a Newt site's targets get health checks (health.go).
-	siteTypes map[int]string
-	tunnels   map[string]*siteSeen // by niceId: the last Tunnel answers
+	// mirror is embedded: s.mu is the mirror's lock, and guards the mirror's fields only.
+	mirror
 	// managed are the sites PIC creates and runs agents for (sites.go); nil for none.
 	managed *ManagedSites
-	// siteChecks keeps one question per site in flight: the workers that need a site
-	// at once (all of them, at start) share its answer.
-	siteChecks singleflight.Group
 
-	// Access control (access.go): the durable record of what policies wrote, by niceId,
-	// loaded at the first refresh; the org's roles and users.
-	store         RecordStore
-	digestKey     []byte
-	records       map[string]AccessRecord
-	recordsLoaded bool
-	recordsDirty  bool
-	saving        sync.Mutex
-	org           orgLists
-	orgReads      singleflight.Group
-}
-
-// entry is one resource of this owner id's, with its targets, as Pangolin last answered.
-type entry struct {
-	mark    mark
-	res     pangolinapi.Resource
-	targets []pangolinapi.Target
-	// tunnelNS is the namespace of the tunnel reference last written for it. Pangolin
-	// knows sites, not namespaces: until this process writes, the engine's reference
-	// and the one read back differ only by it, and Apply then writes nothing.
-	tunnelNS string
-	// access is the resource's access state (GET /resource/:id/policies), read for the
-	// resources a policy governs and kept up to date by the sink's writes; nil when not
-	// read.
-	access *pangolinapi.ResourcePolicy
-	// applied is the policy last applied whole, for render; nil for none.
-	applied *route.AccessPolicy
-	// listFP is the fingerprint of the list item this reading goes with: a light
-	// refresh reads the resource again only when its list item's differs.
-	listFP uint64
-	// pending: listed by the first refresh, not yet read whole; only mark, ids and
-	// the list's fields are known.
-	pending bool
-	// unsent are the health checks the engine asked for targets on a site that is not
-	// a Newt site, which the sink does not write (health.go): read back, such a target
-	// has the check asked, and a converged resource is not written again. A map
-	// replaced whole, never changed in place, so that clones may share it.
-	unsent map[targetKey]route.HealthCheck
-}
-
-func (e *entry) clone() *entry {
-	c := *e
-	c.targets = slices.Clone(e.targets)
-	c.access = clonePolicy(e.access)
-	return &c
-}
-
-// siteSeen is what Tunnel last learnt of a site, and who asked.
-type siteSeen struct {
-	check plugin.TunnelCheck
-	at    time.Time
-	refs  map[route.TunnelRef]bool
+	// Access control (access.go): the durable record of what policies wrote
+	// (accessrecords.go), and the key of the secrets' digests.
+	records   *accessRecords
+	digestKey []byte
+	// org are the org's roles and users (orgcache.go).
+	org *orgLists
 }
 
 // New returns a sink that works through client with opts (the client's own settings
@@ -180,22 +95,13 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 		opts.Record = &MemoryRecord{}
 	}
 	return &Sink{
-		store:     opts.Record,
+		records:   newAccessRecords(opts.Record),
 		digestKey: route.DigestKey(opts.APIKey),
-		records:   map[string]AccessRecord{},
+		org:       newOrgLists(client),
 		api:       client,
 		ownerID:   opts.OwnerID,
-		resync:    opts.ResyncPeriod,
-		drift:     opts.DriftPeriod,
-		readLimit: opts.MaxConcurrentReads,
-		reads:     make(chan struct{}, opts.MaxConcurrentReads),
 		now:       time.Now,
-		listed:    make(chan struct{}),
-		entries:   map[string]*entry{},
-		siteIDs:   map[string]int{},
-		sites:     map[int]string{},
-		siteTypes: map[int]string{},
-		tunnels:   map[string]*siteSeen{},
+		mirror:    newMirror(opts),
 		managed:   opts.Managed,
 	}
 }
@@ -222,28 +128,15 @@ func (s *Sink) Features() engine.Features {
 // Tunnel implements plugin.Sink: a tunnel is a Pangolin site, named by its niceId; the
 // reference's namespace means nothing here.
 func (s *Sink) Tunnel(ctx context.Context, ref route.TunnelRef) (plugin.TunnelCheck, error) {
-	s.mu.Lock()
-	if seen, ok := s.tunnels[ref.Name]; ok && s.now().Sub(seen.at) < tunnelTTL {
-		seen.refs[ref] = true
-		check := seen.check
-		s.mu.Unlock()
+	if check, ok := s.seenTunnel(ref, s.now()); ok {
 		return check, nil
 	}
-	s.mu.Unlock()
 	answer, err, _ := s.siteChecks.Do(ref.Name, func() (any, error) { return s.checkSite(ctx, ref.Name) })
 	if err != nil {
 		return plugin.TunnelCheck{}, unreachable(err)
 	}
 	check := answer.(plugin.TunnelCheck)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seen := s.tunnels[ref.Name]
-	if seen == nil {
-		seen = &siteSeen{refs: map[route.TunnelRef]bool{}}
-		s.tunnels[ref.Name] = seen
-	}
-	seen.check, seen.at = check, s.now()
-	seen.refs[ref] = true
+	s.noteTunnel(ref, check, s.now())
 	return check, nil
 }
 
@@ -289,10 +182,8 @@ func (s *Sink) readSite(ctx context.Context, niceID string) (plugin.TunnelCheck,
 // refresh's lists, reads the owner's own resources if that refresh has not read them
 // yet, and fails while the last refresh failed: an empty answer would delete.
 func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
-	select {
-	case <-s.listed:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	if err := s.waitListed(ctx); err != nil {
+		return nil, err
 	}
 	for {
 		s.mu.Lock()
@@ -302,8 +193,8 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 			return nil, unreachable(fmt.Errorf("what PIC published for %s is not known: the last read of Pangolin failed: %w", owner.Key(), err))
 		}
 		var pending []string
-		for id, e := range s.entries {
-			if e.pending && e.mark.sameObject(owner) {
+		for _, id := range s.owned(owner) {
+			if s.entries[id].pending {
 				pending = append(pending, id)
 			}
 		}
@@ -319,12 +210,11 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 		}
 	}
 	var out []engine.Existing
-	for id, e := range s.entries {
-		if e.mark.sameObject(owner) {
-			ex := s.existing(e, owner)
-			ex.Governed = s.governedLocked(id, e.res.ResourceID)
-			out = append(out, ex)
-		}
+	for _, id := range s.owned(owner) {
+		e := s.entries[id]
+		ex := s.existing(e, owner)
+		ex.Governed = s.records.governed(id, e.res.ResourceID)
+		out = append(out, ex)
 	}
 	slices.SortFunc(out, func(a, b engine.Existing) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -336,10 +226,8 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 // waits for the first refresh's lists and fails while the last refresh failed, as
 // Current does: a holder left out would let a younger object publish the host too.
 func (s *Sink) Holders(ctx context.Context, host string) ([]route.Origin, error) {
-	select {
-	case <-s.listed:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for the first read of Pangolin: %w", ctx.Err())
+	if err := s.waitListed(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -347,9 +235,9 @@ func (s *Sink) Holders(ctx context.Context, host string) ([]route.Origin, error)
 		return nil, unreachable(fmt.Errorf("who holds %s in Pangolin is not known: the last read of Pangolin failed: %w", host, s.err))
 	}
 	var out []route.Origin
-	for _, e := range s.entries {
-		// A resource's claim key is its mark's host or the host Pangolin serves it on:
-		// only those entries are worth reading back whole.
+	// A resource's claim key is its mark's host or the host Pangolin serves it on: only
+	// those entries are worth reading back whole, and the mirror finds them by host.
+	for _, e := range s.claimants(host) {
 		if e.mark.Host != host && !strings.EqualFold(e.res.FullDomain, host) {
 			continue
 		}
@@ -478,16 +366,6 @@ func status(e *entry) engine.Status {
 		}
 	}
 	return st
-}
-
-// baseDomain is the base domain of a verified domain of the org, or "". s.mu is held.
-func (s *Sink) baseDomain(domainID string) string {
-	for _, d := range s.domains {
-		if d.DomainID == domainID && d.Verified {
-			return strings.ToLower(d.BaseDomain)
-		}
-	}
-	return ""
 }
 
 // Describe implements plugin.Sink: a Pangolin resource is named by its niceId, which
