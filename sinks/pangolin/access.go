@@ -237,7 +237,7 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 			return false, a.lost(ctx, d, w, "read the resource's access", err)
 		}
 		e.access = &p
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	if e.access.Shared {
 		// Pangolin applies a shared policy that the inline one PIC writes does not show.
@@ -291,7 +291,7 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 			e.applied = want.policy
 		}
 	}
-	s.record(w.niceID, e)
+	s.put(w.niceID, e)
 	return ok, err
 }
 

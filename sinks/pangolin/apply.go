@@ -380,7 +380,7 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 // and mode for a raw resource, other than the resource self (0 for none): it is free
 // unless one is not this PIC's, which is then a HostTakenInPangolin rejection (Pangolin
 // accepts duplicates of both). adoptable is a resource holding it that is d's own,
-// unknown to the record (a resync that raced), or created by a PIC stopped between the
+// unknown to the mirror (a resync that raced), or created by a PIC stopped between the
 // create and the marking.
 func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
 	s := a.sink
@@ -448,7 +448,7 @@ func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinap
 	return found, nil
 }
 
-// adopt takes over a resource of this owner's that the record lacks, marks it if it is
+// adopt takes over a resource of this owner's that the mirror lacks, marks it if it is
 // not yet, and brings it to d.
 func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found pangolinapi.ResourceSummary) error {
 	s := a.sink
@@ -467,7 +467,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 			return a.failed(ctx, d, "mark the resource to adopt", err)
 		}
 	} else {
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
@@ -485,7 +485,7 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 		return err
 	}
 	if !known {
-		return a.createWanted(ctx, d, w) // gone from the record since Current: start again
+		return a.createWanted(ctx, d, w) // gone from the mirror since Current: start again
 	}
 	return a.bring(ctx, d, w, e, false)
 }
@@ -563,7 +563,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		a.res.Updated = append(a.res.Updated, d)
 	}
 	e.tunnelNS = d.Tunnel.Namespace
-	s.record(w.niceID, e)
+	s.put(w.niceID, e)
 	return a.syncTargetsUpdating(ctx, d, w, e, before)
 }
 
@@ -620,7 +620,7 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 }
 
 // lost handles a failed write on a resource: gone from Pangolin (deleted by hand since the
-// last read), it leaves the record and the reconcile is tried again, which creates it.
+// last read), it leaves the mirror and the reconcile is tried again, which creates it.
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
 	if pangolinapi.IsNotFound(err) {
 		a.sink.forget(w.niceID)
@@ -636,7 +636,7 @@ func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what s
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
 	if a.noteUnsent(ctx, d, w, e) {
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
@@ -681,7 +681,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		}
 		a.targetWrites++
 		e.targets[i] = updated
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	for _, t := range missing {
 		var created pangolinapi.Target
@@ -703,7 +703,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		a.targetWrites++
 		e.targets = append(e.targets, created)
 		used = append(used, true)
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	for i := len(used) - 1; i >= 0; i-- {
 		if used[i] {
@@ -718,7 +718,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			a.targetWrites++
 		}
 		e.targets = append(e.targets[:i], e.targets[i+1:]...)
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func (r *refresher) Start(ctx context.Context) error {
 }
 
 // Refresh reads what this owner id has in Pangolin, with the org's domains and sites,
-// and replaces the sink's record with it. Every refresh lists:
+// and replaces the sink's mirror with it. Every refresh lists:
 //
 //	1 domain list + 1 site list (one page each up to 500)
 //	+ 1 resource list, searched for "pic-<owner id>-" (one page per 500 owned resources)
@@ -221,7 +221,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	return nil
 }
 
-// failed records a refresh that failed: Current fails until one succeeds. Before the
+// failed notes a refresh that failed: Current fails until one succeeds. Before the
 // first refresh has read the lists, it lets Current stop waiting for them.
 func (s *Sink) failed(err error) error {
 	s.mu.Lock()
@@ -413,7 +413,7 @@ func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 	return nil
 }
 
-// recheckedTunnels records the sites a refresh asked about again, and returns the
+// recheckedTunnels notes the sites a refresh asked about again, and returns the
 // references to wake for those whose state changed. s.mu is held.
 func (s *Sink) recheckedTunnels(checks map[string]plugin.TunnelCheck) []route.TunnelRef {
 	var out []route.TunnelRef

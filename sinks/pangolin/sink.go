@@ -178,7 +178,7 @@ func (s *Sink) readSite(ctx context.Context, niceID string) (plugin.TunnelCheck,
 }
 
 // Current implements plugin.Sink: the resources this owner id keeps for the object of
-// owner's kind, namespace and name, from the sink's record. It waits for the first
+// owner's kind, namespace and name, from the sink's mirror. It waits for the first
 // refresh's lists, reads the owner's own resources if that refresh has not read them
 // yet, and fails while the last refresh failed: an empty answer would delete.
 func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
@@ -221,7 +221,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 }
 
 // Holders implements plugin.Sink: the objects this owner id keeps a resource for on
-// host (a published host or a port key, as Current's ClaimKey), from the sink's record,
+// host (a published host or a port key, as Current's ClaimKey), from the sink's mirror,
 // whatever those objects name now. Pangolin keeps no UID: the origins carry none. It
 // waits for the first refresh's lists and fails while the last refresh failed, as
 // Current does: a holder left out would let a younger object publish the host too.
@@ -262,7 +262,7 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 		Origin:    owner,
 		Host:      e.mark.Host,
 		SSO:       ptrTo(e.res.SSO),
-		// BlockAccess is only in GET: the record holds what GET or an update answered.
+		// BlockAccess is only in GET: the mirror holds what GET or an update answered.
 		BlockAccess: ptrTo(e.res.BlockAccess),
 	}
 	for _, h := range e.res.Headers {
