@@ -31,8 +31,8 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	// that reconcile, not this one.
 	defer func() { s.changes.publish(ctx, plugin.Change{Hosts: a.hosts}) }()
 	err := a.apply(ctx, plan)
-	// What access policies wrote is recorded even when Apply stopped part-way.
-	if saveErr := s.saveRecords(ctx, owner, plan); saveErr != nil && err == nil {
+	// The access records are saved even when Apply stopped part-way.
+	if saveErr := s.saveAccessRecords(ctx, owner, plan); saveErr != nil && err == nil {
 		err = saveErr
 	}
 	return a.res, err
@@ -499,7 +499,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	s := a.sink
 	// Pangolin applies no access control to a raw resource and refuses every access
 	// field on it: none is read or written.
-	managed := !d.Raw() && (d.Policy != nil || s.records.governed(w.niceID, e.res.ResourceID))
+	managed := !d.Raw() && (d.Policy != nil || s.accessRecords.governed(w.niceID, e.res.ResourceID))
 	var access accessWant
 	if managed {
 		var ok bool
@@ -754,7 +754,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
 		s.forget(id)
-		s.records.drop(id)
+		s.accessRecords.drop(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.ClaimKey())

@@ -57,8 +57,8 @@ func (r *refresher) Start(ctx context.Context) error {
 //
 //   - 2 per owned resource: GET (blockAccess and the effective sso are only there) and
 //     its target list (the list's targets lack method, path, match type and priority)
-//   - for the G resources an AccessPolicy governs (the record says which): 1 policies
-//     read each, and, when G > 0, 1 role list and 1 user list
+//   - for the G resources an AccessPolicy governs (the access records say which):
+//     1 policies read each, and, when G > 0, 1 role list and 1 user list
 //
 // The others, light refreshes, read whole only the resources whose list item changed
 // (pangolinapi.ResourceSummary.Fingerprint), or that are new: a resource deleted by
@@ -68,13 +68,13 @@ func (r *refresher) Start(ctx context.Context) error {
 // priority, roles and users), by the next full one. So N = 1000 costs about 5
 // requests a light refresh and 2005 a full one. A refresh writes nothing.
 //
-// The first refresh loads the record of what policies wrote (RecordStore) before it
-// reads Pangolin: without it, Current cannot say which resources a policy governs. It
-// does not keep reconciles waiting for every resource's reads: once the list is read,
-// Current answers for an object as soon as that object's own resources are read (it
-// reads them itself when the refresh has not yet), and every owner found is woken, so
-// that what objects deleted while PIC was down published is removed now. Afterwards a
-// refresh wakes the owners of what changed behind PIC's back.
+// The first refresh loads the access records (AccessRecordStore) before it reads
+// Pangolin: without it, Current cannot say which resources a policy governs.
+// It does not keep reconciles waiting for every resource's reads: once the list is
+// read, Current answers for an object as soon as that object's own resources are read
+// (it reads them itself when the refresh has not yet), and every owner found is woken,
+// so that what objects deleted while PIC was down published is removed now. Afterwards
+// a refresh wakes the owners of what changed behind PIC's back.
 func (s *Sink) Refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
@@ -142,7 +142,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 // objects whose resources are read.
 func (s *Sink) firstLoad(ctx context.Context) error {
 	started := s.now()
-	err := s.records.load(ctx)
+	err := s.accessRecords.load(ctx)
 	var snap snapshot
 	var list []ownedSummary
 	if err == nil {
@@ -284,7 +284,7 @@ func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID str
 		return nil, fmt.Errorf("list the targets of resource %d (%s): %w", resourceID, niceID, err)
 	}
 	e := &entry{mark: m, res: res, targets: targets, listFP: fp}
-	if s.records.governed(niceID, resourceID) {
+	if s.accessRecords.governed(niceID, resourceID) {
 		p, err := s.api.GetResourcePolicy(ctx, resourceID)
 		if pangolinapi.IsNotFound(err) {
 			return nil, nil
