@@ -101,7 +101,7 @@ func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
 		what = append(what, a.refusedAs(d))
 	}
 	a.res.Rejections = append(a.res.Rejections, route.Rejection{
-		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
 		Message: engine.KeptMessage(subject(e.Resource), strings.Join(what, ", ")),
 	})
 }
@@ -110,7 +110,7 @@ func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
 func (a *applying) refusedAs(d engine.Resource) string {
 	why := "not published"
 	for _, rj := range a.res.Rejections {
-		if rj.Host == d.Host && rj.Reason != pic.ReasonReplacementRefused {
+		if rj.Host == d.Host && !rj.Kept {
 			why = rj.Reason
 		}
 	}
@@ -120,7 +120,10 @@ func (a *applying) refusedAs(d engine.Resource) string {
 // keepHost says that a resource moving in place from the public host from to d's
 // keeps from: the move was refused.
 func (a *applying) keepHost(d engine.Resource, from string) {
-	a.reject(d, pic.ReasonReplacementRefused, "%s", engine.KeptMessage("host "+from, a.refusedAs(d)))
+	a.res.Rejections = append(a.res.Rejections, route.Rejection{
+		Origin: a.owner, Host: d.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
+		Message: engine.KeptMessage("host "+from, a.refusedAs(d)),
+	})
 }
 
 // applying is one Apply call.

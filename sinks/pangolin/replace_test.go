@@ -38,6 +38,7 @@ func TestRefusedPortMoveKeepsTheLivePort(t *testing.T) {
 		"tcp:45432": {pic.ReasonReplacementRefused},
 	}, reasonsOf(o.rejections))
 	for _, rj := range o.rejections {
+		assert.Equal(t, rj.Reason == pic.ReasonReplacementRefused, rj.Kept, "only the refusal to delete the live port keeps it published")
 		if rj.Reason == pic.ReasonReplacementRefused {
 			assert.Equal(t, "public port 45432/tcp stays published as it is: what replaces it, public port 45441/tcp (PangolinError), was refused; it goes once its replacement is published", rj.Message)
 		}
