@@ -41,11 +41,10 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
-		before := len(a.res.Rejections)
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
 		}
-		if !a.landed(d, a.res.Rejections[before:]) {
+		if !a.landed(d) {
 			refused[d.Name] = d
 		}
 	}
@@ -70,10 +69,10 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 }
 
 // landed reports whether d, just created, exists in Pangolin with its targets: what a
-// deletion that waits for it needs. rejections are those its create made: a write
-// Pangolin refused on the way (a target, say) leaves it short of what it replaces.
-func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool {
-	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Host == d.Host && rj.Reason == pic.ReasonPangolinError }) {
+// deletion that waits for it needs. A write Pangolin refused on the way (a target, say)
+// leaves it short of what it replaces.
+func (a *applying) landed(d engine.Resource) bool {
+	if a.refusedWrites[d.Host] {
 		return false
 	}
 	s := a.sink
@@ -137,6 +136,8 @@ type applying struct {
 	// write failed.
 	targetWrites int
 	accessWrites int
+	// refusedWrites are the hosts Pangolin refused a write for (refuseWrite).
+	refusedWrites map[string]bool
 	// rawResources are the org's raw resources by mode, listed once per Apply: an
 	// object with several ports creates several.
 	rawResources map[string][]pangolinapi.ResourceSummary
@@ -148,7 +149,7 @@ func (a *applying) failed(ctx context.Context, d engine.Resource, what string, e
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
 		return fmt.Errorf("%s: cannot %s: %w", subject(d), what, err)
 	}
-	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
+	a.refuseWrite(d, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
 	if pangolinapi.IsRefused(err) {
 		// A value Pangolin answers with a 500: the client sends it again only on a slow
 		// backoff, and the retry is what asks it again.
@@ -198,6 +199,16 @@ func (a *applying) reject(d engine.Resource, reason, format string, args ...any)
 	a.res.Rejections = append(a.res.Rejections, route.Rejection{Origin: a.owner, Host: d.Host, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
+// refuseWrite rejects a write of d's that Pangolin refused, or would: d's create, if it
+// is one, has not landed.
+func (a *applying) refuseWrite(d engine.Resource, format string, args ...any) {
+	a.reject(d, pic.ReasonPangolinError, format, args...)
+	if a.refusedWrites == nil {
+		a.refusedWrites = map[string]bool{}
+	}
+	a.refusedWrites[d.Host] = true
+}
+
 // target is what PIC writes for one engine target.
 type target struct {
 	siteID   int
@@ -234,7 +245,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 	w.mark = markOf(d.Origin, d.Host, d.PublishedHost())
 	w.niceID, w.name = niceID(s.ownerID, w.mark), resourceName(w.mark)
 	if len(w.name) > maxNameLength {
-		a.reject(d, pic.ReasonPangolinError,
+		a.refuseWrite(d,
 			"the Pangolin resource for %s would be named %q, %d characters: Pangolin allows %d; shorten the %s's name or its host",
 			subject(d), w.name, len(w.name), maxNameLength, d.Origin.Kind)
 		return w, false, nil
