@@ -146,7 +146,7 @@ func TestRenderShowsAccessByReference(t *testing.T) {
 	}
 }
 
-func TestConfigMapRecord(t *testing.T) {
+func TestConfigMapAccessRecords(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
 	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
