@@ -282,9 +282,9 @@ func specAccessPolicies(t *testing.T, p Provider) {
 		require.NoError(t, err)
 		var record corev1.ConfigMap
 		record.Data = map[string]string{}
-		for n := range pangolinsink.RecordParts {
+		for n := range pangolinsink.AccessRecordParts {
 			var part corev1.ConfigMap
-			err := a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: pangolinsink.RecordPartName(accessOwnerID, n)}, &part)
+			err := a.c.Get(a.ctx, client.ObjectKey{Namespace: picNamespace, Name: pangolinsink.AccessRecordPartName(accessOwnerID, n)}, &part)
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -372,7 +372,7 @@ func (a *accessWorld) eventuallyCondition(name, condition string, status metav1.
 // recordName is the ConfigMap, in PIC's namespace, where the direct sink records the
 // secrets it wrote for the resource niceID: the part that holds it.
 func (a *accessWorld) recordName(niceID string) string {
-	return pangolinsink.RecordPartName(accessOwnerID, pangolinsink.RecordPart(niceID))
+	return pangolinsink.AccessRecordPartName(accessOwnerID, pangolinsink.AccessRecordPart(niceID))
 }
 
 // eventuallyRecorded waits until PIC's record of the resource serving host names the

@@ -85,9 +85,9 @@ var rbacKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", 
 // (testenv.ClusterOptions.AccessPolicies).
 func accessRBACObjects(ownerID string) ([]*unstructured.Unstructured, error) {
 	recordParts := func(ownerID string) string {
-		names := make([]string, pangolinsink.RecordParts)
+		names := make([]string, pangolinsink.AccessRecordParts)
 		for n := range names {
-			names[n] = pangolinsink.RecordPartName(ownerID, n)
+			names[n] = pangolinsink.AccessRecordPartName(ownerID, n)
 		}
 		return strings.Join(names, ", ")
 	}

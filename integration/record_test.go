@@ -52,14 +52,14 @@ func TestAccessRecordOnTheAPIServer(t *testing.T) {
 
 		// What an earlier release left: the single ConfigMap.
 		require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pangolin.RecordConfigMapName(ownerID)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pangolin.AccessRecordConfigMapName(ownerID)},
 			Data:       map[string]string{"pic-envtest-ffffffffffffffff": `{"resourceId":9,"governed":true,"password":{"digest":"d","id":3}}`},
 		}))
 
 		key := []byte("a key derived from the API key, 32 bytes")
-		store := &pangolin.ConfigMapRecord{Reader: pic, Writer: pic, Namespace: ns, OwnerID: ownerID, Key: key}
+		store := &pangolin.ConfigMapAccessRecords{Reader: pic, Writer: pic, Namespace: ns, OwnerID: ownerID, Key: key}
 		require.Eventually(t, func() bool { // the RBAC is in force once the authorizer's cache has it
-			return pic.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.RecordConfigMapName(ownerID)}, &corev1.ConfigMap{}) == nil
+			return pic.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.AccessRecordConfigMapName(ownerID)}, &corev1.ConfigMap{}) == nil
 		}, 30*time.Second, 200*time.Millisecond)
 		loaded, err := store.Load(ctx)
 		require.NoError(t, err)
@@ -72,13 +72,13 @@ func TestAccessRecordOnTheAPIServer(t *testing.T) {
 			records[k] = v
 		}
 		require.NoError(t, store.Save(ctx, records))
-		assert.Equal(t, pangolin.RecordParts, writes.take(), "every part written once")
-		err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.RecordConfigMapName(ownerID)}, &corev1.ConfigMap{})
+		assert.Equal(t, pangolin.AccessRecordParts, writes.take(), "every part written once")
+		err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.AccessRecordConfigMapName(ownerID)}, &corev1.ConfigMap{})
 		assert.True(t, apierrors.IsNotFound(err), "the earlier ConfigMap is deleted once moved: %v", err)
 
-		for n := range pangolin.RecordParts {
+		for n := range pangolin.AccessRecordParts {
 			var cm corev1.ConfigMap
-			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.RecordPartName(ownerID, n)}, &cm))
+			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: pangolin.AccessRecordPartName(ownerID, n)}, &cm))
 			size := 0
 			for k, v := range cm.Data {
 				size += len(k) + len(v)
@@ -86,7 +86,7 @@ func TestAccessRecordOnTheAPIServer(t *testing.T) {
 			assert.Less(t, size, 512<<10, "part %d is well under 1 MiB", n)
 		}
 
-		restarted := &pangolin.ConfigMapRecord{Reader: pic, Writer: pic, Namespace: ns, OwnerID: ownerID, Key: key}
+		restarted := &pangolin.ConfigMapAccessRecords{Reader: pic, Writer: pic, Namespace: ns, OwnerID: ownerID, Key: key}
 		got, err := restarted.Load(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, records, got)
@@ -94,7 +94,7 @@ func TestAccessRecordOnTheAPIServer(t *testing.T) {
 		assert.Zero(t, writes.take(), "no write at steady state")
 
 		// The Role loses part 3: only the resources it holds are not saved.
-		denied := pangolin.RecordPartName(ownerID, 3)
+		denied := pangolin.AccessRecordPartName(ownerID, 3)
 		require.NoError(t, testenv.Update(ctx, env.Client, client.ObjectKeyFromObject(role), func(r *rbacv1.Role) {
 			for i := range r.Rules {
 				r.Rules[i].ResourceNames = deleteString(r.Rules[i].ResourceNames, denied)
@@ -108,18 +108,18 @@ func TestAccessRecordOnTheAPIServer(t *testing.T) {
 			r.ResourceID++
 			got[id] = r
 		}
-		var partial *pangolin.RecordsNotSaved
+		var partial *pangolin.AccessRecordsNotSaved
 		require.ErrorAs(t, restarted.Save(ctx, got), &partial)
 		for id, cause := range partial.ByNiceID {
-			require.Equal(t, 3, pangolin.RecordPart(id), "%s is not in the part the Role no longer grants", id)
+			require.Equal(t, 3, pangolin.AccessRecordPart(id), "%s is not in the part the Role no longer grants", id)
 			require.True(t, apierrors.IsForbidden(cause), "%v", cause)
 		}
 		assert.Len(t, partial.ByNiceID, countInPart(got, 3))
-		reread := &pangolin.ConfigMapRecord{Reader: env.Client, Writer: env.Client, Namespace: ns, OwnerID: ownerID, Key: key}
+		reread := &pangolin.ConfigMapAccessRecords{Reader: env.Client, Writer: env.Client, Namespace: ns, OwnerID: ownerID, Key: key}
 		saved, err := reread.Load(ctx)
 		require.NoError(t, err)
 		for id, r := range saved {
-			if pangolin.RecordPart(id) == 3 {
+			if pangolin.AccessRecordPart(id) == 3 {
 				assert.Equal(t, got[id].ResourceID-1, r.ResourceID, "part 3 holds what it held")
 			} else {
 				assert.Equal(t, got[id].ResourceID, r.ResourceID, "the other parts are saved")
@@ -164,7 +164,7 @@ func tenThousand() map[string]pangolin.AccessRecord {
 func countInPart(records map[string]pangolin.AccessRecord, n int) int {
 	count := 0
 	for id := range records {
-		if pangolin.RecordPart(id) == n {
+		if pangolin.AccessRecordPart(id) == n {
 			count++
 		}
 	}

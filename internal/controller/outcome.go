@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
-	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 )
@@ -76,7 +75,7 @@ type refusal struct {
 //	confirm     | its host: its first write waits
 //	plan        | nothing: what is replaced stays published
 //	sink        | its host, or the object, but for a resource kept for a refused
-//	            |   replacement, which stays published
+//	            |   replacement (Kept), which stays published
 type outcome struct {
 	source plugin.Result
 	// refusals are in the order the stages made them.
@@ -160,7 +159,7 @@ func (o *outcome) unpublished() []route.Rejection {
 				}
 			case s == stageSource && (rf.Host == "" || published(rf.Host)),
 				s == stageEngine && rf.Host != "" && published(rf.Host),
-				s == stageSink && rf.Reason == pic.ReasonReplacementRefused:
+				rf.Kept:
 				// Said by the source's parent conditions already; published all the
 				// same (degraded); or kept published for a refused replacement.
 			default:

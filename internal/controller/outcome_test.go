@@ -39,6 +39,11 @@ func TestOutcome(t *testing.T) {
 		rj.Hold, rj.Retry = true, true
 		return rj
 	}
+	kept := func(reason, host string) route.Rejection {
+		rj := refused(reason, host)
+		rj.Kept = true
+		return rj
+	}
 	notice := func(reason string) route.Notice {
 		return route.Notice{Origin: origin, Reason: reason, Message: reason}
 	}
@@ -120,16 +125,21 @@ func TestOutcome(t *testing.T) {
 		},
 		{
 			name:   "a resource the plan keeps for a refused replacement is told, neither held nor reported",
-			stages: func(o *outcome) { o.refuse(stagePlan, refused(pic.ReasonReplacementRefused, "a.example.com")) },
+			stages: func(o *outcome) { o.refuse(stagePlan, kept(pic.ReasonReplacementRefused, "a.example.com")) },
 			told:   []string{"ReplacementRefused a.example.com"},
 		},
 		{
 			name: "the sink's refusal is told and reported, its kept replacement only told",
 			stages: func(o *outcome) {
-				o.refuse(stageSink, refused(pic.ReasonPangolinError, "a.example.com"), refused(pic.ReasonReplacementRefused, "b.example.com"))
+				o.refuse(stageSink, refused(pic.ReasonPangolinError, "a.example.com"), kept(pic.ReasonReplacementRefused, "b.example.com"))
 			},
 			told:   []string{"PangolinError a.example.com", "ReplacementRefused b.example.com"},
 			status: []string{"PangolinError a.example.com"},
+		},
+		{
+			name:   "a sink's refusal that keeps its resource published is only told, whatever its reason",
+			stages: func(o *outcome) { o.refuse(stageSink, kept(pic.ReasonHostTakenInPangolin, "a.example.com")) },
+			told:   []string{"HostTakenInPangolin a.example.com"},
 		},
 		{
 			name:   "a sink refusal that may fix itself is retried with backoff",
@@ -154,7 +164,7 @@ func TestOutcome(t *testing.T) {
 				o.tunnelMissing(refused(pic.ReasonTunnelNotFound, ""), []string{"t.example.com"})
 				o.refuse(stageEngine, refused(pic.ReasonHostConflict, "e.example.com"))
 				o.refuse(stageConfirm, refused(pic.ReasonAccessPolicyPending, "c.example.com"))
-				o.refuse(stagePlan, refused(pic.ReasonReplacementRefused, "k.example.com"))
+				o.refuse(stagePlan, kept(pic.ReasonReplacementRefused, "k.example.com"))
 				o.refuse(stageSink, refused(pic.ReasonPangolinError, "w.example.com"))
 			},
 			told: []string{"InvalidHost s.example.com", "HostNotAllowed p.example.com", "TunnelNotFound", "HostConflict e.example.com",

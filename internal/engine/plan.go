@@ -212,7 +212,7 @@ func keptRejection(self route.Origin, e Existing, refused []route.Rejection) rou
 		what = append(what, rj.Host+" ("+rj.Reason+")")
 	}
 	return route.Rejection{
-		Origin: self, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Origin: self, Host: e.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
 		Message: KeptMessage(describe(e.Resource), strings.Join(what, ", ")),
 	}
 }

@@ -95,6 +95,7 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 			}
 			for _, rj := range plan.Kept {
 				assert.Equal(t, pic.ReasonReplacementRefused, rj.Reason)
+				assert.True(t, rj.Kept, "the old one stays published")
 				assert.Contains(t, rj.Message, "stays published as it is", "the Warning says the old one is kept")
 				kept = append(kept, rj.Host)
 			}

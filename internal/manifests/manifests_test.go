@@ -754,7 +754,7 @@ func readGatewayRoleFile(t *testing.T) *rbacv1.ClusterRole {
 // ruleSet flattens rules into "group resource [names]" → sorted verbs, so that two rule
 // lists compare equal when they grant the same, however they are grouped.
 // recordParts are the ConfigMaps of the direct sink's access record
-// (pangolin.RecordPartName), whose names the RBAC lists.
+// (pangolin.AccessRecordPartName), whose names the RBAC lists.
 func recordParts(ownerID string) []string {
 	var out []string
 	for n := range 16 {

@@ -256,6 +256,10 @@ type Rejection struct {
 	// host or port is not published rather than published open, and nothing it
 	// replaces stands in for it, since what it leaves has less protection than asked.
 	AccessUnsupported bool
+	// Kept marks a refusal that keeps something published: what would replace it was
+	// refused (make before break), so it stays as it is. It leaves nothing unpublished:
+	// the refusal of the replacement says what is not.
+	Kept bool
 }
 
 func (r Rejection) String() string {

@@ -36,7 +36,12 @@ type Resolver struct {
 }
 
 // Problem is a rejection reason and message.
-type Problem struct{ Reason, Message string }
+type Problem struct {
+	Reason, Message string
+	// Denied: the namespace may not use the tunnel. The policy wins over anything else
+	// wrong with the object: nothing is published or kept for it.
+	Denied bool
+}
 
 // Resolve returns the tunnel for an object in namespace, chosen (in that order) by the
 // tunnel-name annotation (explicit, "name" or "namespace/name"), a class alias, or the
@@ -51,8 +56,8 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 			ns, name = "", explicit
 		}
 		if name == "" || qualified && ns == "" || strings.Contains(name, "/") {
-			return route.TunnelRef{}, &Problem{pic.ReasonInvalidAnnotation,
-				fmt.Sprintf("%s=%q: want a tunnel name or namespace/name", pic.AnnotationTunnelName, explicit)}
+			return route.TunnelRef{}, &Problem{Reason: pic.ReasonInvalidAnnotation,
+				Message: fmt.Sprintf("%s=%q: want a tunnel name or namespace/name", pic.AnnotationTunnelName, explicit)}
 		}
 		t, how = r.byName(ns, name, namespace), fmt.Sprintf("annotation %s", pic.AnnotationTunnelName)
 	case alias != "":
@@ -65,8 +70,8 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 	default:
 		t, how = r.Default, "the default tunnel"
 		if t.Name == "" {
-			return route.TunnelRef{}, &Problem{pic.ReasonTunnelNotFound,
-				"no default tunnel is configured (PIC_DEFAULT_TUNNEL_NAME / defaultTunnel): use a pangolin-<alias> class, the " + pic.AnnotationTunnelName + " annotation, or configure a default"}
+			return route.TunnelRef{}, &Problem{Reason: pic.ReasonTunnelNotFound,
+				Message: "no default tunnel is configured (PIC_DEFAULT_TUNNEL_NAME / defaultTunnel): use a pangolin-<alias> class, the " + pic.AnnotationTunnelName + " annotation, or configure a default"}
 		}
 	}
 	ref := route.TunnelRef{Namespace: t.Namespace, Name: t.Name}
@@ -77,8 +82,8 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 		ref.Namespace = namespace
 	}
 	if !allowed(t.AllowedNamespaces, namespace) {
-		return route.TunnelRef{}, &Problem{pic.ReasonTunnelNotAllowed,
-			fmt.Sprintf("namespace %q may not publish through tunnel %s (chosen by %s); allowed: %s", namespace, ref, how, strings.Join(t.AllowedNamespaces, ", "))}
+		return route.TunnelRef{}, &Problem{Reason: pic.ReasonTunnelNotAllowed, Denied: true,
+			Message: fmt.Sprintf("namespace %q may not publish through tunnel %s (chosen by %s); allowed: %s", namespace, ref, how, strings.Join(t.AllowedNamespaces, ", "))}
 	}
 	return ref, nil
 }

@@ -49,6 +49,7 @@ func TestResolve(t *testing.T) {
 			if tc.reason != "" {
 				if assert.NotNil(t, problem) {
 					assert.Equal(t, tc.reason, problem.Reason)
+					assert.Equal(t, tc.reason == pic.ReasonTunnelNotAllowed, problem.Denied, "only the namespace policy denies")
 					assert.NotEmpty(t, problem.Message)
 				}
 				return

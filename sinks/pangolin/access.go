@@ -20,8 +20,9 @@ import (
 
 // Access control in direct mode (docs/access-control.md). A host with an AccessPolicy
 // (engine.Resource.Policy) is brought to it whole; one that had one (governed, by the
-// record) and has none any more is brought back to what the annotations alone ask; any
-// other host's roles, users, secrets, whitelist and rules are left as Pangolin holds them.
+// access record) and has none any more is brought back to what the annotations alone
+// ask; any other host's roles, users, secrets, whitelist and rules are left as Pangolin
+// holds them.
 //
 // Fail closed:
 //   - every name (roles, users, identity provider) is resolved before the first write:
@@ -213,7 +214,7 @@ func (a *applying) resolveAccess(ctx context.Context, d engine.Resource, e *entr
 	return want, true, nil
 }
 
-// accessRun is one syncAccess: what it wrote, for the record and the log.
+// accessRun is one syncAccess: what it wrote, for the access record and the log.
 type accessRun struct {
 	a       *applying
 	d       engine.Resource
@@ -225,8 +226,8 @@ type accessRun struct {
 	secret  struct{ password, pincode, headerAuth *string } // digests written
 }
 
-// syncAccess brings e's access to want, writing only the differences with what the
-// sink knows Pangolin holds (e.access, read first when unknown) and the record. ok is
+// syncAccess brings e's access to want, writing only the differences with what the sink
+// knows Pangolin holds (e.access, read first when unknown) and the access record. ok is
 // false when Pangolin refused part of it (a rejection was recorded); err is a failed
 // request, after which the state is read again.
 func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, e *entry, want accessWant) (ok bool, err error) {
@@ -237,7 +238,7 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 			return false, a.lost(ctx, d, w, "read the resource's access", err)
 		}
 		e.access = &p
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	if e.access.Shared {
 		// Pangolin applies a shared policy that the inline one PIC writes does not show.
@@ -249,14 +250,14 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		return false, nil
 	}
 	run := &accessRun{a: a, d: d, w: w, e: e, want: want, digests: s.secretDigests(want.policy)}
-	rec, known := s.records.get(w.niceID)
+	rec, known := s.accessRecords.get(w.niceID)
 	if !known || rec.ResourceID != e.res.ResourceID {
 		rec = AccessRecord{ResourceID: e.res.ResourceID}
 	}
 	rec = rec.clone()
 	if want.policy != nil && !rec.Governed {
 		rec.Governed = true
-		s.records.put(w.niceID, rec)
+		s.accessRecords.put(w.niceID, rec)
 	}
 	plan := planAccess(accessPlanInput{
 		sso: e.res.SSO, blockAccess: e.res.BlockAccess, have: *e.access,
@@ -283,15 +284,15 @@ func (a *applying) syncAccess(ctx context.Context, d engine.Resource, w wanted, 
 		e.access = nil
 	}
 	if ok && want.policy == nil {
-		s.records.drop(w.niceID) // undone: nothing governs the resource any more
+		s.accessRecords.drop(w.niceID) // undone: nothing governs the resource any more
 		e.applied = nil
 	} else {
-		s.records.put(w.niceID, rec)
+		s.accessRecords.put(w.niceID, rec)
 		if ok {
 			e.applied = want.policy
 		}
 	}
-	s.record(w.niceID, e)
+	s.put(w.niceID, e)
 	return ok, err
 }
 
@@ -475,17 +476,17 @@ func without(a, b []string) []string {
 	return out
 }
 
-// saveRecords saves the records if an Apply changed them. A failed save keeps them
-// dirty: the next Apply, whoever's, saves them again, and meanwhile the sink's memory
-// holds them. It fails the Apply of owner (plan) only when a resource of owner's is
-// among those whose record is not saved: a part of the record that cannot be written
-// delays the resources it holds, not every object's.
-func (s *Sink) saveRecords(ctx context.Context, owner route.Origin, plan engine.Plan) error {
-	err := s.records.save(ctx)
+// saveAccessRecords saves the access records if an Apply changed them. A failed save
+// keeps them dirty: the next Apply, whoever's, saves them again, and meanwhile the
+// sink's memory holds them. It fails the Apply of owner (plan) only when a resource of
+// owner's is among those whose record is not saved: a part of the record that cannot be
+// written delays the resources it holds, not every object's.
+func (s *Sink) saveAccessRecords(ctx context.Context, owner route.Origin, plan engine.Plan) error {
+	err := s.accessRecords.save(ctx)
 	if err == nil {
 		return nil
 	}
-	var partial *RecordsNotSaved
+	var partial *AccessRecordsNotSaved
 	if !errors.As(err, &partial) {
 		return fmt.Errorf("save the record of the access written to Pangolin: %w", err)
 	}

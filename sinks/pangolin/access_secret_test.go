@@ -95,7 +95,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	w.fault(nil)
 	keep(w.reconcile(shop, web(shop, host, 8080)))
 
-	records, err := w.record.Load(w.ctx)
+	records, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	recordJSON, err := json.Marshal(records)
 	require.NoError(t, err)
@@ -146,10 +146,10 @@ func TestRenderShowsAccessByReference(t *testing.T) {
 	}
 }
 
-func TestConfigMapRecord(t *testing.T) {
+func TestConfigMapAccessRecords(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
+	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, got, "no ConfigMap is no record")
@@ -166,7 +166,7 @@ func TestConfigMapRecord(t *testing.T) {
 
 	const niceID = "pic-my-cluster-0123456789abcdef"
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("my-cluster", RecordPart(niceID))}, &cm))
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "pic-system", Name: AccessRecordPartName("my-cluster", AccessRecordPart(niceID))}, &cm))
 	var entry map[string]any
 	require.NoError(t, json.Unmarshal([]byte(cm.Data[niceID]), &entry))
 	assert.Regexp(t, "^[0-9a-f]{64}$", entry["mac"], "sealed")
@@ -184,7 +184,7 @@ func TestForbiddenRecordIsNoRecord(t *testing.T) {
 			return forbidden
 		},
 	}).Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "other", Key: recordKey(secretKey.Token())}
+	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "other", Key: recordKey(secretKey.Token())}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, got)
@@ -197,7 +197,7 @@ func TestRecordSurvivesRestartInAConfigMap(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	shop := ingress("shop", "web")
 	w := newWorld(t, accessOrg)
-	w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "default", Key: recordKey(secretKey.Token())}
+	w.accessRecords = &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: "pic-system", OwnerID: "default", Key: recordKey(secretKey.Token())}
 	w.restart("default")
 	rt := protected(web(shop, "app.example.com", 8080), true, everything())
 	w.converge(shop, rt)
@@ -209,7 +209,7 @@ func TestRecordSurvivesRestartInAConfigMap(t *testing.T) {
 
 	niceID := w.resourceOn("app.example.com").NiceID
 	var cm corev1.ConfigMap
-	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: RecordPartName("default", RecordPart(niceID))}, &cm))
+	require.NoError(t, c.Get(w.ctx, client.ObjectKey{Namespace: "pic-system", Name: AccessRecordPartName("default", AccessRecordPart(niceID))}, &cm))
 	require.Len(t, cm.Data, 1)
 	for _, v := range cm.Data {
 		var r AccessRecord

@@ -217,7 +217,7 @@ func TestAccessPolicySecrets(t *testing.T) {
 		w := newWorld(t, accessOrg)
 		w.converge(shop, all())
 		secrets := w.fake.SecretWrites()
-		w.record = &MemoryRecord{}
+		w.accessRecords = &MemoryAccessRecords{}
 		w.restart("default")
 		w.converge(shop, all())
 		assert.Equal(t, secrets+3, w.fake.SecretWrites(), "password, PIN code, header auth")
@@ -315,7 +315,7 @@ func TestAccessPolicyDetached(t *testing.T) {
 	assert.Zero(t, p.HeaderAuthID)
 	assert.NotEmpty(t, w.fake.Routers(), "still published")
 
-	records, err := w.record.Load(w.ctx)
+	records, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	assert.Empty(t, records, "nothing governs it any more")
 	w.fault(nil)

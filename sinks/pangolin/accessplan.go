@@ -10,9 +10,9 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/sinks/pangolin/pangolinapi"
 )
 
-// An access change is planned as data, then executed (accessRun.execute). The plan is
-// a pure function of what Pangolin holds, what the policy wants and the record, so that
-// its order can be checked without a server: see planAccess for the guarantee.
+// An access change is planned as data, then executed (accessRun.execute). The plan is a
+// pure function of what Pangolin holds, what the policy wants and the access record, so
+// that its order can be checked without a server: see planAccess for the guarantee.
 
 // accessOpKind is what one access write does; each is one request.
 type accessOpKind string
@@ -89,8 +89,9 @@ type accessPlanInput struct {
 	// want is the access asked for; wantSSO and wantBlockAccess are nil to leave them.
 	want                     accessWant
 	wantSSO, wantBlockAccess *bool
-	// rec is the record of the secrets PIC wrote, and digests those the policy sets:
-	// a secret is written again only when its value or its id in Pangolin changed.
+	// rec is the access record of the secrets PIC wrote, and digests those the policy
+	// sets: a secret is written again only when its value or its id in Pangolin
+	// changed.
 	rec     AccessRecord
 	digests secretDigests
 }

@@ -11,7 +11,7 @@ import (
 // first refresh reads Pangolin, changed by the writes, and saved after an Apply that
 // changed one. Their lock is their own: it is taken inside the mirror's, never around it.
 type accessRecords struct {
-	store RecordStore
+	store AccessRecordStore
 	// saving serializes saves: a snapshot saved late never overwrites a newer one.
 	saving sync.Mutex
 
@@ -22,7 +22,7 @@ type accessRecords struct {
 	dirty bool
 }
 
-func newAccessRecords(store RecordStore) *accessRecords {
+func newAccessRecords(store AccessRecordStore) *accessRecords {
 	return &accessRecords{store: store, byNiceID: map[string]AccessRecord{}}
 }
 

@@ -31,8 +31,8 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	// that reconcile, not this one.
 	defer func() { s.changes.publish(ctx, plugin.Change{Hosts: a.hosts}) }()
 	err := a.apply(ctx, plan)
-	// What access policies wrote is recorded even when Apply stopped part-way.
-	if saveErr := s.saveRecords(ctx, owner, plan); saveErr != nil && err == nil {
+	// The access records are saved even when Apply stopped part-way.
+	if saveErr := s.saveAccessRecords(ctx, owner, plan); saveErr != nil && err == nil {
 		err = saveErr
 	}
 	return a.res, err
@@ -41,11 +41,10 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
-		before := len(a.res.Rejections)
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
 		}
-		if !a.landed(d, a.res.Rejections[before:]) {
+		if !a.landed(d) {
 			refused[d.Name] = d
 		}
 	}
@@ -70,10 +69,10 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 }
 
 // landed reports whether d, just created, exists in Pangolin with its targets: what a
-// deletion that waits for it needs. rejections are those its create made: a write
-// Pangolin refused on the way (a target, say) leaves it short of what it replaces.
-func (a *applying) landed(d engine.Resource, rejections []route.Rejection) bool {
-	if slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Host == d.Host && rj.Reason == pic.ReasonPangolinError }) {
+// deletion that waits for it needs. A write Pangolin refused on the way (a target, say)
+// leaves it short of what it replaces.
+func (a *applying) landed(d engine.Resource) bool {
+	if a.refusedWrites[d.Host] {
 		return false
 	}
 	s := a.sink
@@ -101,7 +100,7 @@ func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
 		what = append(what, a.refusedAs(d))
 	}
 	a.res.Rejections = append(a.res.Rejections, route.Rejection{
-		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+		Origin: a.owner, Host: e.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
 		Message: engine.KeptMessage(subject(e.Resource), strings.Join(what, ", ")),
 	})
 }
@@ -110,7 +109,7 @@ func (a *applying) keep(e engine.Existing, replacements []engine.Resource) {
 func (a *applying) refusedAs(d engine.Resource) string {
 	why := "not published"
 	for _, rj := range a.res.Rejections {
-		if rj.Host == d.Host && rj.Reason != pic.ReasonReplacementRefused {
+		if rj.Host == d.Host && !rj.Kept {
 			why = rj.Reason
 		}
 	}
@@ -120,7 +119,10 @@ func (a *applying) refusedAs(d engine.Resource) string {
 // keepHost says that a resource moving in place from the public host from to d's
 // keeps from: the move was refused.
 func (a *applying) keepHost(d engine.Resource, from string) {
-	a.reject(d, pic.ReasonReplacementRefused, "%s", engine.KeptMessage("host "+from, a.refusedAs(d)))
+	a.res.Rejections = append(a.res.Rejections, route.Rejection{
+		Origin: a.owner, Host: d.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
+		Message: engine.KeptMessage("host "+from, a.refusedAs(d)),
+	})
 }
 
 // applying is one Apply call.
@@ -134,6 +136,8 @@ type applying struct {
 	// write failed.
 	targetWrites int
 	accessWrites int
+	// refusedWrites are the hosts Pangolin refused a write for (refuseWrite).
+	refusedWrites map[string]bool
 	// rawResources are the org's raw resources by mode, listed once per Apply: an
 	// object with several ports creates several.
 	rawResources map[string][]pangolinapi.ResourceSummary
@@ -145,7 +149,7 @@ func (a *applying) failed(ctx context.Context, d engine.Resource, what string, e
 	if ctx.Err() != nil || pangolinapi.IsTransient(err) {
 		return fmt.Errorf("%s: cannot %s: %w", subject(d), what, err)
 	}
-	a.reject(d, pic.ReasonPangolinError, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
+	a.refuseWrite(d, "%s: Pangolin refused to %s: %s%s", subject(d), what, refusal(err), rawRefusalHint(d, err))
 	if pangolinapi.IsRefused(err) {
 		// A value Pangolin answers with a 500: the client sends it again only on a slow
 		// backoff, and the retry is what asks it again.
@@ -195,6 +199,16 @@ func (a *applying) reject(d engine.Resource, reason, format string, args ...any)
 	a.res.Rejections = append(a.res.Rejections, route.Rejection{Origin: a.owner, Host: d.Host, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
+// refuseWrite rejects a write of d's that Pangolin refused, or would: d's create, if it
+// is one, has not landed.
+func (a *applying) refuseWrite(d engine.Resource, format string, args ...any) {
+	a.reject(d, pic.ReasonPangolinError, format, args...)
+	if a.refusedWrites == nil {
+		a.refusedWrites = map[string]bool{}
+	}
+	a.refusedWrites[d.Host] = true
+}
+
 // target is what PIC writes for one engine target.
 type target struct {
 	siteID   int
@@ -231,7 +245,7 @@ func (a *applying) want(ctx context.Context, d engine.Resource) (w wanted, ok bo
 	w.mark = markOf(d.Origin, d.Host, d.PublishedHost())
 	w.niceID, w.name = niceID(s.ownerID, w.mark), resourceName(w.mark)
 	if len(w.name) > maxNameLength {
-		a.reject(d, pic.ReasonPangolinError,
+		a.refuseWrite(d,
 			"the Pangolin resource for %s would be named %q, %d characters: Pangolin allows %d; shorten the %s's name or its host",
 			subject(d), w.name, len(w.name), maxNameLength, d.Origin.Kind)
 		return w, false, nil
@@ -380,7 +394,7 @@ func (a *applying) createWanted(ctx context.Context, d engine.Resource, w wanted
 // and mode for a raw resource, other than the resource self (0 for none): it is free
 // unless one is not this PIC's, which is then a HostTakenInPangolin rejection (Pangolin
 // accepts duplicates of both). adoptable is a resource holding it that is d's own,
-// unknown to the record (a resync that raced), or created by a PIC stopped between the
+// unknown to the mirror (a resync that raced), or created by a PIC stopped between the
 // create and the marking.
 func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, self int) (adoptable *pangolinapi.ResourceSummary, free bool, err error) {
 	s := a.sink
@@ -448,7 +462,7 @@ func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinap
 	return found, nil
 }
 
-// adopt takes over a resource of this owner's that the record lacks, marks it if it is
+// adopt takes over a resource of this owner's that the mirror lacks, marks it if it is
 // not yet, and brings it to d.
 func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found pangolinapi.ResourceSummary) error {
 	s := a.sink
@@ -467,7 +481,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 			return a.failed(ctx, d, "mark the resource to adopt", err)
 		}
 	} else {
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	a.hosts = append(a.hosts, d.ClaimKey())
 	return a.bring(ctx, d, w, e, marked)
@@ -485,7 +499,7 @@ func (a *applying) update(ctx context.Context, d engine.Resource) error {
 		return err
 	}
 	if !known {
-		return a.createWanted(ctx, d, w) // gone from the record since Current: start again
+		return a.createWanted(ctx, d, w) // gone from the mirror since Current: start again
 	}
 	return a.bring(ctx, d, w, e, false)
 }
@@ -499,7 +513,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	s := a.sink
 	// Pangolin applies no access control to a raw resource and refuses every access
 	// field on it: none is read or written.
-	managed := !d.Raw() && (d.Policy != nil || s.records.governed(w.niceID, e.res.ResourceID))
+	managed := !d.Raw() && (d.Policy != nil || s.accessRecords.governed(w.niceID, e.res.ResourceID))
 	var access accessWant
 	if managed {
 		var ok bool
@@ -563,7 +577,7 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 		a.res.Updated = append(a.res.Updated, d)
 	}
 	e.tunnelNS = d.Tunnel.Namespace
-	s.record(w.niceID, e)
+	s.put(w.niceID, e)
 	return a.syncTargetsUpdating(ctx, d, w, e, before)
 }
 
@@ -620,7 +634,7 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 }
 
 // lost handles a failed write on a resource: gone from Pangolin (deleted by hand since the
-// last read), it leaves the record and the reconcile is tried again, which creates it.
+// last read), it leaves the mirror and the reconcile is tried again, which creates it.
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
 	if pangolinapi.IsNotFound(err) {
 		a.sink.forget(w.niceID)
@@ -636,7 +650,7 @@ func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what s
 func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted, e *entry) error {
 	s := a.sink
 	if a.noteUnsent(ctx, d, w, e) {
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	w.targets = a.routable(d, w, e)
 	used := make([]bool, len(e.targets))
@@ -681,7 +695,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		}
 		a.targetWrites++
 		e.targets[i] = updated
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	for _, t := range missing {
 		var created pangolinapi.Target
@@ -703,7 +717,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 		a.targetWrites++
 		e.targets = append(e.targets, created)
 		used = append(used, true)
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	for i := len(used) - 1; i >= 0; i-- {
 		if used[i] {
@@ -718,7 +732,7 @@ func (a *applying) syncTargets(ctx context.Context, d engine.Resource, w wanted,
 			a.targetWrites++
 		}
 		e.targets = append(e.targets[:i], e.targets[i+1:]...)
-		s.record(w.niceID, e)
+		s.put(w.niceID, e)
 	}
 	return nil
 }
@@ -754,7 +768,7 @@ func (a *applying) delete(ctx context.Context, e engine.Existing) error {
 			return a.failed(ctx, e.Resource, "delete the resource", err)
 		}
 		s.forget(id)
-		s.records.drop(id)
+		s.accessRecords.drop(id)
 	}
 	a.res.Deleted = append(a.res.Deleted, e.Resource)
 	a.hosts = append(a.hosts, e.ClaimKey())

@@ -12,7 +12,7 @@ import (
 )
 
 // TestResyncDuringWrites: a resync that reads Pangolin while reconciles write must not
-// lose their writes (a record without them would create duplicates) nor resurrect what
+// lose their writes (a mirror without them would create duplicates) nor resurrect what
 // they deleted.
 func TestResyncDuringWrites(t *testing.T) {
 	w := newWorld(t)

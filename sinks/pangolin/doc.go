@@ -44,7 +44,8 @@
 //     Current and Holders (through indexes of the entries by object and by host) and
 //     by the writer;
 //   - the access records (accessrecords.go), the durable record of what access
-//     policies wrote, kept by a RecordStore (record.go, sealed by recordseal.go);
+//     policies wrote, kept by an AccessRecordStore (record.go, sealed by
+//     recordseal.go);
 //   - the org's roles and users (orgcache.go), each a list read once for all the
 //     workers that need it and kept for a while;
 //   - the access planner (accessplan.go), a pure function from what a host's access is

@@ -34,8 +34,8 @@ type world struct {
 	api  *pangolinapi.Client
 	sink *Sink
 	wake *wakes
-	// record is the sink's durable record, kept across restart.
-	record RecordStore
+	// accessRecords is where the sink keeps its access records across restarts.
+	accessRecords AccessRecordStore
 	// requests are the fake's requests, in order, "METHOD /path".
 	mu       sync.Mutex
 	requests []string
@@ -50,7 +50,7 @@ func newWorld(t *testing.T, opts ...func(*pangolinsim.Options)) *world {
 	}
 	fake := simtest.NewServer(o)
 	t.Cleanup(fake.Close)
-	w := &world{t: t, ctx: context.Background(), fake: fake, record: &MemoryRecord{}}
+	w := &world{t: t, ctx: context.Background(), fake: fake, accessRecords: &MemoryAccessRecords{}}
 	api, err := pangolinapi.New(pangolinapi.Config{BaseURL: fake.BaseURL(), Org: "interop", APIKey: secretKey.Token(), Timeout: 5 * time.Second, Observe: Observe})
 	require.NoError(t, err)
 	w.api = api
@@ -61,7 +61,7 @@ func newWorld(t *testing.T, opts ...func(*pangolinsim.Options)) *world {
 // restart replaces the sink by a new one with ownerID, as a restarted PIC, and loads it.
 func (w *world) restart(ownerID string) {
 	w.t.Helper()
-	w.sink = New(w.api, Options{OwnerID: ownerID, APIKey: secretKey.Token(), Record: w.record})
+	w.sink = New(w.api, Options{OwnerID: ownerID, APIKey: secretKey.Token(), AccessRecords: w.accessRecords})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.NoError(w.t, w.sink.Refresh(w.ctx))
 }

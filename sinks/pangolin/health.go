@@ -18,7 +18,7 @@ import (
 // Health checks. A target's check is written whole on create and on every update, and
 // read back exactly: Pangolin stores what it is sent and fills in no default, so a
 // target whose stored check is the one PIC would send is converged, and written no
-// more. Two kinds of check the engine asks are not written, and the record keeps them
+// more. Two kinds of check the engine asks are not written, and the mirror keeps them
 // (entry.unsent) so that the target still reads back as asked:
 //
 //   - on a site that is not a Newt site: Pangolin marks a target created with a check
@@ -120,9 +120,9 @@ func (a *applying) healthToWrite(d engine.Resource, t engine.Target, newt bool, 
 	return hc
 }
 
-// noteUnsent records in e the checks w leaves unwritten, and logs those dropped for
+// noteUnsent notes in e the checks w leaves unwritten, and logs those dropped for
 // the site once per change: at the first write after a start, and when they change. It
-// reports whether e changed, and must then be recorded.
+// reports whether e changed, and must then be put in the mirror.
 func (a *applying) noteUnsent(ctx context.Context, d engine.Resource, w wanted, e *entry) (changed bool) {
 	if maps.Equal(e.unsent, w.unsent) {
 		return false

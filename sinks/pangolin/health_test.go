@@ -131,7 +131,7 @@ func TestHealthChecks(t *testing.T) {
 
 // TestConvergedHealthChecksAreNotWritten: after a restart and across resyncs, full
 // refreshes included, a target with its check costs no write, on a Newt site (read
-// back from Pangolin) and on a local site (the record of what was left unsent is
+// back from Pangolin) and on a local site (the mirror's note of what was left unsent is
 // rebuilt by the first reconcile, which writes nothing).
 func TestConvergedHealthChecksAreNotWritten(t *testing.T) {
 	for _, tunnel := range []string{newtSite, site} {

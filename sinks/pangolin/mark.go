@@ -35,9 +35,9 @@ func niceID(ownerID string, m mark) string {
 	return niceIDPrefix(ownerID) + hex.EncodeToString(sum[:])[:niceIDHashLength]
 }
 
-// resourceName is the name users read in Pangolin's dashboard, and the record of the
-// origin: "app.example.com (Ingress shop/web)", with ", host <source host>" inside the
-// brackets when the object names another host than the one published.
+// resourceName is the name users read in Pangolin's dashboard, which says where the
+// resource came from: "app.example.com (Ingress shop/web)", with ", host <source host>"
+// inside the brackets when the object names another host than the one published.
 func resourceName(m mark) string {
 	inner := m.Kind + " " + m.Namespace + "/" + m.Name
 	if m.Host != m.PublishedHost {

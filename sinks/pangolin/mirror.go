@@ -134,9 +134,9 @@ type siteSeen struct {
 	refs  map[route.TunnelRef]bool
 }
 
-// record keeps in the mirror what a write answered, as a copy: the writer goes on
+// put keeps in the mirror what a write answered, as a copy: the writer goes on
 // changing its own.
-func (m *mirror) record(id string, e *entry) {
+func (m *mirror) put(id string, e *entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.setEntry(id, e.clone())
@@ -156,7 +156,7 @@ func (m *mirror) forget(id string) {
 }
 
 // lookup is a copy of the entry under id, if there is one: a writer changes its copy,
-// and records it.
+// and puts it back.
 func (m *mirror) lookup(id string) (*entry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -343,7 +343,7 @@ func (m *mirror) noteTunnel(ref route.TunnelRef, check plugin.TunnelCheck, now t
 	seen.refs[ref] = true
 }
 
-// noteSites records the org's sites. m.mu is held.
+// noteSites keeps the org's sites. m.mu is held.
 func (m *mirror) noteSites(sites []pangolinapi.Site) {
 	for _, site := range sites {
 		m.siteIDs[site.NiceID], m.sites[site.SiteID], m.siteTypes[site.SiteID] = site.SiteID, site.NiceID, site.Type

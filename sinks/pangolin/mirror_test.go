@@ -84,7 +84,7 @@ func TestIndexesFindWhatAScanFinds(t *testing.T) {
 			m.setEntries(all)
 			m.mu.Unlock()
 		default:
-			m.record(id, randomEntry())
+			m.put(id, randomEntry())
 		}
 		m.mu.Lock()
 		for _, host := range hosts {

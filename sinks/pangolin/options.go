@@ -31,9 +31,9 @@ type Options struct {
 	DriftPeriod time.Duration
 	// MaxConcurrentReads bounds the reads of a refresh in flight at once.
 	MaxConcurrentReads int
-	// Record keeps what access policies wrote across restarts; nil keeps it in memory.
-	// Its digests are keyed with route.DigestKey(APIKey).
-	Record RecordStore
+	// AccessRecords keeps what access policies wrote across restarts; nil keeps it in
+	// memory. Its digests are keyed with route.DigestKey(APIKey).
+	AccessRecords AccessRecordStore
 	// Managed are the sites PIC creates and whose agents it runs; nil for none.
 	Managed *ManagedSites
 }

@@ -33,7 +33,7 @@ func TestRestartListsRolesAndUsersOnce(t *testing.T) {
 		return false
 	})
 	w.fake.ResetCounts()
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords})
 	loaded := make(chan error, 1)
 	go func() { loaded <- w.sink.Refresh(w.ctx) }()
 

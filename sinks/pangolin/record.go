@@ -59,42 +59,43 @@ func (r AccessRecord) clone() AccessRecord {
 	return c
 }
 
-// RecordStore keeps the access records across restarts: the sink loads them once, at
-// its first refresh, and saves them all after an Apply that changed one. Only the
+// AccessRecordStore keeps the access records across restarts: the sink loads them once,
+// at its first refresh, and saves them all after an Apply that changed one. Only the
 // leader writes.
-type RecordStore interface {
+type AccessRecordStore interface {
 	Load(ctx context.Context) (map[string]AccessRecord, error)
 	// Save brings the stored records to records. A store kept in parts writes only the
-	// parts that changed; when some cannot be written it returns a *RecordsNotSaved,
-	// which names the resources whose change is not durable: the others' is.
+	// parts that changed; when some cannot be written it returns an
+	// *AccessRecordsNotSaved, which names the resources whose change is not durable:
+	// the others' is.
 	Save(ctx context.Context, records map[string]AccessRecord) error
 	// String says where the records are, for logs and errors.
 	String() string
 }
 
-// MemoryRecord keeps the records in memory: for render, and for a PIC that runs
+// MemoryAccessRecords keeps the records in memory: for render, and for a PIC that runs
 // outside a cluster (each secret is then written again once after a restart).
-type MemoryRecord struct {
+type MemoryAccessRecords struct {
 	mu      sync.Mutex
 	records map[string]AccessRecord
 }
 
-// Load implements RecordStore.
-func (m *MemoryRecord) Load(context.Context) (map[string]AccessRecord, error) {
+// Load implements AccessRecordStore.
+func (m *MemoryAccessRecords) Load(context.Context) (map[string]AccessRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return cloneRecords(m.records), nil
 }
 
-// Save implements RecordStore.
-func (m *MemoryRecord) Save(_ context.Context, records map[string]AccessRecord) error {
+// Save implements AccessRecordStore.
+func (m *MemoryAccessRecords) Save(_ context.Context, records map[string]AccessRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.records = cloneRecords(records)
 	return nil
 }
 
-func (m *MemoryRecord) String() string { return "memory (lost at restart)" }
+func (m *MemoryAccessRecords) String() string { return "memory (lost at restart)" }
 
 func cloneRecords(in map[string]AccessRecord) map[string]AccessRecord {
 	out := make(map[string]AccessRecord, len(in))
@@ -104,14 +105,15 @@ func cloneRecords(in map[string]AccessRecord) map[string]AccessRecord {
 	return out
 }
 
-// RecordsNotSaved is a Save that wrote some of the records and not others: the changes
-// to the records of the resources it names are not durable yet, the others' are.
-type RecordsNotSaved struct {
+// AccessRecordsNotSaved is a Save that wrote some of the records and not others: the
+// changes to the records of the resources it names are not durable yet, the others'
+// are.
+type AccessRecordsNotSaved struct {
 	// ByNiceID says, for each resource whose change was not saved, why.
 	ByNiceID map[string]error
 }
 
-func (e *RecordsNotSaved) Error() string {
+func (e *AccessRecordsNotSaved) Error() string {
 	ids := slices.Sorted(maps.Keys(e.ByNiceID))
 	if len(ids) == 0 {
 		return "no access record left unsaved"
@@ -119,33 +121,34 @@ func (e *RecordsNotSaved) Error() string {
 	return fmt.Sprintf("the access record of %d Pangolin resources is not saved (%s first): %v", len(ids), ids[0], e.ByNiceID[ids[0]])
 }
 
-// RecordParts is how many ConfigMaps the records are spread over, by a stable hash of
-// the niceId. At about 450 bytes for a resource with every secret, 10,000 resources
-// fill each part to about 300 KiB, and the parts hold about 35,000 before one reaches
-// the 1 MiB a ConfigMap may hold. Fixed, so that the RBAC can name every part.
-const RecordParts = 16
+// AccessRecordParts is how many ConfigMaps the records are spread over, by a stable
+// hash of the niceId. At about 450 bytes for a resource with every secret, 10,000
+// resources fill each part to about 300 KiB, and the parts hold about 35,000 before one
+// reaches the 1 MiB a ConfigMap may hold. Fixed, so that the RBAC can name every part.
+const AccessRecordParts = 16
 
 // maxRecordPartBytes is what a ConfigMap's data may hold, keys and values together:
 // a part beyond it is refused before it is sent, and only its resources wait.
 const maxRecordPartBytes = 1 << 20
 
-// ConfigMapRecord keeps the records in ConfigMaps of PIC's own namespace, spread over
-// RecordParts parts (RecordPartName) by a stable hash of the niceId: one data key per
-// resource niceId, each value the JSON of an AccessRecord sealed with a MAC
-// (sealRecord). An entry whose MAC does not verify is ignored, so that no one but the
-// holder of the API key can mark a resource governed.
+// ConfigMapAccessRecords keeps the records in ConfigMaps of PIC's own namespace, spread
+// over AccessRecordParts parts (AccessRecordPartName) by a stable hash of the niceId:
+// one data key per resource niceId, each value the JSON of an AccessRecord sealed with
+// a MAC (sealRecord). An entry whose MAC does not verify is ignored, so that no one but
+// the holder of the API key can mark a resource governed.
 //
 // A save writes only the parts that changed since they were last read or written, and a
-// part that cannot be written delays only the resources it holds (RecordsNotSaved).
+// part that cannot be written delays only the resources it holds
+// (AccessRecordsNotSaved).
 //
-// The single ConfigMap of earlier releases (RecordConfigMapName) is read too: its entries
-// carry no MAC, so only their secrets' digests and ids are taken (each digest is keyed
-// with the API key, and a forged one only causes a rewrite), never "governed"; once the
-// parts hold them, it is deleted.
+// The single ConfigMap of earlier releases (AccessRecordConfigMapName) is read too: its
+// entries carry no MAC, so only their secrets' digests and ids are taken (each digest
+// is keyed with the API key, and a forged one only causes a rewrite), never "governed";
+// once the parts hold them, it is deleted.
 //
 // It needs get and update on the parts, get and delete on the earlier ConfigMap, and
 // create on ConfigMaps in the namespace (the first save of a part).
-type ConfigMapRecord struct {
+type ConfigMapAccessRecords struct {
 	// Reader reads past the cache: PIC does not watch ConfigMaps.
 	Reader    client.Reader
 	Writer    client.Writer
@@ -156,37 +159,38 @@ type ConfigMapRecord struct {
 
 	mu sync.Mutex
 	// stored is each part's data as last read or written; nil for a part not there.
-	stored [RecordParts]map[string]string
+	stored [AccessRecordParts]map[string]string
 	// legacy: the earlier single ConfigMap was read, and its entries are not in the
 	// parts yet.
 	legacy bool
 }
 
-// RecordConfigMapName is the single ConfigMap that held the access records of an owner
-// id in earlier releases; RecordPartName names the ConfigMaps that hold them now.
-func RecordConfigMapName(ownerID string) string { return "pic-access-" + ownerID }
+// AccessRecordConfigMapName is the single ConfigMap that held the access records of an
+// owner id in earlier releases; AccessRecordPartName names the ConfigMaps that hold
+// them now.
+func AccessRecordConfigMapName(ownerID string) string { return "pic-access-" + ownerID }
 
-// RecordPartName is the ConfigMap of part n of the access records of an owner id. The
-// dot cannot be part of an owner id, so that no owner id's part is another owner id's
-// ConfigMap.
-func RecordPartName(ownerID string, n int) string {
-	return RecordConfigMapName(ownerID) + "." + strconv.Itoa(n)
+// AccessRecordPartName is the ConfigMap of part n of the access records of an owner id.
+// The dot cannot be part of an owner id, so that no owner id's part is another owner
+// id's ConfigMap.
+func AccessRecordPartName(ownerID string, n int) string {
+	return AccessRecordConfigMapName(ownerID) + "." + strconv.Itoa(n)
 }
 
-// RecordPart is the part that holds a resource's record: a hash of its niceId, stable
-// across releases and restarts.
-func RecordPart(niceID string) int {
+// AccessRecordPart is the part that holds a resource's record: a hash of its niceId,
+// stable across releases and restarts.
+func AccessRecordPart(niceID string) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(niceID))
-	return int(h.Sum32() % RecordParts)
+	return int(h.Sum32() % AccessRecordParts)
 }
 
-func (c *ConfigMapRecord) String() string {
-	return fmt.Sprintf("ConfigMaps %s/%s to .%d", c.Namespace, RecordPartName(c.OwnerID, 0), RecordParts-1)
+func (c *ConfigMapAccessRecords) String() string {
+	return fmt.Sprintf("ConfigMaps %s/%s to .%d", c.Namespace, AccessRecordPartName(c.OwnerID, 0), AccessRecordParts-1)
 }
 
-// Load implements RecordStore: no ConfigMap is no record.
-func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, error) {
+// Load implements AccessRecordStore: no ConfigMap is no record.
+func (c *ConfigMapAccessRecords) Load(ctx context.Context) (map[string]AccessRecord, error) {
 	if len(c.Key) == 0 {
 		return nil, errors.New("read the access record: no key to verify it")
 	}
@@ -195,7 +199,7 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 	logger := log.FromContext(ctx).WithName("pangolin")
 	out := map[string]AccessRecord{}
 
-	legacy, _, err := c.read(ctx, RecordConfigMapName(c.OwnerID))
+	legacy, _, err := c.read(ctx, AccessRecordConfigMapName(c.OwnerID))
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +214,8 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 
 	var forbidden []string
 	var denial error
-	for n := range RecordParts {
-		name := RecordPartName(c.OwnerID, n)
+	for n := range AccessRecordParts {
+		name := AccessRecordPartName(c.OwnerID, n)
 		cm, denied, err := c.read(ctx, name)
 		if err != nil {
 			return nil, err
@@ -227,7 +231,7 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 		var invalid []string
 		for niceID, value := range cm.Data {
 			r, err := openRecord(c.Key, niceID, value)
-			if err != nil || RecordPart(niceID) != n {
+			if err != nil || AccessRecordPart(niceID) != n {
 				invalid = append(invalid, niceID)
 				continue
 			}
@@ -250,7 +254,7 @@ func (c *ConfigMapRecord) Load(ctx context.Context) (map[string]AccessRecord, er
 
 // read gets a ConfigMap of the record: nil when it does not exist, or when PIC may not
 // read it (denied says why).
-func (c *ConfigMapRecord) read(ctx context.Context, name string) (_ *corev1.ConfigMap, denied, _ error) {
+func (c *ConfigMapAccessRecords) read(ctx context.Context, name string) (_ *corev1.ConfigMap, denied, _ error) {
 	var cm corev1.ConfigMap
 	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &cm)
 	switch {
@@ -267,7 +271,7 @@ func (c *ConfigMapRecord) read(ctx context.Context, name string) (_ *corev1.Conf
 // warnInvalid says, once per load, that a part holds entries that fail verification:
 // forged, edited by hand, or sealed with another API key. It names them, by niceId; the
 // entries themselves hold no secret, but are not repeated either.
-func (c *ConfigMapRecord) warnInvalid(ctx context.Context, cm *corev1.ConfigMap, invalid []string) {
+func (c *ConfigMapAccessRecords) warnInvalid(ctx context.Context, cm *corev1.ConfigMap, invalid []string) {
 	slices.Sort(invalid)
 	note := fmt.Sprintf("%d entries of the access record fail verification (forged, edited, or written with another API key) and are ignored: PIC strips nothing from a resource no valid entry governs, and records each again when its AccessPolicy is next applied: %s",
 		len(invalid), strings.Join(invalid[:min(len(invalid), maxNamed)], ", "))
@@ -317,33 +321,33 @@ func reportingInstance() string {
 	return pic.ManagedByValue + "-" + host
 }
 
-// Save implements RecordStore: the parts are replaced by records, each part only if it
-// changed. A part that cannot be written leaves its resources' changes unsaved
-// (RecordsNotSaved) and the other parts are saved all the same.
-func (c *ConfigMapRecord) Save(ctx context.Context, records map[string]AccessRecord) error {
+// Save implements AccessRecordStore: the parts are replaced by records, each part only
+// if it changed. A part that cannot be written leaves its resources' changes unsaved
+// (AccessRecordsNotSaved) and the other parts are saved all the same.
+func (c *ConfigMapAccessRecords) Save(ctx context.Context, records map[string]AccessRecord) error {
 	if len(c.Key) == 0 {
 		return errors.New("save the access record: no key to seal it")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var parts [RecordParts]map[string]string
+	var parts [AccessRecordParts]map[string]string
 	for niceID, r := range records {
 		value, err := sealRecord(c.Key, niceID, r)
 		if err != nil {
 			return fmt.Errorf("seal the access record of %s: %w", niceID, err)
 		}
-		n := RecordPart(niceID)
+		n := AccessRecordPart(niceID)
 		if parts[n] == nil {
 			parts[n] = map[string]string{}
 		}
 		parts[n][niceID] = value
 	}
 	unsaved := map[string]error{}
-	for n := range RecordParts {
+	for n := range AccessRecordParts {
 		if maps.Equal(parts[n], c.stored[n]) {
 			continue // unchanged: no write at steady state
 		}
-		if err := c.write(ctx, RecordPartName(c.OwnerID, n), parts[n]); err != nil {
+		if err := c.write(ctx, AccessRecordPartName(c.OwnerID, n), parts[n]); err != nil {
 			for _, niceID := range changed(c.stored[n], parts[n]) {
 				unsaved[niceID] = err
 			}
@@ -352,7 +356,7 @@ func (c *ConfigMapRecord) Save(ctx context.Context, records map[string]AccessRec
 		c.stored[n] = parts[n]
 	}
 	if len(unsaved) > 0 {
-		return &RecordsNotSaved{ByNiceID: unsaved}
+		return &AccessRecordsNotSaved{ByNiceID: unsaved}
 	}
 	if c.legacy {
 		c.dropLegacy(ctx)
@@ -377,7 +381,7 @@ func changed(before, after map[string]string) []string {
 }
 
 // write replaces a part's data, creating the part if it does not exist.
-func (c *ConfigMapRecord) write(ctx context.Context, name string, data map[string]string) error {
+func (c *ConfigMapAccessRecords) write(ctx context.Context, name string, data map[string]string) error {
 	size := 0
 	for k, v := range data {
 		size += len(k) + len(v)
@@ -414,9 +418,9 @@ func (c *ConfigMapRecord) write(ctx context.Context, name string, data map[strin
 // dropLegacy deletes the earlier single ConfigMap once the parts hold its entries. A
 // failure is only logged: what it still holds is read again, harmlessly, at the next
 // load.
-func (c *ConfigMapRecord) dropLegacy(ctx context.Context) {
+func (c *ConfigMapAccessRecords) dropLegacy(ctx context.Context) {
 	c.legacy = false
-	name := RecordConfigMapName(c.OwnerID)
+	name := AccessRecordConfigMapName(c.OwnerID)
 	err := c.Writer.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: name}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		log.FromContext(ctx).WithName("pangolin").Error(err, "cannot delete the access record of earlier releases, now held by its parts: delete it by hand",

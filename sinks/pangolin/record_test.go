@@ -63,33 +63,33 @@ func TestForgedRecordDoesNotGovern(t *testing.T) {
 		governs bool
 	}{
 		{"an entry without a MAC in the ConfigMap of earlier releases does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordConfigMapName("default"), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
+			putConfigMap(t, c, AccessRecordConfigMapName("default"), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
 		}, false},
 		{"an entry without a MAC in its part does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
+			putConfigMap(t, c, AccessRecordPartName("default", AccessRecordPart(niceID)), map[string]string{niceID: fmt.Sprintf(`{"resourceId":%d,"governed":true}`, id)})
 		}, false},
 		{"an entry sealed with another API key does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
+			putConfigMap(t, c, AccessRecordPartName("default", AccessRecordPart(niceID)), map[string]string{
 				niceID: seal(t, recordKey("another-api-key"), niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed for another resource, moved under this one, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
+			putConfigMap(t, c, AccessRecordPartName("default", AccessRecordPart(niceID)), map[string]string{
 				niceID: seal(t, key, "pic-default-0123456789abcdef", AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed as not governed, edited to governed, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
 			v := seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: false, Password: &SecretRecord{Digest: "d", ID: 1}})
 			require.Contains(t, v, `"governed":false`)
-			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{niceID: strings.Replace(v, `"governed":false`, `"governed":true`, 1)})
+			putConfigMap(t, c, AccessRecordPartName("default", AccessRecordPart(niceID)), map[string]string{niceID: strings.Replace(v, `"governed":false`, `"governed":true`, 1)})
 		}, false},
 		{"an entry PIC sealed, copied to another part, does not govern", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", (RecordPart(niceID)+1)%RecordParts), map[string]string{
+			putConfigMap(t, c, AccessRecordPartName("default", (AccessRecordPart(niceID)+1)%AccessRecordParts), map[string]string{
 				niceID: seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, false},
 		{"an entry PIC sealed for the resource, in its part, governs", func(t *testing.T, c client.Client, niceID string, id int) {
-			putConfigMap(t, c, RecordPartName("default", RecordPart(niceID)), map[string]string{
+			putConfigMap(t, c, AccessRecordPartName("default", AccessRecordPart(niceID)), map[string]string{
 				niceID: seal(t, key, niceID, AccessRecord{ResourceID: id, Governed: true}),
 			})
 		}, true},
@@ -98,7 +98,7 @@ func TestForgedRecordDoesNotGovern(t *testing.T) {
 			c := fake.NewClientBuilder().Build()
 			shop := ingress("shop", "web")
 			w := newWorld(t, accessOrg)
-			w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: key}
+			w.accessRecords = &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: key}
 			w.restart("default")
 			rt := web(shop, host, 8080)
 			w.converge(shop, rt)
@@ -126,16 +126,16 @@ func TestInvalidRecordEntriesAreReported(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	key := recordKey(secretKey.Token())
 	const good, forged = "pic-default-00000000000000aa", "pic-default-00000000000000bb"
-	n := RecordPart(good)
+	n := AccessRecordPart(good)
 	forgedHere := forged
-	for i := 0; RecordPart(forgedHere) != n; i++ { // a forged entry in the same part
+	for i := 0; AccessRecordPart(forgedHere) != n; i++ { // a forged entry in the same part
 		forgedHere = fmt.Sprintf("pic-default-%016x", i)
 	}
-	putConfigMap(t, c, RecordPartName("default", n), map[string]string{
+	putConfigMap(t, c, AccessRecordPartName("default", n), map[string]string{
 		good:       seal(t, key, good, AccessRecord{ResourceID: 1, Governed: true}),
 		forgedHere: `{"resourceId":2,"governed":true}`,
 	})
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: key}
+	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: key}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]AccessRecord{good: {ResourceID: 1, Governed: true}}, got)
@@ -146,7 +146,7 @@ func TestInvalidRecordEntriesAreReported(t *testing.T) {
 	ev := events.Items[0]
 	assert.Equal(t, corev1.EventTypeWarning, ev.Type)
 	assert.Equal(t, pic.ReasonAccessRecordInvalid, ev.Reason)
-	assert.Equal(t, RecordPartName("default", n), ev.Regarding.Name)
+	assert.Equal(t, AccessRecordPartName("default", n), ev.Regarding.Name)
 	assert.Contains(t, ev.Note, forgedHere)
 	assert.NotContains(t, ev.Note, good)
 	for _, secret := range []string{secretKey.Secret, string(key), fmt.Sprintf("%x", key)} {
@@ -160,9 +160,9 @@ func TestAPIKeyRotationForgetsTheRecord(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
 	records := map[string]AccessRecord{"pic-default-0123456789abcdef": {ResourceID: 12, Governed: true}}
-	before := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey("old-key")}
+	before := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey("old-key")}
 	require.NoError(t, before.Save(ctx, records))
-	after := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey("new-key")}
+	after := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey("new-key")}
 	got, err := after.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, got)
@@ -242,15 +242,15 @@ func TestRecordHoldsTenThousandResources(t *testing.T) {
 	ctx := context.Background()
 	var counter writeCounter
 	c := fake.NewClientBuilder().WithInterceptorFuncs(counter.funcs(nil)).Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
+	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
 	records := manyRecords(10000)
 	require.NoError(t, store.Save(ctx, records))
-	assert.Len(t, counter.take(), RecordParts, "every part written once")
+	assert.Len(t, counter.take(), AccessRecordParts, "every part written once")
 
 	total := 0
-	for n := range RecordParts {
+	for n := range AccessRecordParts {
 		var cm corev1.ConfigMap
-		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: recordNamespace, Name: RecordPartName("my-cluster", n)}, &cm))
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: recordNamespace, Name: AccessRecordPartName("my-cluster", n)}, &cm))
 		size := 0
 		for k, v := range cm.Data {
 			size += len(k) + len(v)
@@ -261,7 +261,7 @@ func TestRecordHoldsTenThousandResources(t *testing.T) {
 	}
 	assert.Equal(t, 10000, total)
 
-	restarted := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: store.Key}
+	restarted := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: store.Key}
 	got, err := restarted.Load(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, records, got)
@@ -273,7 +273,7 @@ func TestRecordHoldsTenThousandResources(t *testing.T) {
 	r.Password = &SecretRecord{Digest: strings.Repeat("a", 64), ID: 7}
 	got[changedID] = r
 	require.NoError(t, restarted.Save(ctx, got))
-	assert.Equal(t, map[string]int{RecordPartName("my-cluster", RecordPart(changedID)): 1}, counter.take(), "one part written")
+	assert.Equal(t, map[string]int{AccessRecordPartName("my-cluster", AccessRecordPart(changedID)): 1}, counter.take(), "one part written")
 }
 
 // TestRecordPartTooLargeIsRefused: a part past what a ConfigMap may hold is not sent,
@@ -281,7 +281,7 @@ func TestRecordHoldsTenThousandResources(t *testing.T) {
 func TestRecordPartTooLargeIsRefused(t *testing.T) {
 	ctx := context.Background()
 	c := fake.NewClientBuilder().Build()
-	store := &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
+	store := &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "my-cluster", Key: recordKey(secretKey.Token())}
 	records := manyRecords(3000)
 	huge := strings.Repeat("f", maxRecordPartBytes)
 	var hugeID string
@@ -291,11 +291,11 @@ func TestRecordPartTooLargeIsRefused(t *testing.T) {
 	}
 	records[hugeID] = AccessRecord{ResourceID: 1, Governed: true, Password: &SecretRecord{Digest: huge, ID: 1}}
 	err := store.Save(ctx, records)
-	var partial *RecordsNotSaved
+	var partial *AccessRecordsNotSaved
 	require.ErrorAs(t, err, &partial)
 	assert.Contains(t, partial.ByNiceID[hugeID].Error(), "more than the 1048576 a ConfigMap may hold")
 	for id := range partial.ByNiceID {
-		assert.Equal(t, RecordPart(hugeID), RecordPart(id), "only the resources of the part that is too large")
+		assert.Equal(t, AccessRecordPart(hugeID), AccessRecordPart(id), "only the resources of the part that is too large")
 	}
 	got, err := store.Load(ctx)
 	require.NoError(t, err)
@@ -309,15 +309,15 @@ func TestOneRecordPartFailingDelaysOnlyItsResources(t *testing.T) {
 	shop, blog := ingress("shop", "web"), ingress("blog", "web")
 	const shopHost = "app.example.com"
 	blogHost := ""
-	shopPart := RecordPart(niceID("default", markOf(shop, shopHost, "")))
+	shopPart := AccessRecordPart(niceID("default", markOf(shop, shopHost, "")))
 	for i := 0; blogHost == ""; i++ { // a host whose resource is in another part
 		h := fmt.Sprintf("blog%d.example.com", i)
-		if RecordPart(niceID("default", markOf(blog, h, ""))) != shopPart {
+		if AccessRecordPart(niceID("default", markOf(blog, h, ""))) != shopPart {
 			blogHost = h
 		}
 	}
 	var mu sync.Mutex
-	failing := RecordPartName("default", shopPart)
+	failing := AccessRecordPartName("default", shopPart)
 	var counter writeCounter
 	c := fake.NewClientBuilder().WithInterceptorFuncs(counter.funcs(func(name string) error {
 		mu.Lock()
@@ -329,7 +329,7 @@ func TestOneRecordPartFailingDelaysOnlyItsResources(t *testing.T) {
 	})).Build()
 
 	w := newWorld(t, accessOrg)
-	w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey(secretKey.Token())}
+	w.accessRecords = &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey(secretKey.Token())}
 	w.restart("default")
 	shopRoute := protected(web(shop, shopHost, 8080), true, everything())
 	blogRoute := protected(web(blog, blogHost, 8080), true, everything())
@@ -348,7 +348,7 @@ func TestOneRecordPartFailingDelaysOnlyItsResources(t *testing.T) {
 	mu.Unlock()
 	w.converge(shop, shopRoute)
 	counter.take()
-	got, err := w.record.Load(w.ctx)
+	got, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{w.resourceOn(shopHost).NiceID, w.resourceOn(blogHost).NiceID}, keys(got))
 
@@ -372,7 +372,7 @@ func TestRecordOfEarlierReleasesIsMoved(t *testing.T) {
 	w := newWorld(t, accessOrg)
 	rt := protected(web(shop, host, 8080), true, everything())
 	w.converge(shop, rt) // with the record in memory: what an earlier release saved
-	earlier, err := w.record.Load(w.ctx)
+	earlier, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	legacy := map[string]string{}
 	for id, r := range earlier {
@@ -380,12 +380,12 @@ func TestRecordOfEarlierReleasesIsMoved(t *testing.T) {
 		require.NoError(t, err)
 		legacy[id] = b[:strings.LastIndex(b, `,"mac":`)] + "}"
 	}
-	putConfigMap(t, c, RecordConfigMapName("default"), legacy)
+	putConfigMap(t, c, AccessRecordConfigMapName("default"), legacy)
 
-	w.record = &ConfigMapRecord{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey(secretKey.Token())}
+	w.accessRecords = &ConfigMapAccessRecords{Reader: c, Writer: c, Namespace: recordNamespace, OwnerID: "default", Key: recordKey(secretKey.Token())}
 	secrets := w.fake.SecretWrites()
 	w.restart("default")
-	loaded, err := w.record.Load(w.ctx)
+	loaded, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	for _, r := range loaded {
 		assert.False(t, r.Governed, "an entry without a MAC governs nothing")
@@ -393,13 +393,13 @@ func TestRecordOfEarlierReleasesIsMoved(t *testing.T) {
 	w.converge(shop, rt)
 	assert.Equal(t, secrets, w.fake.SecretWrites(), "the digests were taken: no secret written again")
 
-	got, err := w.record.Load(w.ctx)
+	got, err := w.accessRecords.Load(w.ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	for _, r := range got {
 		assert.True(t, r.Governed, "governed again by its policy's write")
 	}
 	var cm corev1.ConfigMap
-	err = c.Get(w.ctx, client.ObjectKey{Namespace: recordNamespace, Name: RecordConfigMapName("default")}, &cm)
+	err = c.Get(w.ctx, client.ObjectKey{Namespace: recordNamespace, Name: AccessRecordConfigMapName("default")}, &cm)
 	assert.True(t, apierrors.IsNotFound(err), "the ConfigMap of earlier releases is deleted: %v", err)
 }

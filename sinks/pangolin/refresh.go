@@ -46,7 +46,7 @@ func (r *refresher) Start(ctx context.Context) error {
 }
 
 // Refresh reads what this owner id has in Pangolin, with the org's domains and sites,
-// and replaces the sink's record with it. Every refresh lists:
+// and replaces the sink's mirror with it. Every refresh lists:
 //
 //	1 domain list + 1 site list (one page each up to 500)
 //	+ 1 resource list, searched for "pic-<owner id>-" (one page per 500 owned resources)
@@ -57,8 +57,8 @@ func (r *refresher) Start(ctx context.Context) error {
 //
 //   - 2 per owned resource: GET (blockAccess and the effective sso are only there) and
 //     its target list (the list's targets lack method, path, match type and priority)
-//   - for the G resources an AccessPolicy governs (the record says which): 1 policies
-//     read each, and, when G > 0, 1 role list and 1 user list
+//   - for the G resources an AccessPolicy governs (the access records say which):
+//     1 policies read each, and, when G > 0, 1 role list and 1 user list
 //
 // The others, light refreshes, read whole only the resources whose list item changed
 // (pangolinapi.ResourceSummary.Fingerprint), or that are new: a resource deleted by
@@ -68,13 +68,13 @@ func (r *refresher) Start(ctx context.Context) error {
 // priority, roles and users), by the next full one. So N = 1000 costs about 5
 // requests a light refresh and 2005 a full one. A refresh writes nothing.
 //
-// The first refresh loads the record of what policies wrote (RecordStore) before it
-// reads Pangolin: without it, Current cannot say which resources a policy governs. It
-// does not keep reconciles waiting for every resource's reads: once the list is read,
-// Current answers for an object as soon as that object's own resources are read (it
-// reads them itself when the refresh has not yet), and every owner found is woken, so
-// that what objects deleted while PIC was down published is removed now. Afterwards a
-// refresh wakes the owners of what changed behind PIC's back.
+// The first refresh loads the access records (AccessRecordStore) before it reads
+// Pangolin: without it, Current cannot say which resources a policy governs.
+// It does not keep reconciles waiting for every resource's reads: once the list is
+// read, Current answers for an object as soon as that object's own resources are read
+// (it reads them itself when the refresh has not yet), and every owner found is woken,
+// so that what objects deleted while PIC was down published is removed now. Afterwards
+// a refresh wakes the owners of what changed behind PIC's back.
 func (s *Sink) Refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
@@ -142,7 +142,7 @@ func (s *Sink) Refresh(ctx context.Context) error {
 // objects whose resources are read.
 func (s *Sink) firstLoad(ctx context.Context) error {
 	started := s.now()
-	err := s.records.load(ctx)
+	err := s.accessRecords.load(ctx)
 	var snap snapshot
 	var list []ownedSummary
 	if err == nil {
@@ -221,7 +221,7 @@ func (s *Sink) firstLoad(ctx context.Context) error {
 	return nil
 }
 
-// failed records a refresh that failed: Current fails until one succeeds. Before the
+// failed notes a refresh that failed: Current fails until one succeeds. Before the
 // first refresh has read the lists, it lets Current stop waiting for them.
 func (s *Sink) failed(err error) error {
 	s.mu.Lock()
@@ -284,7 +284,7 @@ func (s *Sink) readEntry(ctx context.Context, m mark, resourceID int, niceID str
 		return nil, fmt.Errorf("list the targets of resource %d (%s): %w", resourceID, niceID, err)
 	}
 	e := &entry{mark: m, res: res, targets: targets, listFP: fp}
-	if s.records.governed(niceID, resourceID) {
+	if s.accessRecords.governed(niceID, resourceID) {
 		p, err := s.api.GetResourcePolicy(ctx, resourceID)
 		if pangolinapi.IsNotFound(err) {
 			return nil, nil
@@ -413,7 +413,7 @@ func (s *Sink) readTunnels(ctx context.Context, snap *snapshot) error {
 	return nil
 }
 
-// recheckedTunnels records the sites a refresh asked about again, and returns the
+// recheckedTunnels notes the sites a refresh asked about again, and returns the
 // references to wake for those whose state changed. s.mu is held.
 func (s *Sink) recheckedTunnels(checks map[string]plugin.TunnelCheck) []route.TunnelRef {
 	var out []route.TunnelRef

@@ -42,7 +42,7 @@ func (c *clock) Add(d time.Duration) {
 func onClock(w *world) *clock {
 	w.t.Helper()
 	c := &clock{now: time.Unix(1800000000, 0)}
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords})
 	w.sink.now = c.Now
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.NoError(w.t, w.sink.Refresh(w.ctx))
@@ -168,7 +168,7 @@ func TestCurrentAnswersBeforeTheFirstRefreshEnds(t *testing.T) {
 		}
 		return false
 	})
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	refreshed := make(chan error, 1)
 	go func() { refreshed <- w.sink.Refresh(w.ctx) }()
@@ -202,7 +202,7 @@ func TestFirstRefreshFailingAfterTheListDeletesNothing(t *testing.T) {
 	before := w.fake.Resources()
 	w.fault(simtest.When(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/v1/resource/") },
 		simtest.Outage(http.StatusServiceUnavailable)))
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	require.Error(t, w.sink.Refresh(w.ctx))
 	o := w.reconcile(a) // deleted meanwhile
@@ -242,7 +242,7 @@ func TestReadsStayWithinTheLimit(t *testing.T) {
 		mu.Unlock()
 		return false
 	})
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record, MaxConcurrentReads: 2})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords, MaxConcurrentReads: 2})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	refreshed := make(chan error, 1)
 	go func() { refreshed <- w.sink.Refresh(w.ctx) }()
@@ -286,7 +286,7 @@ func TestCurrentReadsAheadOfTheFirstRefresh(t *testing.T) {
 		<-release
 		return false
 	})
-	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), Record: w.record, MaxConcurrentReads: limit})
+	w.sink = New(w.api, Options{OwnerID: "default", APIKey: secretKey.Token(), AccessRecords: w.accessRecords, MaxConcurrentReads: limit})
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	refreshed := make(chan error, 1)
 	go func() { refreshed <- w.sink.Refresh(w.ctx) }()

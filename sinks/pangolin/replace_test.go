@@ -3,6 +3,7 @@ package pangolin
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +39,7 @@ func TestRefusedPortMoveKeepsTheLivePort(t *testing.T) {
 		"tcp:45432": {pic.ReasonReplacementRefused},
 	}, reasonsOf(o.rejections))
 	for _, rj := range o.rejections {
+		assert.Equal(t, rj.Reason == pic.ReasonReplacementRefused, rj.Kept, "only the refusal to delete the live port keeps it published")
 		if rj.Reason == pic.ReasonReplacementRefused {
 			assert.Equal(t, "public port 45432/tcp stays published as it is: what replaces it, public port 45441/tcp (PangolinError), was refused; it goes once its replacement is published", rj.Message)
 		}
@@ -124,6 +126,35 @@ func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
 	}, reasonsOf(o.rejections))
 	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement that carries no target replaces nothing")
 	assert.Len(t, w.fake.Targets(live.ID), 1)
+}
+
+// TestReplacementShortOfATargetKeepsTheOld: a replacement that landed with some of its
+// targets, Pangolin having refused another, is short of what it replaces.
+func TestReplacementShortOfATargetKeepsTheOld(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	twoPaths := func(host string) route.Route {
+		rt := web(shop, host, 8080)
+		rt.Paths = append(rt.Paths, route.PathRule{Path: "/api", Match: route.MatchPrefix, Backend: backend("api", shop.Namespace, 9090)})
+		return rt
+	}
+	w.converge(shop, twoPaths("app.example.com"))
+	live := w.resourceOn("app.example.com")
+	require.Len(t, w.fake.Targets(live.ID), 2)
+	var targetPuts atomic.Int32
+	w.fault(simtest.When(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/target") && targetPuts.Add(1) == 2
+	}, simtest.Outage(http.StatusBadRequest)))
+
+	o := w.reconcile(shop, twoPaths("www.example.com"))
+	require.NoError(t, o.err)
+	assert.Equal(t, map[string][]string{
+		"www.example.com": {pic.ReasonPangolinError},
+		"app.example.com": {pic.ReasonReplacementRefused},
+	}, reasonsOf(o.rejections))
+	assert.Len(t, w.fake.Targets(w.resourceOn("www.example.com").ID), 1, "the replacement landed with one target")
+	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement short of a target replaces nothing")
+	assert.Len(t, w.fake.Targets(live.ID), 2)
 }
 
 // TestHoldersNameWhoKeepsAHost: an object whose move away from a host was refused

@@ -34,22 +34,22 @@ func build(ctx context.Context, deps plugin.SinkDeps) (plugin.Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure the pangolin sink: %w", err)
 	}
-	opts.Record = recordStore(ctx, deps, opts.OwnerID, opts.APIKey)
+	opts.AccessRecords = accessRecordStore(ctx, deps, opts.OwnerID, opts.APIKey)
 	if opts.Managed, err = managedSitesFrom(deps.Config, deps, opts.OwnerID); err != nil {
 		return nil, err
 	}
 	return New(client, opts), nil
 }
 
-// recordStore is where the access records are kept: a ConfigMap in PIC's own namespace,
-// or, outside a cluster, memory.
-func recordStore(ctx context.Context, deps plugin.SinkDeps, ownerID, apiKey string) RecordStore {
+// accessRecordStore is where the access records are kept: a ConfigMap in PIC's own
+// namespace, or, outside a cluster, memory.
+func accessRecordStore(ctx context.Context, deps plugin.SinkDeps, ownerID, apiKey string) AccessRecordStore {
 	ns := ownNamespace()
 	if ns == "" || deps.Client == nil || deps.APIReader == nil {
 		log.FromContext(ctx).WithName("pangolin").Info("PIC's namespace is not known (no $POD_NAMESPACE, no ServiceAccount namespace file): the record of the secrets written to Pangolin is kept in memory only, and each is written again once after a restart")
-		return &MemoryRecord{}
+		return &MemoryAccessRecords{}
 	}
-	return &ConfigMapRecord{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, OwnerID: ownerID, Key: recordKey(apiKey)}
+	return &ConfigMapAccessRecords{Reader: deps.APIReader, Writer: deps.Client, Namespace: ns, OwnerID: ownerID, Key: recordKey(apiKey)}
 }
 
 // Sink drives Pangolin's Integration API. It keeps in memory what this owner id has in
@@ -70,8 +70,8 @@ type Sink struct {
 
 	// Access control (access.go): the durable record of what policies wrote
 	// (accessrecords.go), and the key of the secrets' digests.
-	records   *accessRecords
-	digestKey []byte
+	accessRecords *accessRecords
+	digestKey     []byte
 	// org are the org's roles and users (orgcache.go).
 	org *orgLists
 }
@@ -91,18 +91,18 @@ func New(client *pangolinapi.Client, opts Options) *Sink {
 	if opts.MaxConcurrentReads <= 0 {
 		opts.MaxConcurrentReads = DefaultMaxConcurrentReads
 	}
-	if opts.Record == nil {
-		opts.Record = &MemoryRecord{}
+	if opts.AccessRecords == nil {
+		opts.AccessRecords = &MemoryAccessRecords{}
 	}
 	return &Sink{
-		records:   newAccessRecords(opts.Record),
-		digestKey: route.DigestKey(opts.APIKey),
-		org:       newOrgLists(client),
-		api:       client,
-		ownerID:   opts.OwnerID,
-		now:       time.Now,
-		mirror:    newMirror(opts),
-		managed:   opts.Managed,
+		accessRecords: newAccessRecords(opts.AccessRecords),
+		digestKey:     route.DigestKey(opts.APIKey),
+		org:           newOrgLists(client),
+		api:           client,
+		ownerID:       opts.OwnerID,
+		now:           time.Now,
+		mirror:        newMirror(opts),
+		managed:       opts.Managed,
 	}
 }
 
@@ -178,7 +178,7 @@ func (s *Sink) readSite(ctx context.Context, niceID string) (plugin.TunnelCheck,
 }
 
 // Current implements plugin.Sink: the resources this owner id keeps for the object of
-// owner's kind, namespace and name, from the sink's record. It waits for the first
+// owner's kind, namespace and name, from the sink's mirror. It waits for the first
 // refresh's lists, reads the owner's own resources if that refresh has not read them
 // yet, and fails while the last refresh failed: an empty answer would delete.
 func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existing, error) {
@@ -213,7 +213,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 	for _, id := range s.owned(owner) {
 		e := s.entries[id]
 		ex := s.existing(e, owner)
-		ex.Governed = s.records.governed(id, e.res.ResourceID)
+		ex.Governed = s.accessRecords.governed(id, e.res.ResourceID)
 		out = append(out, ex)
 	}
 	slices.SortFunc(out, func(a, b engine.Existing) int { return strings.Compare(a.Name, b.Name) })
@@ -221,7 +221,7 @@ func (s *Sink) Current(ctx context.Context, owner route.Origin) ([]engine.Existi
 }
 
 // Holders implements plugin.Sink: the objects this owner id keeps a resource for on
-// host (a published host or a port key, as Current's ClaimKey), from the sink's record,
+// host (a published host or a port key, as Current's ClaimKey), from the sink's mirror,
 // whatever those objects name now. Pangolin keeps no UID: the origins carry none. It
 // waits for the first refresh's lists and fails while the last refresh failed, as
 // Current does: a holder left out would let a younger object publish the host too.
@@ -262,7 +262,7 @@ func (s *Sink) existing(e *entry, owner route.Origin) engine.Existing {
 		Origin:    owner,
 		Host:      e.mark.Host,
 		SSO:       ptrTo(e.res.SSO),
-		// BlockAccess is only in GET: the record holds what GET or an update answered.
+		// BlockAccess is only in GET: the mirror holds what GET or an update answered.
 		BlockAccess: ptrTo(e.res.BlockAccess),
 	}
 	for _, h := range e.res.Headers {

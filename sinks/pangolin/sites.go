@@ -78,7 +78,7 @@ const (
 
 func init() { metrics.Registry.MustRegister(managedSiteOnline, managedSiteNewt, managedSiteKept) }
 
-// setManagedSiteNewt records the Newt version of a managed site PIC created; "" (no
+// setManagedSiteNewt keeps the Newt version of a managed site PIC created; "" (no
 // agent connected yet, or a site PIC did not create) leaves the site no series.
 func setManagedSiteNewt(niceID, version string) {
 	managedSiteNewt.DeletePartialMatch(prometheus.Labels{"site": niceID})

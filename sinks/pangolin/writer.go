@@ -11,7 +11,7 @@ import (
 // the mirror. Errors are Pangolin's, for the caller to sort (failed, lost, fail).
 
 // updateResource sends u for e's resource, keeps the answer in e with its effective
-// sso (keepSSO), and records e under niceID. On an error e is as it was.
+// sso (keepSSO), and puts e in the mirror under niceID. On an error e is as it was.
 func (s *Sink) updateResource(ctx context.Context, niceID string, e *entry, u pangolinapi.ResourceUpdate) error {
 	updated, err := s.api.UpdateResource(ctx, e.res.ResourceID, u)
 	countWrite(pangolinapi.OpUpdateResource, err)
@@ -19,7 +19,7 @@ func (s *Sink) updateResource(ctx context.Context, niceID string, e *entry, u pa
 		return err
 	}
 	e.res = keepSSO(updated, e.res, u.SSO)
-	s.record(niceID, e)
+	s.put(niceID, e)
 	return nil
 }
 

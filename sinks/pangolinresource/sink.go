@@ -227,7 +227,7 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 	}
 	for _, e := range plan.Delete {
 		if waits := waitingFor(plan.After[e.Name], refused); len(waits) > 0 {
-			res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: e.Host, Reason: pic.ReasonReplacementRefused,
+			res.Rejections = append(res.Rejections, route.Rejection{Origin: owner, Host: e.Host, Reason: pic.ReasonReplacementRefused, Kept: true,
 				Message: engine.KeptMessage(fmt.Sprintf("PangolinResource %s/%s", e.Namespace, e.Name), strings.Join(waits, ", "))})
 			continue
 		}

@@ -471,6 +471,7 @@ func TestApplyKeepsWhatARefusedReplacementWouldLeave(t *testing.T) {
 			var reasons []string
 			for _, rj := range applied.Rejections {
 				reasons = append(reasons, rj.Reason)
+				assert.Equal(t, rj.Reason == pic.ReasonReplacementRefused, rj.Kept, "only the refusal to delete the old one keeps it published")
 			}
 			assert.Equal(t, tc.reasons, reasons)
 			if tc.kept {

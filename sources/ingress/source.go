@@ -68,7 +68,7 @@ func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, 
 		tunnelName = class.tunnel
 	}
 	ref, problem := s.config.Tunnels.Resolve(ing.Namespace, class.alias, tunnelName)
-	allowed := problem == nil || problem.Reason != pic.ReasonTunnelNotAllowed
+	allowed := problem == nil || !problem.Denied
 	reject := func(host, reason string, hold, retry bool, format string, args ...any) {
 		res.Rejections = append(res.Rejections, route.Rejection{
 			Origin: origin, Host: host, Reason: reason, Message: fmt.Sprintf(format, args...), Hold: hold, Retry: retry,

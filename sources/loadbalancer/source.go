@@ -93,7 +93,7 @@ func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, 
 	problems = append(problems, portProblems...)
 	ref, problem := s.config.Tunnels.Resolve(svc.Namespace, "", opts.Tunnel)
 	switch {
-	case problem != nil && problem.Reason == pic.ReasonTunnelNotAllowed:
+	case problem != nil && problem.Denied:
 		// The policy wins over a typo: nothing is published or kept in a namespace the
 		// tunnel does not allow.
 		reject("", problem.Reason, false, "%s", problem.Message)

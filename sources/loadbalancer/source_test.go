@@ -170,6 +170,25 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestDeniedTunnelWinsOverATypo: in a namespace the tunnel does not allow, nothing is
+// published or kept, even when an annotation is also wrong (which alone would hold).
+func TestDeniedTunnelWinsOverATypo(t *testing.T) {
+	svc := service(annotate(pic.AnnotationPublicPorts, "gmae=30000"))
+	c := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(svc).Build()
+	src := New(c, Config{
+		Tunnels:       tunnel.Resolver{Default: tunnel.Tunnel{Name: "default", AllowedNamespaces: []string{"prod"}}},
+		ClusterDomain: "cluster.local",
+		Class:         class,
+		Address:       "pangolin.example.com",
+	})
+	res, err := src.Routes(context.Background(), stored(t, c))
+	require.NoError(t, err)
+	require.Len(t, res.Rejections, 1)
+	assert.Equal(t, pic.ReasonTunnelNotAllowed, res.Rejections[0].Reason)
+	assert.False(t, res.Rejections[0].Hold, "nothing is kept")
+	assert.Empty(t, res.Routes)
+}
+
 func TestRoutesCarryTheAccessAsked(t *testing.T) {
 	// The engine refuses the port (it cannot be protected): the source only reports
 	// what the user asked.
