@@ -199,3 +199,9 @@ func routeKinds(kind routeKind) plugin.Kinds {
 		RBAC: []string{"gateway-api"},
 	}.And(sources.PolicyKinds())
 }
+
+// gatewayKind is the group, version and kind an origin records for a route of kind:
+// Gateway API's group at the version PIC reads.
+func gatewayKind(kind string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kind}
+}

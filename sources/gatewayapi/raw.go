@@ -108,7 +108,7 @@ func rawRouteOf(obj client.Object) (r rawRoute, ok bool) {
 }
 
 func (s *RawSource) originOf(r rawRoute) route.Origin {
-	return plugin.OriginOf(gatewayv1.SchemeGroupVersion.WithKind(s.kind.name), r)
+	return plugin.OriginOf(gatewayKind(s.kind.name), r)
 }
 
 // rawEvaluation is a TCPRoute or UDPRoute judged against each of its parents.

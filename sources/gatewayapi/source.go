@@ -615,5 +615,5 @@ func describeBackend(ref gatewayv1.BackendObjectReference) string {
 }
 
 func originOf(hr *gatewayv1.HTTPRoute) route.Origin {
-	return plugin.OriginOf(gatewayv1.SchemeGroupVersion.WithKind(kindHTTPRoute), hr)
+	return plugin.OriginOf(gatewayKind(kindHTTPRoute), hr)
 }
