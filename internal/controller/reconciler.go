@@ -145,19 +145,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !res.Managed {
 		routes = nil
 	}
+	existing, err := r.sink.Current(ctx, origin)
+	if err != nil {
+		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
+	}
 	// One view of the sink's features, the org's domains included, for the whole
 	// reconcile: the host an override publishes depends on the domains, and the host
 	// policy, ownership and what is published must be decided on the same host, even
-	// when a refresh of the domains lands in between.
+	// when a refresh of the domains lands in between. It is taken after Current, which
+	// waits for the sink's first read: before it, a sink that learns the domains from
+	// that read knows none, and every host would be refused and its resource deleted.
 	features := r.sink.Features()
 	routes, err = r.allowedHosts(ctx, origin, routes, features.Domains, o)
 	if err != nil {
 		return reconcile.Result{}, false, err
-	}
-
-	existing, err := r.sink.Current(ctx, origin)
-	if err != nil {
-		return reconcile.Result{}, false, r.sinkFailed(ctx, res, err)
 	}
 	// Owners of every host it would publish or keeps, its tunnel missing or not: a held
 	// host an older object publishes is let go either way.

@@ -258,7 +258,9 @@ type Hostnames struct {
 
 // Sink makes the desired state real, and reads back what it made.
 type Sink interface {
-	// Features is what the sink can express.
+	// Features is what the sink can express. The core reads it after Current, whose
+	// first call waits for the sink's first read of what it keeps: what a sink learns
+	// from that read (the org's domains) is known by then.
 	Features() engine.Features
 	// Tunnel says whether routes can go through a tunnel, in the sink's own terms.
 	Tunnel(ctx context.Context, ref route.TunnelRef) (TunnelCheck, error)
