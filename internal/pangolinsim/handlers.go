@@ -184,6 +184,8 @@ type siteListJSON struct {
 	Status              string  `json:"status"`
 	NewtUpdateAvailable bool    `json:"newtUpdateAvailable"`
 	Labels              []any   `json:"labels"`
+	// Online is left out for a local site, which has no agent (as the real list does).
+	Online *bool `json:"online,omitempty"`
 }
 
 type siteJSON struct {
@@ -231,7 +233,7 @@ func (s *Server) listSites(q *request) response {
 			all = append(all, siteListJSON{
 				SiteID: st.ID, NiceID: st.NiceID, Name: st.Name, Subnet: "0.0.0.0/32", OrgName: s.opts.Org,
 				Type: st.Type, ResourceCount: s.resourceCount(st.ID), Status: "approved", Labels: []any{},
-				NewtVersion: strp(st.NewtVersion),
+				NewtVersion: strp(st.NewtVersion), Online: listedOnline(st),
 			})
 		}
 	}
@@ -242,6 +244,15 @@ func (s *Server) listSites(q *request) response {
 		"sites":      nonNil(all[lo:hi]),
 		"pagination": pagePagination{Total: len(all), PageSize: size, Page: p},
 	})
+}
+
+// listedOnline is a listed site's online flag: absent for a local site.
+func listedOnline(st Site) *bool {
+	if st.Type == "" || st.Type == "local" {
+		return nil
+	}
+	online := !st.Offline
+	return &online
 }
 
 func (s *Server) resourceCount(siteID int) int {

@@ -23,8 +23,8 @@ type Site struct {
 	NiceID string `json:"niceId"`
 	Name   string `json:"name"`
 	Type   string `json:"type"` // "newt", "wireguard" or "local"
-	// Online is whether the site's agent is connected. Only the single-site GET reports
-	// it: the list leaves it out, so a listed site reads false.
+	// Online is whether the site's agent is connected. The list leaves it out for a
+	// local site (no agent), which then reads false.
 	Online bool `json:"online"`
 	// ResourceCount is how many resources have a target on the site. Only the list
 	// reports it: a site read alone reads 0.
