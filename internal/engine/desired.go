@@ -74,6 +74,8 @@ type Input struct {
 //	raw port asking for access control, or under | rejected: AccessControlUnsupported (fails closed)
 //	  an AccessPolicy, valid or not              |
 //	apex host without a subdomain override       | rejected: ApexHost
+//	host under none of the sink's domains (a     | rejected: DomainNotFound, held: what is
+//	  domain unverified or removed)              |   published stays
 //	domain-name or subdomain override giving a   | rejected: DomainNotFound, InvalidAnnotation or
 //	  name that cannot be published              |   ApexHost, held: what is published stays
 //	two hosts whose overrides give one name      | both rejected: OverrideConflict
@@ -119,11 +121,6 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 		}
 		sub, domain, refused := publishedName(r, in)
 		if refused != nil {
-			// An override moving the host to a name it cannot have (one that cannot be
-			// published, or one another object owns) keeps what is published for it as
-			// it is, as a renamed rule host does: make before break. What is held is
-			// never a host an older object owns (Calculate).
-			refused.Hold = r.DomainOverride != "" || r.SubdomainOverride != ""
 			rejections = append(rejections, *refused)
 			continue
 		}
@@ -166,15 +163,24 @@ func Desired(in Input) ([]Resource, []route.Rejection) {
 // the name: one that cannot be published under the sink's domains, or one another
 // object owns. Ownership is the published host's, whatever host the object writes: an
 // override onto a host another object owns is a conflict like a literal one.
+//
+// A refusal keeps what is published for the host as it is (Hold: make before break)
+// when the name cannot be published, whatever made it so: an override moved to a name
+// it cannot have, or the org's domains no longer include the host's (a domain
+// unverified for a while, or removed: what Pangolin keeps for it is not PIC's to
+// delete on that word). An override onto a host another object owns holds too; a
+// literal host another object owns does not (nothing of it is this object's to keep).
+// What is held is never a host an older object owns (Calculate).
 func publishedName(r route.Route, in Input) (sub, domain string, refused *route.Rejection) {
 	sub, domain, problem := hostname.PublicIn(in.Features.Domains, r.Host, r.DomainOverride, r.SubdomainOverride)
 	if problem != nil {
-		return "", "", &route.Rejection{Origin: r.Origin, Host: r.Host, Reason: problem.Reason, Message: problem.Message}
+		return "", "", &route.Rejection{Origin: r.Origin, Host: r.Host, Reason: problem.Reason, Message: problem.Message, Hold: true}
 	}
 	published := hostname.Join(sub, domain)
 	if owner, ok := in.Owners[published]; ok && owner.UID != r.Origin.UID {
 		return "", "", &route.Rejection{Origin: r.Origin, Host: r.Host, Reason: pic.ReasonHostConflict,
-			Message: fmt.Sprintf("host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind)}
+			Message: fmt.Sprintf("host %s is already published by %s, the oldest claim; this %s is not served for it", conflictName(r, published), owner.Key(), r.Origin.Kind),
+			Hold:    r.DomainOverride != "" || r.SubdomainOverride != ""}
 	}
 	return sub, domain, nil
 }

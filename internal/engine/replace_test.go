@@ -214,3 +214,22 @@ func TestOverrideOntoAnOwnedHostKeepsTheLiveHost(t *testing.T) {
 	assert.Empty(t, plan.Delete, "the live host is held while its move is refused")
 	assert.Empty(t, plan.Update)
 }
+
+// TestAHostWhoseDomainTheOrgNoLongerListsIsKept: the org's domains dropping the host's
+// (a domain unverified for a while, a read of the org taken too early) refuse the host
+// as DomainNotFound, and keep what is published for it: a refusal never deletes what
+// is live.
+func TestAHostWhoseDomainTheOrgNoLongerListsIsKept(t *testing.T) {
+	live := Resource{Name: ResourceName(prod, "app.example.com"), Origin: prod, Host: "app.example.com", Subdomain: "app", Domain: "example.com", Targets: []Target{{Backend: web}}}
+	routes := []route.Route{rt("app.example.com", prefix("/", web))}
+	withoutTheDomain := Features{PathRouting: true, AccessControl: true, TunnelNamespace: true, Domains: []string{"example.org"}}
+
+	desired, rejections := Desired(Input{Routes: routes, Features: withoutTheDomain})
+	assert.Empty(t, desired)
+	assert.Equal(t, []string{pic.ReasonDomainNotFound}, reasons(rejections))
+
+	plan := Calculate(prod, desired, []Existing{{Resource: live}}, rejections, nil)
+	assert.Empty(t, plan.Delete, "the published host is deleted because the org's domains no longer list its domain")
+	assert.Empty(t, plan.Create)
+	assert.Empty(t, plan.Update)
+}
