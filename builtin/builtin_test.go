@@ -13,32 +13,17 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
 )
 
-// TestPluginNames pins the registered names: they are configuration values users
-// write, and tests under internal/ (which may not import adapters) spell them out.
-func TestPluginNames(t *testing.T) {
-	assert.Equal(t, []string{"httproute", "ingress", "service", "tcproute", "udproute"}, Names().Sources)
-	assert.Equal(t, []string{"pangolin", "pangolinresource"}, Names().Sinks)
-}
-
 // TestRegisteredSources: each source is registered under the name it answers to, and
-// reconciles the kind that name promises users.
+// reconciles a kind of PIC's scheme (which kind: testdata/footprint.yaml).
 func TestRegisteredSources(t *testing.T) {
-	kinds := map[string]string{
-		"httproute": "HTTPRoute",
-		"ingress":   "Ingress",
-		"service":   "Service",
-		"tcproute":  "TCPRoute",
-		"udproute":  "UDPRoute",
-	}
 	scheme := apis.Scheme()
 	for _, name := range SourceNames() {
 		t.Run(name, func(t *testing.T) {
 			src, err := Registry.Sources[name].New(context.Background(), plugin.SourceDeps{Config: config.Default(), Shared: plugin.NewShared()})
 			require.NoError(t, err)
 			assert.Equal(t, name, src.Name(), "the name the source answers to")
-			gvk, err := apiutil.GVKForObject(src.Object(), scheme)
-			require.NoError(t, err, "the source's kind is in PIC's scheme")
-			assert.Equal(t, kinds[name], gvk.Kind, "the kind the source reconciles")
+			_, err = apiutil.GVKForObject(src.Object(), scheme)
+			assert.NoError(t, err, "the source's kind is in PIC's scheme")
 		})
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
 )
 
-// adapterRoles is config/rbac/adapters.yaml: the ClusterRoles of config/rbac each
-// source and sink needs besides role.yaml, by directory, as the adapters declare them
-// (plugin.Kinds.RBAC; builtin/kinds_test.go checks the file against the registry).
-// This package may not import the adapters to ask them.
+// adapterRoles is config/rbac/adapters.yaml: every registered source and sink, with
+// the ClusterRoles of config/rbac it needs besides role.yaml, by directory, as the
+// adapters declare them (plugin.Kinds.RBAC; the file is generated from the registry
+// by go test ./builtin -update). This package may not import the adapters to ask them.
 type adapterRoles struct {
 	Sources map[string][]string `json:"sources"`
 	Sinks   map[string][]string `json:"sinks"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -285,12 +286,12 @@ func secretFiles(t *testing.T, v *corev1.SecretVolumeSource) map[string]string {
 	return files
 }
 
-// picPlugins are the names the manager's registry (plugins.Names) accepts; internal/
-// imports no adapter, so they are written out here, and TestPluginNames in plugins
-// checks they agree.
-var picPlugins = config.Plugins{
-	Sources: []string{"httproute", "ingress", "service", "tcproute", "udproute"},
-	Sinks:   []string{"pangolin", "pangolinresource"},
+// picPlugins are the names the manager's registry (builtin.Names) accepts: every
+// adapter of config/rbac/adapters.yaml, which is generated from the registry
+// (internal/ imports no adapter to ask it).
+func picPlugins() config.Plugins {
+	a := adapters()
+	return config.Plugins{Sources: slices.Sorted(maps.Keys(a.Sources)), Sinks: slices.Sorted(maps.Keys(a.Sinks))}
 }
 
 // loadPIC runs PIC's configuration loader with args and environ (KEY=VALUE entries) as
@@ -307,5 +308,5 @@ func loadPIC(t *testing.T, args, environ []string) (*config.Config, config.Origi
 		name, value, _ := strings.Cut(kv, "=")
 		t.Setenv(name, value)
 	}
-	return config.Load(args, picPlugins)
+	return config.Load(args, picPlugins())
 }
