@@ -44,8 +44,8 @@ const (
 type Status struct {
 	Phase   Phase
 	Message string
-	// URL is where Pangolin serves an HTTP resource: the operator's record when it made
-	// one, https://<published host> otherwise; empty for a raw resource, reached at the
+	// URL is where Pangolin serves an HTTP resource: the URL the operator reported, when
+	// it did, https://<published host> otherwise; empty for a raw resource, reached at the
 	// Pangolin server's own address.
 	URL string
 }

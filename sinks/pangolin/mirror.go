@@ -23,7 +23,8 @@ const tunnelTTL = 30 * time.Second
 
 // mirror is what this owner id has in Pangolin, with the org's domains and sites, as the
 // sink last read (refresh.go) or wrote it (apply.go): this sink's informer. Current,
-// Holders and the writes read it; only a refresh and the sink's own writes change it.
+// Holders and the writes read it; only a refresh, the sink's own writes and Tunnel's
+// answers about sites change it.
 // Its lock, mu, guards its fields and nothing else.
 type mirror struct {
 	// resync is how often it is read again; drift, how often a refresh reads every

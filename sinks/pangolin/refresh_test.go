@@ -290,7 +290,9 @@ func TestCurrentReadsAheadOfTheFirstRefresh(t *testing.T) {
 	w.wake = &wakes{changes: w.sink.Declare().Changes()}
 	refreshed := make(chan error, 1)
 	go func() { refreshed <- w.sink.Refresh(w.ctx) }()
-	// The refresh's first reads are held, and whatever else it queues has time to.
+	// The refresh's first reads are held, and whatever else it queues has time to: a
+	// goroutine waiting for a slot of the refresh's errgroup shows nowhere, so a settle
+	// is the only wait there is.
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == limit }, 10*time.Second, time.Millisecond)
 	time.Sleep(100 * time.Millisecond)
 
@@ -302,7 +304,7 @@ func TestCurrentReadsAheadOfTheFirstRefresh(t *testing.T) {
 		}
 		current <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // Current queues for its read
+	time.Sleep(100 * time.Millisecond) // Current queues for its read, which shows nowhere either
 	close(release)
 	require.NoError(t, <-current)
 	require.NoError(t, <-refreshed)
