@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,6 +181,30 @@ func (p *profiler) cpu(ctx context.Context, name, picAddr string, d time.Duratio
 	go get(http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", picAddr, secs), name+"-pic.pprof")
 	go get(p.api, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(p.cfg.Host, "/"), secs), name+"-apiserver.pprof")
 	return func() { <-done; <-done }
+}
+
+// harness starts a CPU profile of the harness's own process, written as
+// <name>-harness.pprof when the returned function is called. The harness holds the
+// in-repo Pangolin server, so in direct mode its profile is the server's time.
+func (p *profiler) harness(name string) func() {
+	if p == nil {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(p.dir, name+"-harness.pprof"))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: harness profile: %v\n", err)
+		if f != nil {
+			_ = f.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
 }
 
 // heap writes PIC's heap profile as <name>-pic-heap.pprof.

@@ -601,7 +601,10 @@ func (b *bench) directMemoryRun(ctx context.Context, variant testenv.Variant, n 
 		return err
 	}
 	defer p.Stop()
-	if _, err := awaitPublished(ctx, srv, n, timeout, p.Alive); err != nil {
+	stopProfile := prof.harness(fmt.Sprintf("direct-%d-publish", n))
+	_, err = awaitPublished(ctx, srv, n, timeout, p.Alive)
+	stopProfile()
+	if err != nil {
 		return err
 	}
 	if _, err := p.settle(ctx, float64(n), time.Second, timeout); err != nil {

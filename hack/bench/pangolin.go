@@ -164,13 +164,7 @@ func (s inRepoServer) sideClient() (*pangolinapi.Client, error) {
 }
 
 func (s inRepoServer) published(context.Context) (int, error) {
-	n := 0
-	for _, r := range s.srv.Resources() {
-		if len(s.srv.Targets(r.ID)) > 0 {
-			n++
-		}
-	}
-	return n, nil
+	return s.srv.ResourcesWithTargets(), nil
 }
 
 func (s inRepoServer) resources(context.Context) ([]benchResource, error) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 var routes = append([]route{
@@ -422,14 +423,37 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 	return out
 }
 
+// containsFold is the lists' search: whether a field contains query, case-insensitive.
+// It runs over every resource of a list, so ASCII, which names and hosts are, is
+// compared in place rather than lower-cased into a copy.
 func containsFold(query string, fields ...string) bool {
-	q := strings.ToLower(query)
 	for _, f := range fields {
-		if strings.Contains(strings.ToLower(f), q) {
+		if containsFoldOne(f, query) {
 			return true
 		}
 	}
 	return false
+}
+
+func containsFoldOne(s, sub string) bool {
+	if !isASCII(s) || !isASCII(sub) {
+		return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) listResources(q *request) response {
@@ -688,7 +712,7 @@ func setBool(dst *bool, v *bool) {
 func (s *Server) deleteResource(q *request) response {
 	id, _ := strconv.Atoi(q.params["resourceId"])
 	for _, t := range s.targetsOf(id) {
-		delete(s.targets, t.id)
+		s.dropTarget(t.id)
 	}
 	delete(s.res, id)
 	return ok(http.StatusOK, "Resource deleted successfully", nil)
@@ -891,7 +915,7 @@ func (s *Server) createTarget(q *request) response {
 	// Duplicate targets (same ip, port, method and site) are accepted: the server only
 	// logs a warning.
 	s.nextTgt++
-	s.targets[t.id] = t
+	s.putTarget(t)
 	out := s.targetJSON(t)
 	out.HCHeaders = headersAsStored(out.HCHeaders)
 	s.newtProbes(t) // after the answer: Newt reports once the target exists
@@ -960,7 +984,7 @@ func (s *Server) updateTarget(q *request) response {
 
 func (s *Server) deleteTarget(q *request) response {
 	id, _ := strconv.Atoi(q.params["targetId"])
-	delete(s.targets, id)
+	s.dropTarget(id)
 	return ok(http.StatusOK, "Target deleted successfully", nil)
 }
 

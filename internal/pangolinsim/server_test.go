@@ -626,3 +626,41 @@ func TestRewritesAndHeaders(t *testing.T) {
 		assert.Len(t, rt.Middlewares, 2)
 	}
 }
+
+// A resource's targets are its own, and the count of resources that route somewhere
+// follows creates and deletes of targets and of resources.
+func TestTargetsBelongToTheirResource(t *testing.T) {
+	s := newServer(t, pangolinsim.Options{})
+	app := createApp(t, s, "app.example.com", "app")
+	api := createApp(t, s, "api.example.com", "api")
+	createApp(t, s, "idle.example.com", "idle")
+	addTarget := func(resource int, ip string) string {
+		r := do(t, s, "PUT", "/v1/resource/"+itoa(resource)+"/target", `{"ip":"`+ip+`","port":80,"method":"http","siteId":1}`)
+		require.Equal(t, 201, r.Status, r.Body)
+		return itoa(int(r.data()["targetId"].(float64)))
+	}
+	ips := func(resource int) []string {
+		var out []string
+		for _, tg := range s.Targets(resource) {
+			out = append(out, tg.IP)
+		}
+		return out
+	}
+	first := addTarget(app, "one.svc")
+	addTarget(api, "two.svc")
+	addTarget(app, "three.svc")
+
+	assert.Equal(t, []string{"one.svc", "three.svc"}, ips(app))
+	assert.Equal(t, []string{"two.svc"}, ips(api))
+	assert.Equal(t, 2, s.ResourcesWithTargets(), "app and api route somewhere, idle does not")
+
+	require.Equal(t, 200, do(t, s, "DELETE", "/v1/target/"+first, "").Status)
+	assert.Equal(t, []string{"three.svc"}, ips(app))
+	assert.Equal(t, 2, s.ResourcesWithTargets())
+
+	require.Equal(t, 200, do(t, s, "DELETE", "/v1/resource/"+itoa(app), "").Status)
+	assert.Empty(t, ips(app), "a deleted resource's targets go with it")
+	assert.Equal(t, 1, s.ResourcesWithTargets())
+	r := do(t, s, "GET", "/v1/target/"+first, "")
+	assert.Equal(t, 404, r.Status, "a deleted target is not found")
+}

@@ -139,7 +139,7 @@ func (s *Server) deleteSite(q *request) response {
 	}
 	for tid, t := range s.targets {
 		if t.siteID == id {
-			delete(s.targets, tid)
+			s.dropTarget(tid)
 		}
 	}
 	return ok(http.StatusOK, "Site deleted successfully", nil)

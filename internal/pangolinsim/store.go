@@ -207,7 +207,7 @@ func (s *Server) SeedTarget(t Target) Target {
 		tg.name = fmt.Sprintf("Resource %s - %s:%d", r.name, t.IP, t.Port)
 	}
 	s.nextTgt++
-	s.targets[tg.id] = tg
+	s.putTarget(tg)
 	return tg.snapshot()
 }
 
@@ -241,16 +241,46 @@ func (s *Server) Targets(resourceID int) []Target {
 	return out
 }
 
+// ResourcesWithTargets is how many resources have at least one target: the hosts
+// that route somewhere. It reads no resource, so it can be asked often.
+func (s *Server) ResourcesWithTargets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byResource)
+}
+
 // targetsOf returns a resource's targets by id (creation order). s.mu must be held.
 func (s *Server) targetsOf(resourceID int) []*target {
-	var out []*target
-	for _, t := range s.targets {
-		if t.resourceID == resourceID {
-			out = append(out, t)
-		}
+	out := make([]*target, 0, len(s.byResource[resourceID]))
+	for _, t := range s.byResource[resourceID] {
+		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
+}
+
+// putTarget stores t, new or changed. s.mu must be held.
+func (s *Server) putTarget(t *target) {
+	s.targets[t.id] = t
+	of := s.byResource[t.resourceID]
+	if of == nil {
+		of = map[int]*target{}
+		s.byResource[t.resourceID] = of
+	}
+	of[t.id] = t
+}
+
+// dropTarget removes the target id, if there is one. s.mu must be held.
+func (s *Server) dropTarget(id int) {
+	t, found := s.targets[id]
+	if !found {
+		return
+	}
+	delete(s.targets, id)
+	delete(s.byResource[t.resourceID], id)
+	if len(s.byResource[t.resourceID]) == 0 {
+		delete(s.byResource, t.resourceID)
+	}
 }
 
 func (s *Server) domain(id string) (Domain, bool) {
