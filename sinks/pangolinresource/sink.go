@@ -196,12 +196,21 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 			}
 		}
 		obj := render(d, s.caps)
+		name := types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
+		// Pending before it is sent: the watch may deliver the create's echo before
+		// the create's answer, and an echo taken for another writer's change would
+		// reconcile the owner again for nothing.
+		s.pending.add(owner.UID, write{key: name, inFlight: true})
 		err := s.client.Create(ctx, obj)
 		countWrite("create", err)
+		if err == nil {
+			s.pending.landed(owner.UID, name, obj.ResourceVersion)
+		} else {
+			s.pending.abandon(owner.UID, name)
+		}
 		switch {
 		case err == nil:
 			res.Created = append(res.Created, d)
-			s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, rv: obj.ResourceVersion})
 		case apierrors.IsAlreadyExists(err):
 			exists, mine, getErr := s.inspect(ctx, d)
 			if getErr != nil {
@@ -308,6 +317,9 @@ type write struct {
 	// deleted: the cache shows a delete once the object with uid is gone from it.
 	deleted bool
 	uid     types.UID
+	// inFlight: a create sent and not answered yet, its resourceVersion unknown. Any
+	// creation of key for the same owner is its echo: only this write makes one.
+	inFlight bool
 }
 
 // shows reports whether a watch event for obj (deleted: its deletion) is this write's.
@@ -318,7 +330,7 @@ func (w write) shows(obj client.Object, deleted bool) bool {
 	if deleted {
 		return w.uid == obj.GetUID()
 	}
-	return w.rv == obj.GetResourceVersion()
+	return w.inFlight || w.rv == obj.GetResourceVersion()
 }
 
 // awaitCache waits until the cache shows every write, cacheCatchUp at most, and
@@ -389,6 +401,26 @@ func (p *pendingWrites) of(owner types.UID) []write {
 		return nil
 	}
 	return slices.Clone(e.writes)
+}
+
+// landed records the resourceVersion of the owner's create of key, sent in flight.
+func (p *pendingWrites) landed(owner types.UID, key types.NamespacedName, rv string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.byOwner[owner]
+	for i, w := range e.writes {
+		if w.inFlight && w.key == key {
+			e.writes[i] = write{key: key, rv: rv}
+			return
+		}
+	}
+}
+
+// abandon forgets the owner's create of key, sent in flight and refused.
+func (p *pendingWrites) abandon(owner types.UID, key types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.removeLocked(owner, func(w write) bool { return w.inFlight && w.key == key })
 }
 
 // done forgets the owner's writes that the cache has been seen to show.

@@ -484,3 +484,55 @@ func TestApplyKeepsWhatARefusedReplacementWouldLeave(t *testing.T) {
 		})
 	}
 }
+
+// TestAnEchoBeforeTheAnswerIsAnEcho: the watch can deliver a create before the create's
+// answer reaches Apply; that event is still the owner's own write (it must not wake the
+// owner again). A refused create leaves nothing pending.
+func TestAnEchoBeforeTheAnswerIsAnEcho(t *testing.T) {
+	caps := tunnelv1alpha1.ForkCapabilities
+	d := resource(caps)
+	for _, tc := range []struct {
+		name      string
+		refuse    error
+		wantEcho  bool
+		wantAfter bool
+	}{
+		{name: "created", wantEcho: true, wantAfter: true},
+		// While it is in flight, no answer says yet that nothing was created.
+		{name: "refused", refuse: apierrors.NewInvalid(schema.GroupKind{Group: "tunnel.pangolin.io", Kind: "PangolinResource"}, d.Name, nil), wantEcho: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			var s *Sink
+			var echoDuringCreate bool
+			var sent *tunnelv1alpha1.PangolinResource
+			c := interceptor.NewClient(w.client.(client.WithWatch), interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					sent = obj.DeepCopyObject().(*tunnelv1alpha1.PangolinResource)
+					sent.SetResourceVersion("7")
+					_, echoDuringCreate = s.writtenBy(sent, false) // the watch, faster than the answer
+					if tc.refuse != nil {
+						return tc.refuse
+					}
+					return c.Create(ctx, obj, opts...)
+				},
+			})
+			s = New(c, c, caps)
+			_, err := s.Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{d}})
+			if tc.refuse != nil {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantEcho, echoDuringCreate, "the event that comes before the answer")
+
+			after := sent
+			if tc.refuse == nil {
+				after = &tunnelv1alpha1.PangolinResource{}
+				require.NoError(t, w.client.Get(context.Background(), types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, after))
+			}
+			_, echo := s.writtenBy(after, false)
+			assert.Equal(t, tc.wantAfter, echo, "the event once the create is answered")
+		})
+	}
+}
