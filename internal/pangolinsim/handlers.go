@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 var routes = append([]route{
@@ -424,36 +423,14 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 }
 
 // containsFold is the lists' search: whether a field contains query, case-insensitive.
-// It runs over every resource of a list, so ASCII, which names and hosts are, is
-// compared in place rather than lower-cased into a copy.
 func containsFold(query string, fields ...string) bool {
+	q := strings.ToLower(query)
 	for _, f := range fields {
-		if containsFoldOne(f, query) {
+		if strings.Contains(strings.ToLower(f), q) {
 			return true
 		}
 	}
 	return false
-}
-
-func containsFoldOne(s, sub string) bool {
-	if !isASCII(s) || !isASCII(sub) {
-		return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
-	}
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) listResources(q *request) response {
@@ -473,11 +450,15 @@ func (s *Server) listResources(q *request) response {
 	}
 	// pageSize has no maximum, and a malformed value silently becomes the default.
 	size, p := number(pageSize, 20, 1), number(page, 1, 1)
+	var lowerQuery string
+	if query != nil {
+		lowerQuery = strings.ToLower(*query)
+	}
 	var list []*resource
 	for _, r := range s.res {
 		switch {
 		case r.org != q.params["orgId"]:
-		case query != nil && !containsFold(*query, r.name, r.niceID, r.fullDomain):
+		case query != nil && !r.matches(lowerQuery):
 		case enabled != nil && strconv.FormatBool(r.enabled) != *enabled:
 		case authState != nil && (*authState == "protected") != r.sso:
 		case protocol != nil && !hasProtocol(r, *protocol):

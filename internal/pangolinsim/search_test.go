@@ -30,3 +30,15 @@ func TestContainsFold(t *testing.T) {
 		})
 	}
 }
+
+// A resource's search sees its fields as they are now, after a rename.
+func TestResourceMatchesItsFieldsAsTheyAre(t *testing.T) {
+	r := &resource{name: "app.example.com (Ingress shop/Web)", niceID: "pic-1234", fullDomain: "app.example.com"}
+	assert.True(t, r.matches("ingress shop/web"))
+	assert.True(t, r.matches("pic-12"))
+	assert.False(t, r.matches("api.example.com"))
+
+	r.name, r.fullDomain = "api.example.com (Ingress shop/api)", "api.example.com"
+	assert.True(t, r.matches("api.example.com"))
+	assert.False(t, r.matches("shop/web"), "the old name is no longer searched")
+}

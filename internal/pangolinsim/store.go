@@ -37,6 +37,7 @@ type resource struct {
 	headers              json.RawMessage
 	skipToIdpID          *int // the policy's idpId
 	access               access
+	search               searchFields // matches' memo, not state
 }
 
 // target is a stored target.
@@ -239,6 +240,30 @@ func (s *Server) Targets(resourceID int) []Target {
 		out = append(out, t.snapshot())
 	}
 	return out
+}
+
+// matches is the resource list's search: whether name, niceId or full domain contains
+// lowerQuery (lower-cased), case-insensitive. A list reads every resource of the org, so
+// the lower-cased fields are kept until one changes rather than made again each time.
+func (r *resource) matches(lowerQuery string) bool {
+	if k := &r.search; k.name != r.name || k.niceID != r.niceID || k.fullDomain != r.fullDomain {
+		*k = searchFields{
+			name: r.name, niceID: r.niceID, fullDomain: r.fullDomain,
+			lower: [3]string{strings.ToLower(r.name), strings.ToLower(r.niceID), strings.ToLower(r.fullDomain)},
+		}
+	}
+	for _, f := range r.search.lower {
+		if strings.Contains(f, lowerQuery) {
+			return true
+		}
+	}
+	return false
+}
+
+// searchFields are a resource's searched fields, as they were and lower-cased.
+type searchFields struct {
+	name, niceID, fullDomain string
+	lower                    [3]string
 }
 
 // ResourcesWithTargets is how many resources have at least one target: the hosts
