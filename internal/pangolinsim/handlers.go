@@ -422,7 +422,8 @@ func (s *Server) listItem(r *resource) resourceListJSON {
 	return out
 }
 
-// containsFold is the lists' search: whether a field contains query, case-insensitive.
+// containsFold is the site list's search: whether a field contains query,
+// case-insensitive.
 func containsFold(query string, fields ...string) bool {
 	q := strings.ToLower(query)
 	for _, f := range fields {

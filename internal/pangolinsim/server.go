@@ -131,9 +131,9 @@ type Server struct {
 	orgs    map[string]bool
 	res     map[int]*resource
 	targets map[int]*target
-	// byResource indexes targets by their resource (a target never changes resource),
-	// so that a resource's targets are found without reading every target: the bench
-	// asks for them thousands of times over tens of thousands of targets.
+	// byResource indexes targets by their resource (a target never changes resource):
+	// lists, routers and the bench read one resource's targets at a time, and at tens
+	// of thousands of targets reading every target each time is quadratic.
 	byResource map[int]map[int]*target
 	nextRes    int
 	nextTgt    int

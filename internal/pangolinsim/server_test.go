@@ -628,14 +628,17 @@ func TestRewritesAndHeaders(t *testing.T) {
 }
 
 // A resource's targets are its own, and the count of resources that route somewhere
-// follows creates and deletes of targets and of resources.
+// follows creates and deletes of targets, of resources and of sites.
 func TestTargetsBelongToTheirResource(t *testing.T) {
-	s := newServer(t, pangolinsim.Options{})
+	s := newServer(t, pangolinsim.Options{Sites: []pangolinsim.Site{
+		{ID: 1, NiceID: "murky-merriams-shrew", Name: "k8s-local"},
+		{ID: 2, NiceID: "edge", Name: "edge"},
+	}})
 	app := createApp(t, s, "app.example.com", "app")
 	api := createApp(t, s, "api.example.com", "api")
 	createApp(t, s, "idle.example.com", "idle")
-	addTarget := func(resource int, ip string) string {
-		r := do(t, s, "PUT", "/v1/resource/"+itoa(resource)+"/target", `{"ip":"`+ip+`","port":80,"method":"http","siteId":1}`)
+	addTarget := func(resource, site int, ip string) string {
+		r := do(t, s, "PUT", "/v1/resource/"+itoa(resource)+"/target", `{"ip":"`+ip+`","port":80,"method":"http","siteId":`+itoa(site)+`}`)
 		require.Equal(t, 201, r.Status, r.Body)
 		return itoa(int(r.data()["targetId"].(float64)))
 	}
@@ -646,21 +649,25 @@ func TestTargetsBelongToTheirResource(t *testing.T) {
 		}
 		return out
 	}
-	first := addTarget(app, "one.svc")
-	addTarget(api, "two.svc")
-	addTarget(app, "three.svc")
+	first := addTarget(app, 1, "one.svc")
+	addTarget(api, 1, "two.svc")
+	addTarget(app, 1, "three.svc")
+	addTarget(api, 2, "edge.svc")
 
 	assert.Equal(t, []string{"one.svc", "three.svc"}, ips(app))
-	assert.Equal(t, []string{"two.svc"}, ips(api))
+	assert.Equal(t, []string{"two.svc", "edge.svc"}, ips(api))
 	assert.Equal(t, 2, s.ResourcesWithTargets(), "app and api route somewhere, idle does not")
 
 	require.Equal(t, 200, do(t, s, "DELETE", "/v1/target/"+first, "").Status)
 	assert.Equal(t, []string{"three.svc"}, ips(app))
 	assert.Equal(t, 2, s.ResourcesWithTargets())
+	assert.Equal(t, 404, do(t, s, "GET", "/v1/target/"+first, "").Status, "a deleted target is not found")
 
 	require.Equal(t, 200, do(t, s, "DELETE", "/v1/resource/"+itoa(app), "").Status)
 	assert.Empty(t, ips(app), "a deleted resource's targets go with it")
 	assert.Equal(t, 1, s.ResourcesWithTargets())
-	r := do(t, s, "GET", "/v1/target/"+first, "")
-	assert.Equal(t, 404, r.Status, "a deleted target is not found")
+
+	require.Equal(t, 200, do(t, s, "DELETE", "/v1/site/2", "").Status)
+	assert.Equal(t, []string{"two.svc"}, ips(api), "a deleted site's targets go with it")
+	assert.Equal(t, 1, s.ResourcesWithTargets())
 }

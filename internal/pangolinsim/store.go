@@ -267,11 +267,17 @@ type searchFields struct {
 }
 
 // ResourcesWithTargets is how many resources have at least one target: the hosts
-// that route somewhere. It reads no resource, so it can be asked often.
+// that route somewhere. It copies nothing, so it can be asked often.
 func (s *Server) ResourcesWithTargets() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.byResource)
+	n := 0
+	for id := range s.byResource {
+		if _, exists := s.res[id]; exists { // SeedTarget does not check its resource
+			n++
+		}
+	}
+	return n
 }
 
 // targetsOf returns a resource's targets by id (creation order). s.mu must be held.

@@ -196,18 +196,7 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 			}
 		}
 		obj := render(d, s.caps)
-		name := types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
-		// Pending before it is sent: the watch may deliver the create's echo before
-		// the create's answer, and an echo taken for another writer's change would
-		// reconcile the owner again for nothing.
-		s.pending.add(owner.UID, write{key: name, inFlight: true})
-		err := s.client.Create(ctx, obj)
-		countWrite("create", err)
-		if err == nil {
-			s.pending.landed(owner.UID, name, obj.ResourceVersion)
-		} else {
-			s.pending.abandon(owner.UID, name)
-		}
+		tookAnEvent, err := s.create(ctx, owner.UID, obj)
 		switch {
 		case err == nil:
 			res.Created = append(res.Created, d)
@@ -215,6 +204,12 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 			exists, mine, getErr := s.inspect(ctx, d)
 			if getErr != nil {
 				return res, getErr
+			}
+			if exists && mine && tookAnEvent {
+				// The event of an object that was already there came while the create
+				// was in flight and was taken for its echo: nothing else will bring
+				// the owner back, so its reconcile fails and is retried.
+				return res, fmt.Errorf("create PangolinResource %s/%s: it exists and is this %s's, and the cache showed it only while it was being created: reading it again", d.Namespace, d.Name, owner.Kind)
 			}
 			if exists && !mine {
 				s.conflicts.Store(key, struct{}{})
@@ -253,6 +248,30 @@ func (s *Sink) apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 		s.pending.add(owner.UID, write{key: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}, deleted: true, uid: e.UID})
 	}
 	return res, nil
+}
+
+// create sends obj, pending as owner's before it is sent: the watch may deliver the
+// create's event before the create's answer, and that event, taken for another
+// writer's change, would reconcile the owner again for nothing. tookAnEvent, for a
+// create that was refused, says that an event for its name was taken for its echo
+// meanwhile.
+func (s *Sink) create(ctx context.Context, owner types.UID, obj *tunnelv1alpha1.PangolinResource) (tookAnEvent bool, err error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
+	s.pending.add(owner, write{key: key, inFlight: true})
+	answered := false
+	defer func() {
+		if !answered { // a panic in the client: nothing may stay in flight
+			s.pending.abandon(owner, key)
+		}
+	}()
+	err = s.client.Create(ctx, obj)
+	answered = true
+	countWrite("create", err)
+	if err == nil {
+		s.pending.landed(owner, key, obj.ResourceVersion)
+		return false, nil
+	}
+	return s.pending.abandon(owner, key), err
 }
 
 // waitingFor names the creates in after that the API server refused, with why.
@@ -306,7 +325,8 @@ func (s *Sink) update(ctx context.Context, d engine.Resource) (before, after str
 // (AlreadyExists is read, a conflict is retried).
 const cacheCatchUp = 5 * time.Second
 
-// write is one successful write of Apply, as the cache and the watch will show it.
+// write is one write of Apply, answered or in flight, as the cache and the watch will
+// show it.
 type write struct {
 	key types.NamespacedName
 	// before is the resourceVersion an update replaced: the cache shows the update once
@@ -317,9 +337,12 @@ type write struct {
 	// deleted: the cache shows a delete once the object with uid is gone from it.
 	deleted bool
 	uid     types.UID
-	// inFlight: a create sent and not answered yet, its resourceVersion unknown. Any
-	// creation of key for the same owner is its echo: only this write makes one.
+	// inFlight: a create sent and not answered yet, its resourceVersion unknown. The
+	// first event of key for the same owner is taken for its echo (echoRV records it):
+	// the object did not exist when the create was planned. A create refused with
+	// AlreadyExists proves that event was not its own.
 	inFlight bool
+	echoRV   string
 }
 
 // shows reports whether a watch event for obj (deleted: its deletion) is this write's.
@@ -330,7 +353,10 @@ func (w write) shows(obj client.Object, deleted bool) bool {
 	if deleted {
 		return w.uid == obj.GetUID()
 	}
-	return w.inFlight || w.rv == obj.GetResourceVersion()
+	if w.inFlight {
+		return w.echoRV == "" || w.echoRV == obj.GetResourceVersion()
+	}
+	return w.rv == obj.GetResourceVersion()
 }
 
 // awaitCache waits until the cache shows every write, cacheCatchUp at most, and
@@ -400,7 +426,9 @@ func (p *pendingWrites) of(owner types.UID) []write {
 		delete(p.byOwner, owner)
 		return nil
 	}
-	return slices.Clone(e.writes)
+	// A create in flight is not waited for: another owner's reconcile can read this
+	// owner's resources while it writes, and a refused create would never show.
+	return slices.DeleteFunc(slices.Clone(e.writes), func(w write) bool { return w.inFlight })
 }
 
 // landed records the resourceVersion of the owner's create of key, sent in flight.
@@ -416,11 +444,19 @@ func (p *pendingWrites) landed(owner types.UID, key types.NamespacedName, rv str
 	}
 }
 
-// abandon forgets the owner's create of key, sent in flight and refused.
-func (p *pendingWrites) abandon(owner types.UID, key types.NamespacedName) {
+// abandon forgets the owner's create of key, sent in flight and refused, and reports
+// whether an event was taken for its echo meanwhile.
+func (p *pendingWrites) abandon(owner types.UID, key types.NamespacedName) (tookAnEvent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.removeLocked(owner, func(w write) bool { return w.inFlight && w.key == key })
+	p.removeLocked(owner, func(w write) bool {
+		if w.inFlight && w.key == key {
+			tookAnEvent = tookAnEvent || w.echoRV != ""
+			return true
+		}
+		return false
+	})
+	return tookAnEvent
 }
 
 // done forgets the owner's writes that the cache has been seen to show.
@@ -433,11 +469,24 @@ func (p *pendingWrites) done(owner types.UID, seen []write) {
 // shows reports whether a watch event for obj (deleted: its deletion) shows a pending
 // write of owner's. It forgets nothing: each source's controller asks about the same
 // event, and Current forgets the writes the cache shows (done).
+// An in-flight create takes the first event of its name, and no other.
 func (p *pendingWrites) shows(owner types.UID, obj client.Object, deleted bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.byOwner[owner]
-	return ok && slices.ContainsFunc(e.writes, func(w write) bool { return w.shows(obj, deleted) })
+	if !ok {
+		return false
+	}
+	for i, w := range e.writes {
+		if !w.shows(obj, deleted) {
+			continue
+		}
+		if w.inFlight {
+			e.writes[i].echoRV = obj.GetResourceVersion()
+		}
+		return true
+	}
+	return false
 }
 
 func (p *pendingWrites) removeLocked(owner types.UID, match func(write) bool) bool {

@@ -486,31 +486,57 @@ func TestApplyKeepsWhatARefusedReplacementWouldLeave(t *testing.T) {
 }
 
 // TestAnEchoBeforeTheAnswerIsAnEcho: the watch can deliver a create before the create's
-// answer reaches Apply; that event is still the owner's own write (it must not wake the
-// owner again). A refused create leaves nothing pending.
+// answer reaches Apply. The first event of its name, while the create is in flight, is
+// the owner's own write (it must not wake the owner again); no later one is, nor
+// anything once a refused create is answered. An object already there, whose event was
+// taken for the echo of a create it made fail, makes the reconcile fail so that it is
+// retried: nothing else would bring its owner back.
 func TestAnEchoBeforeTheAnswerIsAnEcho(t *testing.T) {
 	caps := tunnelv1alpha1.ForkCapabilities
 	d := resource(caps)
-	for _, tc := range []struct {
-		name      string
-		refuse    error
-		wantEcho  bool
-		wantAfter bool
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "tunnel.pangolin.io", Kind: "PangolinResource"}, d.Name, nil)
+	cases := []struct {
+		name string
+		// stored is what the API server already holds under d's name.
+		stored bool
+		// eventsInFlight are the resourceVersions of the events the watch delivers
+		// while the create is in flight.
+		eventsInFlight []string
+		refuse         error
+		wantInFlight   []bool
+		wantAnswered   bool
+		wantErr        string
 	}{
-		{name: "created", wantEcho: true, wantAfter: true},
-		// While it is in flight, no answer says yet that nothing was created.
-		{name: "refused", refuse: apierrors.NewInvalid(schema.GroupKind{Group: "tunnel.pangolin.io", Kind: "PangolinResource"}, d.Name, nil), wantEcho: true},
-	} {
+		{name: "created: the event before the answer is its echo", eventsInFlight: []string{"7"},
+			wantInFlight: []bool{true}, wantAnswered: true},
+		{name: "created: a second event in flight is someone else's", eventsInFlight: []string{"7", "8"},
+			wantInFlight: []bool{true, false}, wantAnswered: true},
+		{name: "refused: nothing is its echo once answered", refuse: invalid, eventsInFlight: []string{"7"},
+			wantInFlight: []bool{true}, wantAnswered: false, wantErr: "create PangolinResource"},
+		{name: "already there and PIC's, its event taken in flight: retried", stored: true, eventsInFlight: []string{"7"},
+			wantInFlight: []bool{true}, wantAnswered: false, wantErr: "reading it again"},
+		{name: "already there and PIC's, no event in flight: its event will come", stored: true,
+			wantAnswered: false},
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
+			var objects []client.Object
+			if tc.stored {
+				objects = append(objects, render(d, caps))
+			}
+			w := newWorld(t, objects...)
 			var s *Sink
-			var echoDuringCreate bool
+			var inFlight []bool
 			var sent *tunnelv1alpha1.PangolinResource
 			c := interceptor.NewClient(w.client.(client.WithWatch), interceptor.Funcs{
 				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 					sent = obj.DeepCopyObject().(*tunnelv1alpha1.PangolinResource)
-					sent.SetResourceVersion("7")
-					_, echoDuringCreate = s.writtenBy(sent, false) // the watch, faster than the answer
+					for _, rv := range tc.eventsInFlight { // the watch, faster than the answer
+						event := sent.DeepCopy()
+						event.ResourceVersion = rv
+						_, echo := s.writtenBy(event, false)
+						inFlight = append(inFlight, echo)
+					}
 					if tc.refuse != nil {
 						return tc.refuse
 					}
@@ -519,20 +545,30 @@ func TestAnEchoBeforeTheAnswerIsAnEcho(t *testing.T) {
 			})
 			s = New(c, c, caps)
 			_, err := s.Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{d}})
-			if tc.refuse != nil {
-				require.Error(t, err)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
 			} else {
 				require.NoError(t, err)
 			}
-			assert.Equal(t, tc.wantEcho, echoDuringCreate, "the event that comes before the answer")
+			assert.Equal(t, tc.wantInFlight, inFlight, "the events while the create is in flight")
 
-			after := sent
+			answered := sent.DeepCopy()
 			if tc.refuse == nil {
-				after = &tunnelv1alpha1.PangolinResource{}
-				require.NoError(t, w.client.Get(context.Background(), types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, after))
+				require.NoError(t, w.client.Get(context.Background(), types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, answered))
 			}
-			_, echo := s.writtenBy(after, false)
-			assert.Equal(t, tc.wantAfter, echo, "the event once the create is answered")
+			_, echo := s.writtenBy(answered, false)
+			assert.Equal(t, tc.wantAnswered, echo, "the event of the stored object, once the create is answered")
+			if !tc.wantAnswered {
+				assert.Empty(t, s.pending.of(ingressOrigin.UID), "nothing stays pending")
+			}
 		})
 	}
+}
+
+// TestCurrentDoesNotWaitForACreateInFlight: another owner's reconcile reads this
+// owner's resources while it writes; a create not answered yet is not waited for.
+func TestCurrentDoesNotWaitForACreateInFlight(t *testing.T) {
+	s := New(nil, nil, tunnelv1alpha1.ForkCapabilities)
+	s.pending.add(ingressOrigin.UID, write{key: types.NamespacedName{Namespace: "prod", Name: "pic-prod-web"}, inFlight: true})
+	assert.Empty(t, s.pending.of(ingressOrigin.UID))
 }
