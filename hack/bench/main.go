@@ -77,7 +77,9 @@
 //	BENCH_WORKDIR       where kubeconfigs and PIC's logs go (default: a temporary
 //	                    directory, removed after a successful run)
 //	BENCH_PPROF         a directory for pprof profiles: PIC's and kube-apiserver's CPU
-//	                    while PIC converges unthrottled, PIC's heap after a restart
+//	                    while PIC converges unthrottled, PIC's heap after a restart,
+//	                    the harness's own CPU (the in-repo Pangolin server) while the
+//	                    direct-mode memory run publishes
 //	PIC_MANAGER_BINARY  the binary (default bin/manager)
 //
 // Timings depend on the machine and on what else runs on it; the harness asserts
