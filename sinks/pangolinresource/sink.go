@@ -468,8 +468,9 @@ func (p *pendingWrites) done(owner types.UID, seen []write) {
 
 // shows reports whether a watch event for obj (deleted: its deletion) shows a pending
 // write of owner's. It forgets nothing: each source's controller asks about the same
-// event, and Current forgets the writes the cache shows (done).
-// An in-flight create takes the first event of its name, and no other.
+// event, and Current forgets the writes the cache shows (done). An in-flight create
+// takes the first event of its name (the same event again, for another controller) and
+// no other.
 func (p *pendingWrites) shows(owner types.UID, obj client.Object, deleted bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

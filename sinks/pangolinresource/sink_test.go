@@ -566,9 +566,25 @@ func TestAnEchoBeforeTheAnswerIsAnEcho(t *testing.T) {
 }
 
 // TestCurrentDoesNotWaitForACreateInFlight: another owner's reconcile reads this
-// owner's resources while it writes; a create not answered yet is not waited for.
+// owner's resources while it writes (the holders of a host); a create not answered
+// yet, which may be refused and never show, is not waited for.
 func TestCurrentDoesNotWaitForACreateInFlight(t *testing.T) {
-	s := New(nil, nil, tunnelv1alpha1.ForkCapabilities)
-	s.pending.add(ingressOrigin.UID, write{key: types.NamespacedName{Namespace: "prod", Name: "pic-prod-web"}, inFlight: true})
-	assert.Empty(t, s.pending.of(ingressOrigin.UID))
+	w := newWorld(t)
+	caps := tunnelv1alpha1.ForkCapabilities
+	s := New(w.client, w.client, caps)
+	d := resource(caps)
+	current := make(chan time.Duration, 1)
+	c := interceptor.NewClient(w.client.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, _ client.WithWatch, _ client.Object, _ ...client.CreateOption) error {
+			start := time.Now()
+			_, err := s.Current(ctx, ingressOrigin) // while the create is in flight
+			require.NoError(t, err)
+			current <- time.Since(start)
+			return apierrors.NewInvalid(schema.GroupKind{Group: "tunnel.pangolin.io", Kind: "PangolinResource"}, d.Name, nil)
+		},
+	})
+	s.client = c
+	_, err := s.Apply(context.Background(), ingressOrigin, engine.Plan{Create: []engine.Resource{d}})
+	require.Error(t, err)
+	assert.Less(t, <-current, cacheCatchUp/2, "Current did not wait for the create in flight")
 }
