@@ -141,10 +141,14 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, role 
 		return err
 	}
 	conv := convergence{Shape: s.Name, Ingresses: s.Ingresses, HostsPerIngress: s.HostsPerIngress, Resources: s.resources()}
-	// The floor, then PIC unthrottled, the same fixture, each run's resources deleted
-	// before the next; repeated, for the medians: one run can be off by half. With both
-	// placements, each repeat runs a pair in each, one after the other, so that both
-	// see the same drift of the machine. The primary placement's first pair gives the
+	// The floor and PIC unthrottled, the same fixture, each run's resources deleted
+	// before the next; repeated, for the medians: one run can be off by half. The
+	// control plane slows over a shape's runs (kube-apiserver's memory grows with the
+	// objects created and deleted, until it levels off), so the second run of a pair
+	// meets a slower server than the first: the order alternates, the floor first in
+	// odd pairs and PIC first in even ones, so that the drift weighs on both alike.
+	// With both placements, each repeat runs a pair in each, one after the other, so
+	// that both see the same drift. The primary placement's first pair gives the
 	// counters, CPU and memory.
 	primary := b.opts.Affinity.primary()
 	byMode := map[string]*pairs{}
@@ -163,22 +167,12 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, role 
 			if mode != primary {
 				label = mode + "-" + label
 			}
-			floor, cpu, err := b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents)
+			floor, cpu, run, err := b.pair(ctx, w, watch, dir, label, picFirst(r))
 			if err != nil {
 				return err
 			}
 			pr.BaselineRuns = append(pr.BaselineRuns, floor)
 			pr.FloorCPURuns = append(pr.FloorCPURuns, cpu[cpuFloor])
-			run, err := b.converge(ctx, w, watch, dir, "unthrottled-"+label, unthrottled)
-			if run.p != nil {
-				run.p.Stop()
-			}
-			if err == nil {
-				err = b.deleteAll(ctx, w, watch, s.resources())
-			}
-			if err != nil {
-				return err
-			}
 			pr.PICRuns = append(pr.PICRuns, run.seconds)
 			pr.PICCPURuns = append(pr.PICCPURuns, run.cpu[cpuPIC])
 			if r == 0 && mode == primary {
@@ -230,6 +224,40 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, role 
 		b.res.Scale = &scale{N: s.resources(), RestartPeakRSSRuns: peaks, WritesAfterRestart: writes}
 	}
 	return nil
+}
+
+// picFirst says whether PIC runs before the floor in the pair of index r (from 0):
+// the floor first in the first pair, whose figures are the counters', then by turns.
+func picFirst(r int) bool { return r%2 == 1 }
+
+// pair runs the floor and PIC unthrottled once each, in the order given, and returns
+// the floor's seconds and CPU and PIC's run, its process stopped and its resources
+// deleted.
+func (b *bench) pair(ctx context.Context, w *world, watch *watcher, dir, label string, pic1st bool) (floor float64, cpu cpuTimes, run picRun, err error) {
+	runPIC := func() error {
+		run, err = b.converge(ctx, w, watch, dir, "unthrottled-"+label, unthrottled)
+		if run.p != nil {
+			run.p.Stop()
+		}
+		if err != nil {
+			return err
+		}
+		return b.deleteAll(ctx, w, watch, w.shape.resources())
+	}
+	runFloor := func() error {
+		floor, cpu, err = b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents)
+		return err
+	}
+	order := []func() error{runFloor, runPIC}
+	if pic1st {
+		order = []func() error{runPIC, runFloor}
+	}
+	for _, step := range order {
+		if err := step(); err != nil {
+			return 0, nil, run, err
+		}
+	}
+	return floor, cpu, run, nil
 }
 
 // restarts starts PIC k times on the converged cluster, each until its first full pass
@@ -303,8 +331,8 @@ func (b *bench) baseline(ctx context.Context, w *world, watch *watcher, dir, lab
 	if work == floorCreatesAndEvents {
 		b.lastBaseline = floor
 	}
-	b.opts.Logf("baseline (%s, %s): %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s",
-		work, w.mode, n, floor, b.picDefaults.MaxConcurrentReconciles, used)
+	b.opts.Logf("baseline (%s, %s): %d PangolinResources in %.2fs (%d workers, no client rate limit); CPU: %s; kube-apiserver RSS %.0f MiB",
+		work, w.mode, n, floor, b.picDefaults.MaxConcurrentReconciles, used, mib(apiserverRSS()))
 	return floor, used, b.deleteAll(ctx, w, watch, n)
 }
 
@@ -384,8 +412,8 @@ func (b *bench) converge(ctx context.Context, w *world, watch *watcher, dir, lab
 	run.writes, run.reconciles, run.requests = int(c.writes), int(c.reconciles), int(c.requests)
 	run.eventsDropped = int(c.eventsDropped)
 	run.peak, _ = p.Memory()
-	b.opts.Logf("PIC %s: %d PangolinResources in %.2fs (ready after %.2fs); %d writes, %d reconciles, %d API requests, %d events dropped, peak RSS %.1f MiB; CPU to convergence: %s",
-		label, want, run.seconds, run.ready, run.writes, run.reconciles, run.requests, run.eventsDropped, mib(run.peak), run.cpu)
+	b.opts.Logf("PIC %s: %d PangolinResources in %.2fs (ready after %.2fs); %d writes, %d reconciles, %d API requests, %d events dropped, peak RSS %.1f MiB; CPU to convergence: %s; kube-apiserver RSS %.0f MiB",
+		label, want, run.seconds, run.ready, run.writes, run.reconciles, run.requests, run.eventsDropped, mib(run.peak), run.cpu, mib(apiserverRSS()))
 	return run, nil
 }
 

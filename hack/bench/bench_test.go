@@ -199,3 +199,13 @@ func TestPairedRatio(t *testing.T) {
 	assert.Zero(t, pairedRatio(nil, nil))
 	assert.InDelta(t, 2.0, pairedRatio([]float64{4, 5}, []float64{2}), 1e-9, "an unpaired run is left out")
 }
+
+// The floor runs first in the first pair, whose run gives the counters, then the
+// order alternates so that a control plane slowing over the runs weighs on both.
+func TestPairsAlternateTheirOrder(t *testing.T) {
+	for r, want := range []bool{false, true, false, true, false} {
+		if got := picFirst(r); got != want {
+			t.Errorf("pair %d: PIC first = %v, want %v", r+1, got, want)
+		}
+	}
+}

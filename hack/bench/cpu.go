@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/stefb69/pangolin-ingress-controller/internal/testenv"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. The kernel
@@ -83,6 +85,18 @@ func controlPlanePids() []int {
 		}
 	}
 	return out
+}
+
+// apiserverRSS is the bench's kube-apiserver's resident set now, in bytes (0 off
+// Linux): it grows over a shape's runs, and the server slows with it, which the runs'
+// log lines show beside their times.
+func apiserverRSS() int64 {
+	for pid, st := range children() {
+		if st.comm == "kube-apiserver" {
+			return testenv.ProcStatus(pid, "VmRSS")["VmRSS"]
+		}
+	}
+	return 0
 }
 
 // since is the CPU each process used from before to now.
