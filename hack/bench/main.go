@@ -10,9 +10,10 @@
 //     recording a Created event for each, in a process of its own timed from its
 //     start, as PIC's; the CPU-seconds of each client's process per 1,000 resources.
 //     The control plane runs on CPUs apart from the client's (BENCH_AFFINITY). PIC
-//     runs unthrottled (--kube-api-qps=-1) right after each floor run, BENCH_REPEAT
-//     times, then once at its defaults (the same settings while the default sets no
-//     client limit); the earlier floor, the creates alone, runs once, a figure;
+//     runs unthrottled (--kube-api-qps=-1) in pairs with the floor, BENCH_REPEAT
+//     times, which of the two first by turns, then once at its defaults (the same
+//     settings while the default sets no client limit); the earlier floor, the
+//     creates alone, runs once, a figure;
 //   - steady state: PIC restarted on the converged cluster, then one full resync: the
 //     PangolinResource writes (must be 0) and API requests per reconciled Ingress;
 //   - change latency: Ingresses updated one at a time, from the update to the
