@@ -231,33 +231,33 @@ func (b *bench) one(ctx context.Context, variant testenv.Variant, s shape, role 
 func picFirst(r int) bool { return r%2 == 1 }
 
 // pair runs the floor and PIC unthrottled once each, in the order given, and returns
-// the floor's seconds and CPU and PIC's run, its process stopped and its resources
-// deleted.
+// the floor's seconds and CPU and PIC's run.
 func (b *bench) pair(ctx context.Context, w *world, watch *watcher, dir, label string, pic1st bool) (floor float64, cpu cpuTimes, run picRun, err error) {
-	runPIC := func() error {
-		run, err = b.converge(ctx, w, watch, dir, "unthrottled-"+label, unthrottled)
-		if run.p != nil {
-			run.p.Stop()
-		}
-		if err != nil {
-			return err
-		}
-		return b.deleteAll(ctx, w, watch, w.shape.resources())
-	}
-	runFloor := func() error {
-		floor, cpu, err = b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents)
-		return err
-	}
-	order := []func() error{runFloor, runPIC}
 	if pic1st {
-		order = []func() error{runPIC, runFloor}
-	}
-	for _, step := range order {
-		if err := step(); err != nil {
+		if run, err = b.convergeUnthrottled(ctx, w, watch, dir, label); err != nil {
 			return 0, nil, run, err
 		}
+		floor, cpu, err = b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents)
+		return floor, cpu, run, err
 	}
-	return floor, cpu, run, nil
+	if floor, cpu, err = b.baseline(ctx, w, watch, dir, label, floorCreatesAndEvents); err != nil {
+		return 0, nil, run, err
+	}
+	run, err = b.convergeUnthrottled(ctx, w, watch, dir, label)
+	return floor, cpu, run, err
+}
+
+// convergeUnthrottled converges PIC unthrottled on the fixture, stops it and deletes
+// what it created, as the floor's run does after itself.
+func (b *bench) convergeUnthrottled(ctx context.Context, w *world, watch *watcher, dir, label string) (picRun, error) {
+	run, err := b.converge(ctx, w, watch, dir, "unthrottled-"+label, unthrottled)
+	if run.p != nil {
+		run.p.Stop()
+	}
+	if err != nil {
+		return run, err
+	}
+	return run, b.deleteAll(ctx, w, watch, w.shape.resources())
 }
 
 // restarts starts PIC k times on the converged cluster, each until its first full pass
