@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -203,15 +202,6 @@ func (c *Cluster) startKCM(path, certDir string) error {
 		return fmt.Errorf("wait for kube-controller-manager (see %s): %w", log.Name(), err)
 	}
 	return nil
-}
-
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)

@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -239,14 +238,4 @@ func ProcStatus(pid int, names ...string) map[string]int64 {
 		}
 	}
 	return out
-}
-
-// FreeAddr is a loopback address with a port free at the time of the call.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
