@@ -122,9 +122,12 @@ func StartCluster(opts ClusterOptions) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	c.env = newEnvironment(assets, paths,
+	c.env, err = newEnvironment(assets, paths,
 		&envtest.APIServer{CertDir: certDir, Out: apiLog, Err: apiLog},
 		&envtest.Etcd{DataDir: etcdDir, Out: etcdLog, Err: etcdLog})
+	if err != nil {
+		return nil, err
+	}
 	if c.Config, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -48,7 +50,10 @@ func StartEnv(variant Variant, withGatewayAPI bool) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	te := newEnvironment(assets, paths, &envtest.APIServer{}, &envtest.Etcd{})
+	te, err := newEnvironment(assets, paths, &envtest.APIServer{}, &envtest.Etcd{})
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := te.Start()
 	if err != nil {
 		// Start can fail after etcd is up: do not leave processes behind.
@@ -62,7 +67,21 @@ func StartEnv(variant Variant, withGatewayAPI bool) (*Env, error) {
 }
 
 // newEnvironment configures envtest; apiServer may carry directories and outputs.
-func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServer, etcd *envtest.Etcd) *envtest.Environment {
+func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServer, etcd *envtest.Etcd) (*envtest.Environment, error) {
+	// envtest would take both ports from the kernel's ephemeral range, where an
+	// outgoing connection can take them before the processes bind them, or while
+	// kube-apiserver is stopped for an outage test and is to serve again on its port.
+	apiPort, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	etcdAddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	apiServer.SecureServing.Address = "127.0.0.1"
+	apiServer.SecureServing.Port = strconv.Itoa(apiPort)
+	etcd.URL = &url.URL{Scheme: "http", Host: etcdAddr}
 	// Without a watch termination grace period the API server ends watches only when
 	// its 60 s shutdown timeout expires, so stopping it under a running controller or
 	// kube-controller-manager would take a minute. With it, watches end at once and
@@ -88,7 +107,7 @@ func newEnvironment(assets string, crdPaths []string, apiServer *envtest.APIServ
 		UseExistingCluster:       ptr.To(false),
 		ControlPlaneStartTimeout: startTimeout,
 		ControlPlaneStopTimeout:  30 * time.Second,
-	}
+	}, nil
 }
 
 // AddUser returns a config that authenticates as a user with the given groups and no
