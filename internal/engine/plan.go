@@ -69,12 +69,15 @@ type Plan struct {
 	// what the annotations alone ask. The sink compares with what Pangolin holds and
 	// writes only the differences, so a converged host costs nothing.
 	Access []Resource
-	// After says, by the name of a deletion, which creates it waits for: the resources
-	// it leaves are being replaced by them (a host renamed, a port moved). The sink
-	// deletes it only once each of them landed (exists, with its targets), and keeps
-	// it otherwise, with a ReplacementRefused rejection: an object is never left with
-	// fewer resources than it had and than it asks for.
-	After map[string][]string
+	// After says, by the name of a deletion, which arrivals it waits for: the resources
+	// of its kind that replace it (a host renamed, a port moved) and do not serve as
+	// asked yet, created by this plan, or existing not Ready or short of targets (a
+	// create of an earlier pass that fell short: a target refused, say). The sink
+	// deletes it only once each of them landed (exists, with its targets, no write of
+	// it refused), and keeps it otherwise, with a ReplacementRefused rejection: an
+	// object is never left serving fewer resources than it served and than it asks
+	// for, on any pass.
+	After map[string][]Resource
 	// Kept are the rejections of the resources not deleted because what replaces them
 	// was refused before the sink was asked (a host PIC refuses, a host or port
 	// another object owns, a missing tunnel): each names its resource's Host.
@@ -105,13 +108,19 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //
 // A resource deleted while the object arrives somewhere new of the same kind (an HTTP
 // host, a public port) is what it replaces: a host renamed, a port or protocol moved.
-// It goes only once what replaces it exists:
+// It goes only once what replaces it serves:
 //
-//	arriving (same kind, not existing)   | the resource left
-//	-------------------------------------+----------------------------------------------
-//	nothing                              | deleted
-//	created by this plan                 | deleted after the creates landed (After)
-//	refused (a rejection naming it)      | kept as it is, and said so (Kept)
+//	arriving (same kind, not serving as asked) | the resource left
+//	-------------------------------------------+----------------------------------------
+//	nothing                                    | deleted
+//	created by this plan, or existing and not  | deleted after the arrivals landed
+//	  Ready or short of its targets            |   (After)
+//	refused (a rejection naming it)            | kept as it is, and said so (Kept)
+//
+// An arrival that exists counts as much as a create: otherwise the pass after a create
+// that fell short (Pangolin refused a target) would see it as existing, and delete what
+// it was to replace. The price: a host removed while another of the object's hosts has
+// a target change refused stays until that change lands.
 //
 // A kept resource stays the object's claim; one whose host another object owns is
 // deleted all the same, held or kept.
@@ -158,13 +167,11 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 			continue
 		}
 		plan.Delete = append(plan.Delete, e)
-		for _, c := range plan.Create {
-			if c.Raw() == e.Raw() {
-				if plan.After == nil {
-					plan.After = map[string][]string{}
-				}
-				plan.After[e.Name] = append(plan.After[e.Name], c.Name)
+		if waits := arrivals(e.Raw(), desired, byName); len(waits) > 0 {
+			if plan.After == nil {
+				plan.After = map[string][]Resource{}
 			}
+			plan.After[e.Name] = waits
 		}
 	}
 	// A stable order makes events and logs reproducible.
@@ -174,6 +181,25 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 	slices.SortFunc(plan.Access, byResourceName)
 	slices.SortFunc(plan.Delete, func(a, b Existing) int { return strings.Compare(a.Name, b.Name) })
 	return plan
+}
+
+// arrivals are the desired resources of a kind (raw or HTTP) that do not serve as asked
+// yet: those the object has no resource for, those whose resource is not Ready, and
+// those whose resource lacks targets it asks for (a create of an earlier pass that
+// landed short of a target Pangolin refused). By name, for a stable order.
+func arrivals(raw bool, desired []Resource, existing map[string]Existing) []Resource {
+	var out []Resource
+	for _, d := range desired {
+		if d.Raw() != raw {
+			continue
+		}
+		if e, ok := existing[d.Name]; ok && e.Status.Phase == PhaseReady && slices.Equal(e.Targets, d.Targets) {
+			continue
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // refusedArrivals are the rejections of hosts (public ports, when raw) the object asks

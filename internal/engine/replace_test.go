@@ -37,6 +37,8 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		existing   []Resource
 		rejections []route.Rejection
 		owners     map[string]route.Origin
+		// notServing are the existing resources not Ready (the others are).
+		notServing []string
 		delete     []string
 		after      map[string][]string
 		kept       []string
@@ -47,6 +49,18 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		{name: "a moved port is deleted after the new port lands",
 			desired: []Resource{p2}, existing: []Resource{p1},
 			delete: []string{"pic-tcp-45432"}, after: map[string][]string{"pic-tcp-45432": {"pic-tcp-45441"}}},
+		{name: "a renamed host waits for a replacement that exists and does not serve yet",
+			desired: []Resource{b}, existing: []Resource{a, b}, notServing: []string{"pic-b"},
+			delete: []string{"pic-a"}, after: map[string][]string{"pic-a": {"pic-b"}}},
+		{name: "a moved port waits for the new port that exists and does not serve yet",
+			desired: []Resource{p2}, existing: []Resource{p1, p2}, notServing: []string{"pic-tcp-45441"},
+			delete: []string{"pic-tcp-45432"}, after: map[string][]string{"pic-tcp-45432": {"pic-tcp-45441"}}},
+		{name: "a host removed waits for every arrival of its kind, created or not serving yet",
+			desired: []Resource{b, c}, existing: []Resource{a, c}, notServing: []string{"pic-c"},
+			delete: []string{"pic-a"}, after: map[string][]string{"pic-a": {"pic-b", "pic-c"}}},
+		{name: "a host that does not serve is deleted all the same once nothing arrives",
+			desired: []Resource{b}, existing: []Resource{a, b}, notServing: []string{"pic-a"},
+			delete: []string{"pic-a"}},
 		{name: "a host renamed to one PIC refuses is kept",
 			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},
 			kept: []string{"a.example.com"}},
@@ -86,7 +100,11 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var existing []Existing
 			for _, r := range tc.existing {
-				existing = append(existing, Existing{Resource: r})
+				phase := PhaseReady
+				if slices.Contains(tc.notServing, r.Name) {
+					phase = PhasePending
+				}
+				existing = append(existing, Existing{Resource: r, Status: Status{Phase: phase}})
 			}
 			plan := Calculate(prod, tc.desired, existing, tc.rejections, tc.owners)
 			var deleted, kept []string
@@ -99,23 +117,44 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 				assert.Contains(t, rj.Message, "stays published as it is", "the Warning says the old one is kept")
 				kept = append(kept, rj.Host)
 			}
+			var after map[string][]string
+			for name, waits := range plan.After {
+				if after == nil {
+					after = map[string][]string{}
+				}
+				after[name] = names(waits)
+			}
 			assert.Equal(t, tc.delete, deleted)
-			assert.Equal(t, tc.after, plan.After)
+			assert.Equal(t, tc.after, after)
 			assert.Equal(t, tc.kept, kept)
 		})
 	}
 }
 
-// TestPlanNeverLeavesLess runs every plan over a small world, stopped after every step
-// and with every set of its creates refused by the sink, and checks make before break:
-// at no point does the object have fewer live resources of a kind than it had before
-// and than it asks for.
+// TestPlanNeverLeavesLess runs every plan over a small world, with every mix of existing
+// resources that serve as asked, that are not Ready, and that serve short of a target
+// (both left by a create of an earlier pass that fell short), every set of the pass's
+// arrivals failing to land, and the pass stopped after every step. It checks make
+// before break: at no point does the object serve as asked fewer resources of a kind
+// than it did before and than it asks for.
 func TestPlanNeverLeavesLess(t *testing.T) {
 	universe := []Resource{hostResource("a"), hostResource("b"), hostResource("c"), tcpResource(1), tcpResource(2)}
 	engineRefusals := [][]route.Rejection{
 		nil,
 		{{Origin: prod, Host: "d.example.com", Reason: pic.ReasonInvalidHost}},
 		{{Origin: prod, Host: "tcp:3", Reason: pic.ReasonPortConflict}},
+	}
+	const (
+		complete = iota // Ready, with every target it asks for
+		notReady        // exists, Pangolin does not serve it
+		short           // Ready, without a target it asks for
+	)
+	states := func(code int) []int {
+		out := make([]int, len(universe))
+		for i := range out {
+			out[i], code = code%3, code/3
+		}
+		return out
 	}
 	subset := func(mask int) []Resource {
 		var out []Resource
@@ -126,59 +165,79 @@ func TestPlanNeverLeavesLess(t *testing.T) {
 		}
 		return out
 	}
-	count := func(live map[string]Resource, raw bool) int {
-		n := 0
-		for _, r := range live {
-			if r.Raw() == raw {
-				n++
-			}
-		}
-		return n
-	}
 	countOf := func(rs []Resource, raw bool) int {
 		return len(slices.DeleteFunc(slices.Clone(rs), func(r Resource) bool { return r.Raw() != raw }))
 	}
+	combinations := 1
+	for range universe {
+		combinations *= 3
+	}
 	for before := range 1 << len(universe) {
-		for after := range 1 << len(universe) {
-			for _, rejections := range engineRefusals {
-				existingRes, desired := subset(before), subset(after)
-				var existing []Existing
-				for _, r := range existingRes {
-					existing = append(existing, Existing{Resource: r})
+		for code := range combinations {
+			state := states(code)
+			var existing []Existing
+			var completeBefore []Resource
+			incomplete := 0 // mask of the existing resources that do not serve as asked
+			valid := true
+			for i, r := range universe {
+				if before&(1<<i) == 0 {
+					valid = valid && state[i] == complete
+					continue
 				}
-				plan := Calculate(prod, desired, existing, rejections, nil)
-				steps := len(plan.Create) + len(plan.Delete)
-				for refusedMask := range 1 << len(plan.Create) {
-					for stop := 0; stop <= steps; stop++ {
-						live := map[string]Resource{}
-						for _, r := range existingRes {
-							live[r.Name] = r
-						}
-						landed := map[string]bool{}
-						step := 0
-						for i, d := range plan.Create {
-							if step == stop {
-								break
+				e := Existing{Resource: r, Status: Status{Phase: PhaseReady}}
+				switch state[i] {
+				case complete:
+					completeBefore = append(completeBefore, r)
+				case notReady:
+					e.Status.Phase = PhasePending
+					incomplete |= 1 << i
+				case short:
+					e.Targets = nil
+					incomplete |= 1 << i
+				}
+				existing = append(existing, e)
+			}
+			if !valid {
+				continue // only what exists has a state
+			}
+			for after := range 1 << len(universe) {
+				for _, rejections := range engineRefusals {
+					desired := subset(after)
+					plan := Calculate(prod, desired, existing, rejections, nil)
+					// What the pass may bring to serve as asked: its creates, and the
+					// desired resources that exist and do not serve as asked, which it
+					// writes.
+					arriving := append(slices.Clone(plan.Create), subset(after&incomplete)...)
+					steps := len(arriving) + len(plan.Delete)
+					for failedMask := range 1 << len(arriving) {
+						for stop := 0; stop <= steps; stop++ {
+							serving := slices.Clone(completeBefore)
+							landed := map[string]bool{}
+							step := 0
+							for i, d := range arriving {
+								if step == stop {
+									break
+								}
+								step++
+								if failedMask&(1<<i) == 0 {
+									serving, landed[d.Name] = append(serving, d), true
+								}
 							}
-							step++
-							if refusedMask&(1<<i) == 0 {
-								live[d.Name], landed[d.Name] = d, true
+							for _, e := range plan.Delete {
+								if step == stop {
+									break
+								}
+								step++
+								if !slices.ContainsFunc(plan.After[e.Name], func(d Resource) bool { return !landed[d.Name] }) {
+									serving = slices.DeleteFunc(serving, func(r Resource) bool { return r.Name == e.Name })
+								}
 							}
-						}
-						for _, e := range plan.Delete {
-							if step == stop {
-								break
-							}
-							step++
-							if !slices.ContainsFunc(plan.After[e.Name], func(name string) bool { return !landed[name] }) {
-								delete(live, e.Name)
-							}
-						}
-						for _, raw := range []bool{false, true} {
-							floor := min(countOf(existingRes, raw), countOf(desired, raw))
-							if count(live, raw) < floor {
-								t.Fatalf("from %v to %v (engine refusals %v), creates refused %b, stopped after %d steps: %d live resources of a kind, fewer than %d",
-									names(existingRes), names(desired), rejections, refusedMask, stop, count(live, raw), floor)
+							for _, raw := range []bool{false, true} {
+								floor := min(countOf(completeBefore, raw), countOf(desired, raw))
+								if countOf(serving, raw) < floor {
+									t.Fatalf("from %v (states %v: 0 complete, 1 not Ready, 2 short) to %v (engine refusals %v), arrivals failed %b, stopped after %d steps: %d resources of a kind serve as asked, fewer than %d",
+										names(subset(before)), state, names(desired), rejections, failedMask, stop, countOf(serving, raw), floor)
+								}
 							}
 						}
 					}

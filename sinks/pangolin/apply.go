@@ -23,7 +23,7 @@ import (
 // the same request each time: pangolinapi.IsRefused) becomes a PangolinError rejection
 // for that host, and Apply goes on with the next: the same request would be refused
 // again, and the plan is tried again on the next change or resync (on a slow backoff
-// for a 500). A deletion waiting for a create that did not land (plan.After) is kept.
+// for a 500). A deletion waiting for an arrival that did not land (plan.After) is kept.
 func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) (plugin.Applied, error) {
 	a := &applying{sink: s, owner: owner}
 	// A host created, adopted or deleted changes who holds it: its claimants look again,
@@ -39,13 +39,9 @@ func (s *Sink) Apply(ctx context.Context, owner route.Origin, plan engine.Plan) 
 }
 
 func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
-	refused := map[string]engine.Resource{}
 	for _, d := range plan.Create {
 		if err := a.create(ctx, d); err != nil {
 			return unreachable(err)
-		}
-		if !a.landed(d) {
-			refused[d.Name] = d
 		}
 	}
 	// Access are resources whose access alone may differ: update writes nothing else
@@ -56,8 +52,8 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 		}
 	}
 	for _, e := range plan.Delete {
-		// Make before break: what a replacement refused would leave is kept.
-		if waits := refusedOf(plan.After[e.Name], refused); len(waits) > 0 {
+		// Make before break: what a replacement that did not land would leave is kept.
+		if waits := slices.DeleteFunc(slices.Clone(plan.After[e.Name]), a.landed); len(waits) > 0 {
 			a.keep(e, waits)
 			continue
 		}
@@ -68,9 +64,9 @@ func (a *applying) apply(ctx context.Context, plan engine.Plan) error {
 	return nil
 }
 
-// landed reports whether d, just created, exists in Pangolin with its targets: what a
-// deletion that waits for it needs. A write Pangolin refused on the way (a target, say)
-// leaves it short of what it replaces.
+// landed reports whether d, created or written by this Apply or earlier, exists in
+// Pangolin with its targets: what a deletion that waits for it needs. A write Pangolin
+// refused on the way (a target, its access) leaves it short of what it replaces.
 func (a *applying) landed(d engine.Resource) bool {
 	if a.refusedWrites[d.Host] {
 		return false
@@ -79,17 +75,6 @@ func (a *applying) landed(d engine.Resource) bool {
 	id := niceID(s.ownerID, markOf(d.Origin, d.Host, d.PublishedHost()))
 	e, ok := s.lookup(id)
 	return ok && len(e.targets) > 0
-}
-
-// refusedOf are the creates named in after that did not land.
-func refusedOf(after []string, refused map[string]engine.Resource) []engine.Resource {
-	var out []engine.Resource
-	for _, name := range after {
-		if d, ok := refused[name]; ok {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // keep is a deletion not made because what replaces e did not land: e stays as it is,

@@ -126,6 +126,25 @@ func TestReplacementWithoutItsTargetsKeepsTheOld(t *testing.T) {
 	}, reasonsOf(o.rejections))
 	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement that carries no target replaces nothing")
 	assert.Len(t, w.fake.Targets(live.ID), 1)
+
+	// The next pass finds the replacement existing, still without a target: it is still
+	// what the old host waits for.
+	o = w.reconcile(shop, web(shop, "www.example.com", 8080))
+	require.NoError(t, o.err)
+	assert.Equal(t, map[string][]string{
+		"www.example.com": {pic.ReasonPangolinError},
+		"app.example.com": {pic.ReasonReplacementRefused},
+	}, reasonsOf(o.rejections))
+	assert.Empty(t, o.applied.Deleted, "a later pass does not delete what the refused replacement was to replace")
+	assert.Equal(t, live, w.resourceOn("app.example.com"))
+	assert.Len(t, w.fake.Targets(live.ID), 1)
+
+	w.fault(nil)
+	o = w.reconcile(shop, web(shop, "www.example.com", 8080))
+	require.NoError(t, o.err)
+	assert.Empty(t, o.rejections)
+	assert.Equal(t, []string{"www.example.com"}, w.hosts(), "the old host goes once its replacement serves")
+	assert.Len(t, w.fake.Targets(w.resourceOn("www.example.com").ID), 1)
 }
 
 // TestReplacementShortOfATargetKeepsTheOld: a replacement that landed with some of its
@@ -154,6 +173,18 @@ func TestReplacementShortOfATargetKeepsTheOld(t *testing.T) {
 	}, reasonsOf(o.rejections))
 	assert.Len(t, w.fake.Targets(w.resourceOn("www.example.com").ID), 1, "the replacement landed with one target")
 	assert.Equal(t, live, w.resourceOn("app.example.com"), "a replacement short of a target replaces nothing")
+	assert.Len(t, w.fake.Targets(live.ID), 2)
+
+	// The replacement serves with one target now, and the next pass writes the other:
+	// refused again, the old host stays.
+	targetPuts.Store(1)
+	o = w.reconcile(shop, twoPaths("www.example.com"))
+	require.NoError(t, o.err)
+	assert.Equal(t, map[string][]string{
+		"www.example.com": {pic.ReasonPangolinError},
+		"app.example.com": {pic.ReasonReplacementRefused},
+	}, reasonsOf(o.rejections))
+	assert.Empty(t, o.applied.Deleted)
 	assert.Len(t, w.fake.Targets(live.ID), 2)
 }
 

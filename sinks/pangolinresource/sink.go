@@ -274,11 +274,14 @@ func (s *Sink) create(ctx context.Context, owner types.UID, obj *tunnelv1alpha1.
 	return s.pending.abandon(owner, key), err
 }
 
-// waitingFor names the creates in after that the API server refused, with why.
-func waitingFor(after []string, refused map[string]engine.Resource) []string {
+// waitingFor names the arrivals in after whose create the API server refused, with
+// why. An arrival the operator has not reported Ready does not keep what it replaces:
+// deleting a PangolinResource leaves its resource in Pangolin (the operator only
+// removes its finalizer), so the deletion takes nothing down there.
+func waitingFor(after []engine.Resource, refused map[string]engine.Resource) []string {
 	var out []string
-	for _, name := range after {
-		if d, ok := refused[name]; ok {
+	for _, arrival := range after {
+		if d, ok := refused[arrival.Name]; ok {
 			out = append(out, fmt.Sprintf("PangolinResource %s/%s for %s (%s)", d.Namespace, d.Name, d.PublishedHost(), pic.ReasonNameConflict))
 		}
 	}
