@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tunnelv1alpha1 "github.com/stefb69/pangolin-ingress-controller/internal/apis/tunnel/v1alpha1"
@@ -64,5 +65,38 @@ func TestHostPolicyRefusesHostsOutsideANamespacesPatterns(t *testing.T) {
 			published = append(published, r.Spec.HTTPConfig.Subdomain+"."+r.Spec.HTTPConfig.DomainName)
 		}
 		assert.Equal(t, []string{w.host("app")}, published, "another tenant's host and an override out of the patterns publish nothing")
+	})
+}
+
+// A host the policy takes from a namespace (here by relabelling it) goes at the
+// object's next reconcile, even when the object has a typo that holds everything else
+// it publishes: a tenant cannot keep a host taken from it by breaking its Ingress.
+func TestHostPolicyTakesBackAHostThoughTheObjectIsHeld(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		ns := testenv.NewNamespace(t, env.Client)
+		tenant := "shop-" + ns // unique to the test: namespaces are shared by the package's tests
+		relabel := func(value string) {
+			require.NoError(t, testenv.Update(context.Background(), env.Client, client.ObjectKey{Name: ns}, func(n *corev1.Namespace) {
+				n.Labels = map[string]string{"tenant": value}
+			}, wait))
+		}
+		relabel(tenant)
+		host := "shop." + ns + ".example.com"
+		w := startWith(t, env, nil, ns, func(c *config.Config) {
+			c.HostPolicy = hostpolicy.Policy{{NamespaceSelector: "tenant=" + tenant, Hosts: []string{host}}}
+		})
+		w.tunnelIn(ns, "default")
+		w.create(serviceObject("web", 8080))
+		w.create(ingressFor("shop", "pangolin", rule(host, "/", "web", 8080)))
+		w.eventuallyPublishers(host, ns+"/shop")
+
+		relabel("former-" + tenant)
+		// The typo is what makes the next reconcile: on its own it would hold all that
+		// the Ingress publishes.
+		require.NoError(t, testenv.Update(context.Background(), env.Client, client.ObjectKey{Namespace: ns, Name: "shop"}, func(ing *networkingv1.Ingress) {
+			ing.Annotations = map[string]string{pic.AnnotationSSO: "maybe"}
+		}, wait))
+		w.eventuallyPublishers(host)
+		assert.Contains(t, w.eventuallyNote("shop", pic.ReasonHostNotAllowed), "host "+host+" is published no more")
 	})
 }

@@ -39,32 +39,47 @@ func TestAllowedHosts(t *testing.T) {
 	labels := func(l map[string]string) func(context.Context, string) (map[string]string, error) {
 		return func(context.Context, string) (map[string]string, error) { return l, nil }
 	}
+	published := func(h, sub, domain string) engine.Existing {
+		return engine.Existing{Resource: engine.Resource{Origin: teamA, Host: h, Subdomain: sub, Domain: domain}}
+	}
+	publishedPort := engine.Existing{Resource: engine.Resource{Origin: teamA, Host: "tcp:5432", Protocol: route.ProtocolTCP, ProxyPort: 5432}}
 	cases := []struct {
 		name     string
 		policy   hostpolicy.Policy
 		labels   map[string]string
 		domains  []string
 		routes   []route.Route
+		existing []engine.Existing
 		kept     []string
 		refused  []string
 		contains string
 	}{
-		{"without a policy every host is kept", nil, nil, nil, []route.Route{host("shop.example.com")}, []string{"shop.example.com"}, nil, ""},
-		{"a host the namespace's rule allows is kept", policy, nil, nil, []route.Route{host("app.team-a.example.com")}, []string{"app.team-a.example.com"}, nil, ""},
-		{"a host outside the namespace's patterns is refused, naming them", policy, nil, nil, []route.Route{host("app.example.com"), host("api.team-a.example.com")},
+		{"without a policy every host is kept", nil, nil, nil, []route.Route{host("shop.example.com")}, nil, []string{"shop.example.com"}, nil, ""},
+		{"a host the namespace's rule allows is kept", policy, nil, nil, []route.Route{host("app.team-a.example.com")}, nil, []string{"app.team-a.example.com"}, nil, ""},
+		{"a host outside the namespace's patterns is refused, naming them", policy, nil, nil, []route.Route{host("app.example.com"), host("api.team-a.example.com")}, nil,
 			[]string{"api.team-a.example.com"}, []string{"app.example.com"}, "lets namespace team-a publish only *.team-a.example.com"},
-		{"an override is judged on the host it publishes", policy, nil, nil, []route.Route{overridden("app.team-a.example.com", "", "shop")},
+		{"an override is judged on the host it publishes", policy, nil, nil, []route.Route{overridden("app.team-a.example.com", "", "shop")}, nil,
 			nil, []string{"app.team-a.example.com"}, "host shop.example.com is not published"},
-		{"an override is judged under the org's domains", policy, nil, []string{"example.com", "team-a.example.com"}, []route.Route{overridden("x.team-a.example.com", "", "app")},
+		{"an override is judged under the org's domains", policy, nil, []string{"example.com", "team-a.example.com"}, []route.Route{overridden("x.team-a.example.com", "", "app")}, nil,
 			[]string{"x.team-a.example.com"}, nil, ""},
-		{"a namespace selected by its labels may publish its hosts", policy, map[string]string{"tenant": "shop"}, nil, []route.Route{host("shop.example.com")}, []string{"shop.example.com"}, nil, ""},
-		{"a TCP port is not a host, and is kept", policy, nil, nil, []route.Route{port}, []string{"tcp:5432"}, nil, ""},
+		{"a namespace selected by its labels may publish its hosts", policy, map[string]string{"tenant": "shop"}, nil, []route.Route{host("shop.example.com")}, nil, []string{"shop.example.com"}, nil, ""},
+		{"a TCP port is not a host, and is kept", policy, nil, nil, []route.Route{port}, []engine.Existing{publishedPort}, []string{"tcp:5432"}, nil, ""},
+		{"a host published that no route asks for any more is judged, and revoked", policy, nil, nil, nil, []engine.Existing{published("shop.example.com", "shop", "example.com")},
+			nil, []string{"shop.example.com"}, "host shop.example.com is published no more: the hostPolicy of PIC's configuration lets namespace team-a publish only *.team-a.example.com"},
+		{"a host published where the policy allows stays", policy, nil, nil, nil, []engine.Existing{published("app.team-a.example.com", "app", "team-a.example.com")},
+			nil, nil, ""},
+		{"a host published is judged on the host it is published on", policy, nil, nil, nil, []engine.Existing{published("x.team-a.example.com", "shop", "example.com")},
+			nil, []string{"x.team-a.example.com"}, "host shop.example.com is published no more"},
+		{"a host a route asks for is judged once, on the route", policy, nil, nil, []route.Route{host("app.example.com")}, []engine.Existing{published("app.example.com", "app", "example.com")},
+			nil, []string{"app.example.com"}, "host app.example.com is not published"},
+		{"a host a route asks for where the policy allows is moved there, not revoked", policy, nil, nil, []route.Route{overridden("x.team-a.example.com", "", "")}, []engine.Existing{published("x.team-a.example.com", "shop", "example.com")},
+			[]string{"x.team-a.example.com"}, nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{sink: domainsSink{domains: tc.domains}, policy: tc.policy, nsLabels: labels(tc.labels)}
 			o := newOutcome(plugin.Result{})
-			kept, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.domains, o)
+			kept, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.existing, tc.domains, o)
 			require.NoError(t, err)
 			refused := o.warnings()
 			var keptHosts, refusedHosts []string
@@ -75,6 +90,7 @@ func TestAllowedHosts(t *testing.T) {
 				refusedHosts = append(refusedHosts, rj.Host)
 				assert.Equal(t, pic.ReasonHostNotAllowed, rj.Reason)
 				assert.False(t, rj.Hold, "a host the policy refuses is not held")
+				assert.True(t, rj.Revoked, "nor kept by any other refusal of the object's")
 				assert.Contains(t, rj.Message, tc.contains)
 			}
 			assert.Equal(t, tc.kept, keptHosts)
@@ -86,7 +102,7 @@ func TestAllowedHosts(t *testing.T) {
 		r := &Reconciler{sink: domainsSink{}, policy: policy, nsLabels: func(context.Context, string) (map[string]string, error) {
 			return nil, errors.New("forbidden")
 		}}
-		_, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil, newOutcome(plugin.Result{}))
+		_, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil, nil, newOutcome(plugin.Result{}))
 		assert.ErrorContains(t, err, "namespace team-a")
 	})
 }

@@ -156,7 +156,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// waits for the sink's first read: before it, a sink that learns the domains from
 	// that read knows none, and every host would be refused and its resource deleted.
 	features := r.sink.Features()
-	routes, err = r.allowedHosts(ctx, origin, routes, features.Domains, o)
+	routes, err = r.allowedHosts(ctx, origin, routes, existing, features.Domains, o)
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
@@ -205,11 +205,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // allowedHosts drops the routes whose published host the host policy does not let the
-// object's namespace publish, with a HostNotAllowed refusal each in o: not held, so
-// what was published for such a host goes. A TCP or UDP port is not a host: the policy
-// does not concern it. An error reading the namespace fails the reconcile, which
-// removes nothing. domains are the sink's, as the rest of the reconcile sees them.
-func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, domains []string, o *outcome) ([]route.Route, error) {
+// object's namespace publish, with a HostNotAllowed refusal each in o. It judges what
+// the sink keeps for the object too (existing): a host published before the policy
+// changed, or the namespace's labels, is refused the same way when no route the policy
+// allows still asks for it. Each refusal is Revoked: never held, nor kept by a refused
+// move, so what was published for such a host goes, whatever else the object's other
+// refusals hold. A TCP or UDP port is not a host: the policy does not concern it. An
+// error reading the namespace fails the reconcile, which removes nothing. domains are
+// the sink's, as the rest of the reconcile sees them.
+func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, existing []engine.Existing, domains []string, o *outcome) ([]route.Route, error) {
 	if !r.policy.Enabled() {
 		return routes, nil
 	}
@@ -220,24 +224,37 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			return nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
+	judged := map[string]bool{} // hosts as written that a route names, allowed or refused
+	revoke := func(host, published, format string) bool {
+		allowed, patterns := r.policy.Allows(origin.Namespace, nsLabels, published)
+		if allowed {
+			return false
+		}
+		may := "no host"
+		if len(patterns) > 0 {
+			may = "only " + strings.Join(patterns, ", ")
+		}
+		o.refuse(stageHostPolicy, route.Rejection{Origin: origin, Host: host, Reason: pic.ReasonHostNotAllowed, Revoked: true,
+			Message: fmt.Sprintf(format+": the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
+		return true
+	}
 	kept := routes[:0:0]
 	for _, rt := range routes {
 		if rt.Raw() {
 			kept = append(kept, rt)
 			continue
 		}
-		published := engine.ClaimKey(rt, domains)
-		allowed, patterns := r.policy.Allows(origin.Namespace, nsLabels, published)
-		if allowed {
+		judged[rt.Host] = true
+		if !revoke(rt.Host, engine.ClaimKey(rt, domains), "host %s is not published") {
 			kept = append(kept, rt)
-			continue
 		}
-		may := "no host"
-		if len(patterns) > 0 {
-			may = "only " + strings.Join(patterns, ", ")
+	}
+	for _, e := range existing {
+		if e.Raw() || judged[e.Host] {
+			continue // a route allowed moves it in place; a route refused revoked it
 		}
-		o.refuse(stageHostPolicy, route.Rejection{Origin: rt.Origin, Host: rt.Host, Reason: pic.ReasonHostNotAllowed,
-			Message: fmt.Sprintf("host %s is not published: the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
+		judged[e.Host] = true
+		revoke(e.Host, e.ClaimKey(), "host %s is published no more")
 	}
 	return kept, nil
 }

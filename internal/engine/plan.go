@@ -104,6 +104,9 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //	        |                      |      |   make before break: see below
 //	no      | yes                  | yes  | none
 //
+// A resource a Revoked rejection names is never held: its host was taken from the
+// object (the host policy), and no other refusal of the object may keep it.
+//
 // Creating is never held: a held host has nothing to protect when nothing exists.
 //
 // A resource deleted while the object arrives somewhere new of the same kind (an HTTP
@@ -122,12 +125,16 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 // it was to replace. The price: a host removed while another of the object's hosts has
 // a target change refused stays until that change lands.
 //
-// A kept resource stays the object's claim; one whose host another object owns is
-// deleted all the same, held or kept.
+// A kept resource stays the object's claim; one whose host another object owns, or
+// that a Revoked rejection names (a host the object may not publish), is deleted all
+// the same, held or kept.
 func Calculate(self route.Origin, desired []Resource, existing []Existing, rejections []route.Rejection, owners map[string]route.Origin) Plan {
 	// Owners are by published host (ClaimKey), rejections by the host as written.
+	revoked := func(e Existing) bool {
+		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Revoked && rj.Host == e.Host })
+	}
 	holds := func(e Existing) bool {
-		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID {
+		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID || revoked(e) {
 			return false
 		}
 		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == e.Host) })
@@ -158,7 +165,7 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 		if wanted[e.Name] || holds(e) {
 			continue
 		}
-		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID {
+		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID || revoked(e) {
 			plan.Delete = append(plan.Delete, e)
 			continue
 		}

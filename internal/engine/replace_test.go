@@ -30,6 +30,10 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		rj.AccessUnsupported = true
 		return rj
 	}
+	revoked := func(host string) route.Rejection {
+		return route.Rejection{Origin: prod, Host: host, Reason: pic.ReasonHostNotAllowed, Revoked: true}
+	}
+	heldWhole := route.Rejection{Origin: prod, Reason: pic.ReasonInvalidAnnotation, Hold: true}
 	older := route.Origin{Kind: "Ingress", Namespace: "prod", Name: "older", UID: "uid-older"}
 	cases := []struct {
 		name       string
@@ -91,6 +95,18 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		{name: "a port moved under a policy Pangolin cannot apply to ports is not kept",
 			existing: []Resource{p1}, rejections: []route.Rejection{refusedOpen("tcp:45441", pic.ReasonAccessControlUnsupported)},
 			delete: []string{"pic-tcp-45432"}},
+		{name: "a host the policy revoked is deleted though the whole object is held",
+			existing: []Resource{a, c}, rejections: []route.Rejection{heldWhole, revoked("a.example.com")},
+			delete: []string{"pic-a"}},
+		{name: "a host the policy revoked is not kept by a refused move",
+			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost), revoked("a.example.com")},
+			delete: []string{"pic-a"}},
+		{name: "a host the policy revoked is not kept by another revoked host",
+			existing: []Resource{a}, rejections: []route.Rejection{revoked("b.example.com"), revoked("a.example.com")},
+			delete: []string{"pic-a"}},
+		{name: "a host renamed to one the policy refuses is kept while it is allowed",
+			existing: []Resource{a}, rejections: []route.Rejection{revoked("b.example.com")},
+			kept: []string{"a.example.com"}},
 		{name: "a kept host another object owns is deleted all the same",
 			existing: []Resource{a}, rejections: []route.Rejection{refused("b.example.com", pic.ReasonInvalidHost)},
 			owners: map[string]route.Origin{"a.example.com": older},

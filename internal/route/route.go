@@ -260,6 +260,10 @@ type Rejection struct {
 	// refused (make before break), so it stays as it is. It leaves nothing unpublished:
 	// the refusal of the replacement says what is not.
 	Kept bool
+	// Revoked marks the refusal of a host the object may not publish at all (the host
+	// policy): what it published there goes, whatever else holds or keeps the object's
+	// resources, so that a namespace never keeps a host taken from it.
+	Revoked bool
 }
 
 func (r Rejection) String() string {
