@@ -109,19 +109,23 @@ func judgedResult(origin route.Origin, rejections []route.Rejection, status rout
 // settle gives every parent the route's ResolvedRefs (refs, nil when every backendRef
 // resolved), and refuses, on the parents that accept it, a route whose annotations are
 // invalid (problems) or that asks what Pangolin cannot express (unsupported). It
-// reports whether the route is served through any parent.
+// reports whether the route is served through any parent. A typo or a Service not
+// there yet holds what the route published only while a parent accepts it: one that
+// no parent admits any more (a listener's allowedRoutes tightened, a tunnel the
+// namespace may not use) keeps nothing, whatever else is wrong with it.
 func settle(parents []parentStatus, refs *refProblem, problems, unsupported []string, reject rejectFunc) bool {
+	admitted := slices.ContainsFunc(parents, func(p parentStatus) bool { return p.accepted.ok })
 	resolved := verdict{true, gatewayv1.RouteReasonResolvedRefs, "every backendRef resolved"}
 	if refs != nil {
 		resolved = verdict{false, refs.reason, refs.message}
-		reject("", string(refs.reason), refs.transient, refs.transient, "%s", refs.message)
+		reject("", string(refs.reason), refs.transient && admitted, refs.transient, "%s", refs.message)
 	}
 	var refused *verdict
 	switch {
 	case len(problems) > 0:
 		// A typo must not take a live route down, nor publish it half-configured.
 		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue, "invalid annotations: " + strings.Join(problems, "; ")}
-		reject("", pic.ReasonInvalidAnnotation, true, false, "%s", strings.Join(problems, "; "))
+		reject("", pic.ReasonInvalidAnnotation, admitted, false, "%s", strings.Join(problems, "; "))
 	case len(unsupported) > 0:
 		refused = &verdict{false, gatewayv1.RouteReasonUnsupportedValue,
 			"Pangolin cannot express " + strings.Join(unsupported, "; ") + ": the route is not published rather than published without them"}

@@ -167,3 +167,83 @@ func stored[T client.Object](t *testing.T, c client.Reader, key types.Namespaced
 	require.NoError(t, c.Get(context.Background(), key, obj))
 	return obj
 }
+
+// TestARouteNoParentAdmitsHoldsNothing: a typo or a Service not there yet holds what a
+// route published only while a Gateway admits it. A route no listener admits any more,
+// or whose namespace may not use the Gateway's tunnel, keeps nothing, whatever else is
+// wrong with it: otherwise a tenant could keep a host taken from it with a typo.
+func TestARouteNoParentAdmitsHoldsNothing(t *testing.T) {
+	same, all := gatewayv1.NamespacesFromSame, gatewayv1.NamespacesFromAll
+	gateway := func(from gatewayv1.FromNamespaces) *gatewayv1.Gateway {
+		return &gatewayv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "edge"},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: "pangolin", Listeners: []gatewayv1.Listener{{
+				Name: "http", Protocol: gatewayv1.HTTPProtocolType, Port: 80,
+				AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from}},
+			}}},
+		}
+	}
+	route := func(namespace, backend string, annotations map[string]string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "web", UID: types.UID("uid-" + namespace), Annotations: annotations},
+			Spec: gatewayv1.HTTPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "edge", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
+				Hostnames:       []gatewayv1.Hostname{"app.example.com"},
+				Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: backendRef(backend, 80)}}}},
+			},
+		}
+	}
+	typo := map[string]string{pic.AnnotationSSO: "maybe"}
+	cases := []struct {
+		name    string
+		gateway *gatewayv1.Gateway
+		route   *gatewayv1.HTTPRoute
+		tunnels tunnel.Resolver
+		held    []string // the reasons of the rejections that hold
+	}{
+		{name: "a typo on a route a listener admits holds what it published",
+			gateway: gateway(all), route: route("team-b", "web", typo),
+			held: []string{pic.ReasonInvalidAnnotation}},
+		{name: "a typo on a route no listener admits holds nothing",
+			gateway: gateway(same), route: route("team-b", "web", typo)},
+		{name: "a typo on a route whose namespace may not use the tunnel holds nothing",
+			gateway: gateway(all), route: route("team-b", "web", typo),
+			tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default", AllowedNamespaces: []string{"infra"}}}},
+		{name: "a Service missing from a route no listener admits holds nothing",
+			gateway: gateway(same), route: route("team-b", "absent", nil)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			objs := []client.Object{
+				&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "pangolin"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName}},
+				c.gateway,
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
+				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+				c.route,
+			}
+			builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
+			for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
+				builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+			}
+			tunnels := c.tunnels
+			if tunnels.Default.Name == "" {
+				tunnels = tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}
+			}
+			conf := Config{Tunnels: tunnels, BackendScheme: "http", ClusterDomain: "cluster.local"}
+			s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+
+			res, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-b", Name: "web"}, &gatewayv1.HTTPRoute{}))
+			require.NoError(t, err)
+			assert.Empty(t, res.Routes)
+			require.NotEmpty(t, res.Rejections, "the route is told why it is not published")
+			var held []string
+			for _, rj := range res.Rejections {
+				if rj.Hold {
+					held = append(held, rj.Reason)
+				}
+			}
+			assert.Equal(t, c.held, held)
+		})
+	}
+}
