@@ -368,12 +368,25 @@ func (p *Policies) Require(ctx context.Context, res *plugin.Result, object acces
 	}
 	res.Routes = nil
 	res.Confirm = nil
+	res.MergedInto = nil // served through no other object's resource either
 	res.Rejections = append(res.Rejections, route.Rejection{
 		Origin: *res.Origin, Reason: pic.ReasonAccessPolicyRequired, Hold: true,
 		Message: fmt.Sprintf("%s requires AccessPolicy %s (annotation %s), which %s: nothing new is published for it, and what it published stays as it is",
 			object, name, pic.AnnotationRequireAccessPolicy, unmet),
 	})
 	return nil
+}
+
+// Unmet says why the AccessPolicy named name, which object requires (annotation
+// require-access-policy), does not protect it; "" when it does, or when name is ""
+// (nothing required). A source that publishes an object's paths through another
+// object's resource asks it first: paths that require a policy are never served
+// without it.
+func (p *Policies) Unmet(ctx context.Context, object access.Target, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	return p.unmet(ctx, object, name)
 }
 
 // unmet says why the policy named name does not protect object, "" when it does.

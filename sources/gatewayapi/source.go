@@ -178,10 +178,14 @@ type evaluation struct {
 	headers []route.Header // set on every request to its hosts
 	// policy is the AccessPolicy attached to the route itself ("" for none): a
 	// Gateway's policy is the same for every route it merges.
-	policy     string
-	served     bool // accepted and resolved: its paths may be published
-	rejections []route.Rejection
-	notices    []route.Notice
+	policy string
+	served bool // accepted and resolved: its paths may be published
+	// unprotected says why the AccessPolicy the route requires does not protect it
+	// ("" when it does, or none is required): its paths are published through no
+	// other route's resource, which has its own access.
+	unprotected string
+	rejections  []route.Rejection
+	notices     []route.Notice
 }
 
 type gatewayKey = types.NamespacedName
@@ -296,7 +300,9 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 			}
 			evaluated[sib.UID] = sev
 		}
-		if !sev.served || sev.hosts[host] != gw {
+		if !sev.served || sev.unprotected != "" || sev.hosts[host] != gw {
+			// Not served, or not without the policy it requires: Require refuses it
+			// on its own reconcile, and its paths are merged into no one's.
 			continue
 		}
 		allowed, err := s.mayMerge(ctx, sev, host)
@@ -448,6 +454,12 @@ func (s *Source) evaluate(ctx context.Context, hr *gatewayv1.HTTPRoute) (*evalua
 	t := translate(hr, s.resolver(ctx, httpRoutes, hr.Namespace, ev.options.BackendScheme, ev.options, ev.origin, &ev.notices))
 	ev.paths, ev.headers = t.paths, t.headers
 	ev.served = settle(ev.status.parents, t.refs, problems, t.unsupported, reject)
+	if ev.served {
+		target := access.Target{Kind: kindHTTPRoute, Namespace: hr.Namespace, Name: hr.Name}
+		if ev.unprotected, err = s.config.Policies.Unmet(ctx, target, ev.options.RequiredPolicy); err != nil {
+			return nil, err
+		}
+	}
 	return ev, nil
 }
 

@@ -247,3 +247,65 @@ func TestARouteNoParentAdmitsHoldsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUnprotectedRouteIsMergedIntoNoOne: a route that requires an AccessPolicy
+// (annotation require-access-policy) that does not protect it publishes nothing new,
+// and its paths are not served through an older route that shares its host either,
+// under that route's access: here the AccessPolicy CRD is not installed, so the policy
+// cannot apply.
+func TestAnUnprotectedRouteIsMergedIntoNoOne(t *testing.T) {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "public"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "pangolin", Listeners: []gatewayv1.Listener{
+			{Name: "http", Protocol: gatewayv1.HTTPProtocolType, Port: 80},
+		}},
+	}
+	prefix := gatewayv1.PathMatchPathPrefix
+	route := func(name, path string, created time.Time, annotations map[string]string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(created), Annotations: annotations},
+			Spec: gatewayv1.HTTPRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
+				Hostnames:       []gatewayv1.Hostname{"x.example.com"},
+				Rules: []gatewayv1.HTTPRouteRule{{
+					Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: &prefix, Value: ptr.To(path)}}},
+					BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: backendRef("web", 80)}},
+				}},
+			},
+		}
+	}
+	now := time.Now()
+	objs := []client.Object{
+		&gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "pangolin"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: pic.GatewayControllerName}},
+		gw,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+		route("site", "/", now.Add(-time.Hour), nil),
+		route("admin", "/admin", now, map[string]string{pic.AnnotationRequireAccessPolicy: "staff-only"}),
+	}
+	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
+	for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
+		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+	}
+	conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local"}
+	s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+
+	site, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "site"}, &gatewayv1.HTTPRoute{}))
+	require.NoError(t, err)
+	require.Len(t, site.Routes, 1)
+	var paths []string
+	for _, p := range site.Routes[0].Paths {
+		paths = append(paths, p.Path)
+	}
+	assert.Equal(t, []string{"/"}, paths, "admin's /admin is not served under site's access")
+
+	admin, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "admin"}, &gatewayv1.HTTPRoute{}))
+	require.NoError(t, err)
+	assert.Empty(t, admin.Routes)
+	assert.Empty(t, admin.MergedInto, "nor said to be")
+	var reasons []string
+	for _, rj := range admin.Rejections {
+		reasons = append(reasons, rj.Reason)
+	}
+	assert.Equal(t, []string{pic.ReasonAccessPolicyRequired}, reasons)
+}
