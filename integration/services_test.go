@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/config"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pangolinsim/simtest"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
@@ -108,6 +109,41 @@ func TestServicesAsPorts(t *testing.T) {
 			require.NoError(t, w.c.Get(w.ctx, client.ObjectKeyFromObject(other), &svc))
 			assert.Empty(t, svc.Status.LoadBalancer.Ingress)
 		})
+	})
+}
+
+// TestHostPolicyPortsBoundANamespacesPorts: once the hostPolicy lists ports, a
+// namespace publishes the public ports of its rules and no other; a port published
+// before the policy was narrowed goes at the Service's next reconcile.
+func TestHostPolicyPortsBoundANamespacesPorts(t *testing.T) {
+	testenv.WithoutOperator(t, func(t *testing.T, env *testenv.Env) {
+		fake := simtest.NewServer(pangolinsim.Options{})
+		t.Cleanup(fake.Close)
+		ns := testenv.NewNamespace(t, env.Client)
+		policy := func(ports ...string) func(*config.Config) {
+			return func(c *config.Config) {
+				c.HostPolicy = hostpolicy.Policy{{Namespaces: []string{ns}, Hosts: []string{"*." + ns + ".example.com"}, Ports: ports}}
+			}
+		}
+		stop := startDirect(t, env, fake, ns, withPorts, policy("45000-45099/tcp", "5432/tcp"))
+		w := &world{t: t, ctx: context.Background(), c: env.Client, ns: ns}
+		db := "db." + ns + ".svc.cluster.local"
+
+		w.create(loadBalancer("db", corev1.ServicePort{Name: "pg", Port: 5432, Protocol: corev1.ProtocolTCP}))
+		w.create(loadBalancer("ssh", corev1.ServicePort{Name: "ssh", Port: 2222, Protocol: corev1.ProtocolTCP}))
+		eventuallyRawServed(t, fake, map[string][]string{"tcp-5432": {db + ":5432"}})
+		assert.Contains(t, w.eventuallyNote("ssh", pic.ReasonPortNotAllowed),
+			"public port 2222/tcp is not published: the hostPolicy of PIC's configuration lets namespace "+ns+" publish only 45000-45099/tcp, 5432/tcp")
+
+		// The platform team narrows the policy; PIC restarts with it.
+		stop()
+		startDirect(t, env, fake, ns, withPorts, policy("45000-45099/tcp"))
+		eventuallyRawServed(t, fake, map[string][]string{})
+		// Later reconciles, with nothing left on the port, say it is not published.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Contains(c, w.notes(c, "db", pic.ReasonPortNotAllowed),
+				"public port 5432/tcp is published no more: the hostPolicy of PIC's configuration lets namespace "+ns+" publish only 45000-45099/tcp")
+		}, wait, tick)
 	})
 }
 

@@ -167,7 +167,7 @@ const (
 	wantOwnerID     = "want 1 to 20 lowercase letters, digits and '-', starting and ending with a letter or digit (it becomes part of the niceId of what PIC creates in Pangolin)"
 	wantTunnelRef   = "want a PangolinTunnel name or namespace/name, such as default or pangolin-system/default"
 	wantAllowed     = `want a list of namespace names, such as [shop, blog], or ["*"] for all namespaces`
-	wantHostPolicy  = `want a list of rules {namespaces: [names, or "*"], namespaceSelector: "a label selector", hosts: [shop.example.com, "*.team-a.example.com"]}, or nothing for no restriction`
+	wantHostPolicy  = `want a list of rules {namespaces: [names, or "*"], namespaceSelector: "a label selector", hosts: [shop.example.com, "*.team-a.example.com"], ports: ["45000-45099/tcp"]}, or nothing for no restriction`
 )
 
 // keys is every setting, in the order --print-config shows them.

@@ -1392,6 +1392,17 @@ func TestHostPolicy(t *testing.T) {
 			`hostPolicy[1] (file ` + path + `): the rule selects no namespace: set namespaces (a list of names) or namespaceSelector (a label selector such as tenant=shop)`,
 		}, problemsOf(t, err))
 	})
+	t.Run("ports are read as written, numbers or ranges", func(t *testing.T) {
+		cfg, _ := mustLoad(t, []string{"--config", writeConfig(t, "hostPolicy:\n  - namespaces: [team-a]\n    ports: [5432, 45000-45099/udp]\n")}, nil)
+		assert.Equal(t, hostpolicy.Policy{{Namespaces: []string{"team-a"}, Ports: []string{"5432", "45000-45099/udp"}}}, cfg.HostPolicy)
+	})
+	t.Run("a bad port is named by its index, with the fix", func(t *testing.T) {
+		path := writeConfig(t, "hostPolicy:\n  - namespaces: [team-a]\n    ports: [5432/sctp]\n")
+		_, _, err := loadWith(t, []string{"--config", path}, nil, io.Discard)
+		assert.Equal(t, []string{
+			`hostPolicy[0].ports[0] (file ` + path + `): "5432/sctp" is not a port pattern: want a port from 1 to 65535 or a range of them, optionally for one protocol, such as 5432, 5432/tcp or 45000-45999/udp`,
+		}, problemsOf(t, err))
+	})
 	t.Run("an unknown key of a rule is refused", func(t *testing.T) {
 		_, _, err := loadWith(t, []string{"--config", writeConfig(t, "hostPolicy:\n  - namespace: [team-a]\n    hosts: [a.example.com]\n")}, nil, io.Discard)
 		require.Error(t, err)

@@ -36,6 +36,15 @@ func TestAllowedHosts(t *testing.T) {
 		{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}},
 		{NamespaceSelector: "tenant=shop", Hosts: []string{"shop.example.com"}},
 	}
+	withPorts := hostpolicy.Policy{
+		{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}, Ports: []string{"45000-45099/tcp"}},
+	}
+	portRoute := func(n int32) route.Route {
+		return route.RawRoute(teamA, route.ProtocolTCP, n, route.TunnelRef{}, route.Backend{}, route.Access{})
+	}
+	publishedTCP := func(n int32) engine.Existing {
+		return engine.Existing{Resource: engine.Resource{Origin: teamA, Host: route.PortKey(route.ProtocolTCP, n), Protocol: route.ProtocolTCP, ProxyPort: n}}
+	}
 	labels := func(l map[string]string) func(context.Context, string) (map[string]string, error) {
 		return func(context.Context, string) (map[string]string, error) { return l, nil }
 	}
@@ -71,7 +80,12 @@ func TestAllowedHosts(t *testing.T) {
 		{"a host published is judged on the host it is published on", policy, nil, nil, nil, []engine.Existing{published("x.team-a.example.com", "shop", "example.com")},
 			nil, []string{"x.team-a.example.com"}, "host shop.example.com is published no more"},
 		{"a host a route asks for is judged once, on the route", policy, nil, nil, []route.Route{host("app.example.com")}, []engine.Existing{published("app.example.com", "app", "example.com")},
-			nil, []string{"app.example.com"}, "host app.example.com is not published"},
+			nil, []string{"app.example.com"}, "host app.example.com is published no more"},
+		{"once the policy lists ports, a port it allows is kept", withPorts, nil, nil, []route.Route{portRoute(45001)}, nil, []string{"tcp:45001"}, nil, ""},
+		{"once the policy lists ports, a port outside them is refused, naming them", withPorts, nil, nil, []route.Route{portRoute(5432)}, nil,
+			nil, []string{"tcp:5432"}, "public port 5432/tcp is not published: the hostPolicy of PIC's configuration lets namespace team-a publish only 45000-45099/tcp"},
+		{"a port published that the policy no longer allows is revoked", withPorts, nil, nil, nil, []engine.Existing{publishedTCP(5432), publishedTCP(45002)},
+			nil, []string{"tcp:5432"}, "public port 5432/tcp is published no more"},
 		{"a host a route asks for where the policy allows is moved there, not revoked", policy, nil, nil, []route.Route{overridden("x.team-a.example.com", "", "")}, []engine.Existing{published("x.team-a.example.com", "shop", "example.com")},
 			[]string{"x.team-a.example.com"}, nil, ""},
 	}
@@ -88,7 +102,11 @@ func TestAllowedHosts(t *testing.T) {
 			}
 			for _, rj := range refused {
 				refusedHosts = append(refusedHosts, rj.Host)
-				assert.Equal(t, pic.ReasonHostNotAllowed, rj.Reason)
+				want := pic.ReasonHostNotAllowed
+				if _, _, raw := route.ParsePortKey(rj.Host); raw {
+					want = pic.ReasonPortNotAllowed
+				}
+				assert.Equal(t, want, rj.Reason)
 				assert.False(t, rj.Hold, "a host the policy refuses is not held")
 				assert.True(t, rj.Revoked, "nor kept by any other refusal of the object's")
 				assert.Contains(t, rj.Message, tc.contains)

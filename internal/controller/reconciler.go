@@ -204,15 +204,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: o.requeue(r.backoff, req)}, !plan.Empty(), nil
 }
 
-// allowedHosts drops the routes whose published host the host policy does not let the
-// object's namespace publish, with a HostNotAllowed refusal each in o. It judges what
-// the sink keeps for the object too (existing): a host published before the policy
-// changed, or the namespace's labels, is refused the same way when no route the policy
-// allows still asks for it. Each refusal is Revoked: never held, nor kept by a refused
-// move, so what was published for such a host goes, whatever else the object's other
-// refusals hold. A TCP or UDP port is not a host: the policy does not concern it. An
-// error reading the namespace fails the reconcile, which removes nothing. domains are
-// the sink's, as the rest of the reconcile sees them.
+// allowedHosts drops the routes whose published host, or public port, the host policy
+// does not let the object's namespace publish, with a HostNotAllowed (PortNotAllowed)
+// refusal each in o. It judges what the sink keeps for the object too (existing): a
+// host or port published before the policy changed, or the namespace's labels, is
+// refused the same way when no route the policy allows still asks for it. Each refusal
+// is Revoked: never held, nor kept by a refused move, so what was published there goes,
+// whatever else the object's other refusals hold. An error reading the namespace fails
+// the reconcile, which removes nothing. domains are the sink's, as the rest of the
+// reconcile sees them.
 func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, existing []engine.Existing, domains []string, o *outcome) ([]route.Route, error) {
 	if !r.policy.Enabled() {
 		return routes, nil
@@ -224,37 +224,52 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			return nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
-	judged := map[string]bool{} // hosts as written that a route names, allowed or refused
-	revoke := func(host, published, format string) bool {
-		allowed, patterns := r.policy.Allows(origin.Namespace, nsLabels, published)
+	// revoke refuses key (a host as written, or a port key) when the policy does not let
+	// the namespace publish it, and reports whether it did. published is the host users
+	// reach, for an HTTP resource.
+	revoke := func(key, published string, alreadyPublished bool) (refused bool) {
+		reason, what := pic.ReasonHostNotAllowed, "host "+published
+		allowed, patterns := false, []string(nil)
+		if protocol, port, raw := route.ParsePortKey(key); raw {
+			reason, what = pic.ReasonPortNotAllowed, fmt.Sprintf("public port %d/%s", port, protocol)
+			allowed, patterns = r.policy.AllowsPort(origin.Namespace, nsLabels, string(protocol), port)
+		} else {
+			allowed, patterns = r.policy.Allows(origin.Namespace, nsLabels, published)
+		}
 		if allowed {
 			return false
 		}
-		may := "no host"
+		may := "none"
 		if len(patterns) > 0 {
 			may = "only " + strings.Join(patterns, ", ")
 		}
-		o.refuse(stageHostPolicy, route.Rejection{Origin: origin, Host: host, Reason: pic.ReasonHostNotAllowed, Revoked: true,
-			Message: fmt.Sprintf(format+": the hostPolicy of PIC's configuration lets namespace %s publish %s", published, origin.Namespace, may)})
+		state := "is not published"
+		if alreadyPublished {
+			state = "is published no more"
+		}
+		o.refuse(stageHostPolicy, route.Rejection{Origin: origin, Host: key, Reason: reason, Revoked: true,
+			Message: fmt.Sprintf("%s %s: the hostPolicy of PIC's configuration lets namespace %s publish %s", what, state, origin.Namespace, may)})
 		return true
 	}
+	publishedOn := map[string]string{} // by host as written or port key: where it is published
+	for _, e := range existing {
+		publishedOn[e.Host] = e.ClaimKey()
+	}
+	judged := map[string]bool{} // hosts as written, and port keys, that a route names
 	kept := routes[:0:0]
 	for _, rt := range routes {
-		if rt.Raw() {
-			kept = append(kept, rt)
-			continue
-		}
 		judged[rt.Host] = true
-		if !revoke(rt.Host, engine.ClaimKey(rt, domains), "host %s is not published") {
+		claim := engine.ClaimKey(rt, domains)
+		if !revoke(rt.Host, claim, publishedOn[rt.Host] == claim) {
 			kept = append(kept, rt)
 		}
 	}
 	for _, e := range existing {
-		if e.Raw() || judged[e.Host] {
+		if judged[e.Host] {
 			continue // a route allowed moves it in place; a route refused revoked it
 		}
 		judged[e.Host] = true
-		revoke(e.Host, e.ClaimKey(), "host %s is published no more")
+		revoke(e.Host, e.ClaimKey(), true)
 	}
 	return kept, nil
 }

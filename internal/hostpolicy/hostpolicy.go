@@ -1,12 +1,13 @@
-// Package hostpolicy decides which public hosts a namespace may publish, from the
-// configuration's hostPolicy section: a multi-tenant cluster's answer to "may tenant A
-// publish shop.example.com?". It is pure: the namespace's labels are the caller's to
-// read, and it never reads Kubernetes itself.
+// Package hostpolicy decides which public hosts and ports a namespace may publish, from
+// the configuration's hostPolicy section: a multi-tenant cluster's answer to "may tenant
+// A publish shop.example.com, or TCP port 5432?". It is pure: the namespace's labels are
+// the caller's to read, and it never reads Kubernetes itself.
 package hostpolicy
 
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,12 +26,18 @@ type Rule struct {
 	// Hosts are exact hosts (shop.example.com) or wildcards (*.team-a.example.com: any
 	// host with one label or more before .team-a.example.com, not team-a.example.com
 	// itself, as a Gateway listener's wildcard hostname).
-	Hosts []string `mapstructure:"hosts" yaml:"hosts"`
+	Hosts []string `mapstructure:"hosts" yaml:"hosts,omitempty"`
+	// Ports are the public TCP and UDP ports the namespaces may publish (Services of
+	// type LoadBalancer, TCPRoutes, UDPRoutes): "5432" (TCP or UDP), "5432/tcp", or a
+	// range, "45000-45999" or "45000-45999/udp".
+	Ports []string `mapstructure:"ports" yaml:"ports,omitempty"`
 }
 
 // Policy is the hostPolicy section. Empty, it is off: every namespace may publish any
-// host. Otherwise a namespace may publish a host only when a rule that selects it has
-// a pattern matching the host: a namespace no rule selects may publish none.
+// host and any port. Otherwise a namespace may publish a host only when a rule that
+// selects it has a pattern matching the host: a namespace no rule selects may publish
+// none. Ports are restricted the same way once a rule lists ports (RestrictsPorts):
+// a policy written for hosts alone leaves ports to the tunnels' allowedNamespaces.
 type Policy []Rule
 
 // Enabled reports whether the policy restricts anything.
@@ -65,6 +72,68 @@ func (p Policy) Allows(namespace string, nsLabels map[string]string, host string
 		}
 	}
 	return false, patterns
+}
+
+// RestrictsPorts reports whether the policy decides ports too: some rule lists ports.
+func (p Policy) RestrictsPorts() bool {
+	return slices.ContainsFunc(p, func(r Rule) bool { return len(r.Ports) > 0 })
+}
+
+// AllowsPort reports whether namespace, whose labels are nsLabels, may publish port
+// over protocol ("tcp" or "udp"), and the port patterns it may publish, for a refusal's
+// message.
+func (p Policy) AllowsPort(namespace string, nsLabels map[string]string, protocol string, port int32) (allowed bool, patterns []string) {
+	if !p.RestrictsPorts() {
+		return true, nil
+	}
+	for _, r := range p {
+		if !r.selects(namespace, nsLabels) {
+			continue
+		}
+		for _, pattern := range r.Ports {
+			if pr, ok := parsePortRange(pattern); ok && pr.matches(protocol, port) {
+				return true, nil
+			}
+			if !slices.Contains(patterns, pattern) {
+				patterns = append(patterns, pattern)
+			}
+		}
+	}
+	return false, patterns
+}
+
+// portRange is a port pattern read: first to last, over protocol ("" for both).
+type portRange struct {
+	first, last int
+	protocol    string
+}
+
+func (pr portRange) matches(protocol string, port int32) bool {
+	return (pr.protocol == "" || pr.protocol == protocol) && int(port) >= pr.first && int(port) <= pr.last
+}
+
+// parsePortRange reads "5432", "5432/tcp", "45000-45999" or "45000-45999/udp".
+func parsePortRange(pattern string) (portRange, bool) {
+	numbers, protocol, _ := strings.Cut(pattern, "/")
+	if protocol != "" && protocol != "tcp" && protocol != "udp" {
+		return portRange{}, false
+	}
+	firstText, lastText, isRange := strings.Cut(numbers, "-")
+	if !isRange {
+		lastText = firstText
+	}
+	first, okFirst := portNumber(firstText)
+	last, okLast := portNumber(lastText)
+	if !okFirst || !okLast || last < first {
+		return portRange{}, false
+	}
+	return portRange{first: first, last: last, protocol: protocol}, true
+}
+
+// portNumber reads a port, 1 to 65535, written without sign or leading zero.
+func portNumber(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == s
 }
 
 func (r Rule) selects(namespace string, nsLabels map[string]string) bool {
@@ -106,12 +175,17 @@ func (p Policy) Check() []Problem {
 		if _, err := labels.Parse(r.NamespaceSelector); err != nil {
 			out = append(out, Problem{at + ".namespaceSelector", fmt.Sprintf("%q is not a label selector (%v): want one such as tenant=shop or tier in (web,api)", r.NamespaceSelector, err)})
 		}
-		if len(r.Hosts) == 0 {
-			out = append(out, Problem{at + ".hosts", "the rule allows no host: list the hosts its namespaces may publish, such as shop.example.com or *.team-a.example.com"})
+		if len(r.Hosts) == 0 && len(r.Ports) == 0 {
+			out = append(out, Problem{at + ".hosts", "the rule allows no host and no port: list the hosts its namespaces may publish, such as shop.example.com or *.team-a.example.com, or the ports under ports"})
 		}
 		for j, h := range r.Hosts {
 			if msg := checkPattern(h); msg != "" {
 				out = append(out, Problem{fmt.Sprintf("%s.hosts[%d]", at, j), msg})
+			}
+		}
+		for j, port := range r.Ports {
+			if _, ok := parsePortRange(port); !ok {
+				out = append(out, Problem{fmt.Sprintf("%s.ports[%d]", at, j), fmt.Sprintf("%q is not a port pattern: want a port from 1 to 65535 or a range of them, optionally for one protocol, such as 5432, 5432/tcp or 45000-45999/udp", port)})
 			}
 		}
 	}

@@ -65,6 +65,42 @@ func TestAllows(t *testing.T) {
 	assert.Equal(t, []string{"*.team-a.example.com", "*.sandbox.example.com"}, patterns)
 }
 
+func TestAllowsPort(t *testing.T) {
+	policy := Policy{
+		{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}, Ports: []string{"45000-45099", "5432/tcp"}},
+		{NamespaceSelector: "tenant=dns", Ports: []string{"53/udp"}},
+		{Namespaces: []string{"team-b"}, Hosts: []string{"*.team-b.example.com"}},
+	}
+	hostsOnly := Policy{{Namespaces: []string{"team-a"}, Hosts: []string{"*.team-a.example.com"}}}
+	cases := []struct {
+		name      string
+		policy    Policy
+		namespace string
+		labels    map[string]string
+		protocol  string
+		port      int32
+		want      bool
+	}{
+		{"without a policy every namespace may publish any port", nil, "anyone", nil, "tcp", 5432, true},
+		{"a policy for hosts alone leaves ports free", hostsOnly, "team-b", nil, "tcp", 5432, true},
+		{"a port in a rule's range may be published, over either protocol", policy, "team-a", nil, "udp", 45000, true},
+		{"the last port of a range is in it", policy, "team-a", nil, "tcp", 45099, true},
+		{"a port past a range is not", policy, "team-a", nil, "tcp", 45100, false},
+		{"a port for one protocol is not allowed over the other", policy, "team-a", nil, "udp", 5432, false},
+		{"a namespace selected by its labels may publish its ports", policy, "dns-prod", map[string]string{"tenant": "dns"}, "udp", 53, true},
+		{"once a rule lists ports, a namespace whose rules list none may publish none", policy, "team-b", nil, "tcp", 45000, false},
+		{"a namespace no rule selects may publish no port", policy, "team-c", nil, "tcp", 45000, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := tc.policy.AllowsPort(tc.namespace, tc.labels, tc.protocol, tc.port)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, patterns := policy.AllowsPort("team-a", nil, "tcp", 22)
+	assert.Equal(t, []string{"45000-45099", "5432/tcp"}, patterns, "a refusal says what the namespace may publish")
+}
+
 func TestCheck(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -73,7 +109,12 @@ func TestCheck(t *testing.T) {
 	}{
 		{"a valid policy has no problem", Policy{{Namespaces: []string{"team-a", "*"}, NamespaceSelector: "tenant in (a,b)", Hosts: []string{"*.team-a.example.com", "shop.example.com"}}}, nil},
 		{"a rule that selects no namespace is refused", Policy{{Hosts: []string{"shop.example.com"}}}, []string{"[0]"}},
-		{"a rule without hosts is refused", Policy{{Namespaces: []string{"team-a"}}}, []string{"[0].hosts"}},
+		{"a rule without hosts or ports is refused", Policy{{Namespaces: []string{"team-a"}}}, []string{"[0].hosts"}},
+		{"a rule with ports alone is valid", Policy{{Namespaces: []string{"team-a"}, Ports: []string{"5432", "5432/tcp", "45000-45999", "53/udp"}}}, nil},
+		{"a port out of range is refused", Policy{{Namespaces: []string{"a"}, Ports: []string{"0", "65536", "80"}}}, []string{"[0].ports[0]", "[0].ports[1]"}},
+		{"a reversed range is refused", Policy{{Namespaces: []string{"a"}, Ports: []string{"6000-5000"}}}, []string{"[0].ports[0]"}},
+		{"an unknown protocol is refused", Policy{{Namespaces: []string{"a"}, Ports: []string{"5432/sctp", "5432/TCP"}}}, []string{"[0].ports[0]", "[0].ports[1]"}},
+		{"a port not written as a plain number is refused", Policy{{Namespaces: []string{"a"}, Ports: []string{"05432", "+80", "80-", "*"}}}, []string{"[0].ports[0]", "[0].ports[1]", "[0].ports[2]", "[0].ports[3]"}},
 		{"an invalid namespace name is refused", Policy{{Namespaces: []string{"Team_A"}, Hosts: []string{"a.example.com"}}}, []string{"[0].namespaces[0]"}},
 		{"an invalid selector is refused", Policy{{NamespaceSelector: "tenant in (", Hosts: []string{"a.example.com"}}}, []string{"[0].namespaceSelector"}},
 		{"a wildcard over a top-level domain is refused", Policy{{Namespaces: []string{"a"}, Hosts: []string{"*.com"}}}, []string{"[0].hosts[0]"}},

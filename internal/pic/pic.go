@@ -106,6 +106,10 @@ const (
 	// object's namespace publish the host (after its overrides): it is not published, and
 	// what was published for it is removed.
 	ReasonHostNotAllowed = "HostNotAllowed"
+	// ReasonPortNotAllowed (Warning): the configuration's hostPolicy lists ports, and
+	// none of the rules that select the object's namespace lists this public TCP or UDP
+	// port: it is not published, and what was published on it is removed.
+	ReasonPortNotAllowed = "PortNotAllowed"
 	// ReasonHostConflict (Warning): an older object, of any source, publishes the host:
 	// the oldest claim keeps it, and this object is not served for it.
 	ReasonHostConflict = "HostConflict"
