@@ -194,3 +194,78 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestHostMovedInPlaceStoppedAtAnyWrite: a host moved in place (a subdomain override
+// changed) while its AccessPolicy changes is a host published anew. Stopped after any
+// write, the new host admits no one its new access does not, and the old host no one
+// whom neither access admits: the move closes it, and the access plan opens it.
+func TestHostMovedInPlaceStoppedAtAnyWrite(t *testing.T) {
+	shop := ingress("shop", "web")
+	const from, to = "app.example.com", "admin.example.com"
+	public := protected(web(shop, from, 8080), false, route.AccessPolicy{})
+	staff := protected(web(shop, from, 8080), true, route.AccessPolicy{Roles: []string{"k8s-devs"}})
+	staff.SubdomainOverride = "admin"
+	failures := []struct {
+		name string
+		f    simtest.Fault
+	}{
+		{"refused", refused},
+		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
+	}
+	visitors := accessOrgVisitors()
+	var oldGate, newGate pangolinsim.Access
+	{
+		w := newWorld(t, accessOrg)
+		w.converge(shop, public)
+		id := w.resourceOn(from).ID
+		oldGate, _ = w.fake.Access(id)
+		w.converge(shop, staff)
+		require.Equal(t, id, w.resourceOn(to).ID, "moved in place")
+		newGate, _ = w.fake.Access(id)
+	}
+	for _, failure := range failures {
+		t.Run("write n "+failure.name, func(t *testing.T) {
+			for n := 1; ; n++ {
+				w := newWorld(t, accessOrg)
+				w.converge(shop, public)
+				id := w.resourceOn(from).ID
+				stop := &failingWrite{n: n, fail: failure.f}
+				w.fault(stop.fault)
+				w.reconcile(shop, staff)
+				gate, ok := w.fake.Access(id)
+				require.True(t, ok)
+				var at string
+				for _, r := range w.fake.Resources() {
+					if r.ID == id {
+						at = r.FullDomain
+					}
+				}
+				for _, v := range visitors {
+					admitted := pangolinsim.Admits(gate, v)
+					if at == to && admitted && !pangolinsim.Admits(newGate, v) {
+						assert.Fail(t, "the new host admits a visitor its new access does not", "stopped at write %d: %+v", n, v)
+						break
+					}
+					if at == from && admitted && !pangolinsim.Admits(oldGate, v) && !pangolinsim.Admits(newGate, v) {
+						assert.Fail(t, "the old host admits a visitor neither access admits", "stopped at write %d: %+v", n, v)
+						break
+					}
+				}
+				w.fault(nil)
+				w.converge(shop, staff)
+				assert.Equal(t, id, w.resourceOn(to).ID)
+				done, _ := w.fake.Access(id)
+				for _, v := range visitors {
+					if pangolinsim.Admits(done, v) != pangolinsim.Admits(newGate, v) {
+						assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
+						break
+					}
+				}
+				if t.Failed() || stop.writes < n {
+					t.Logf("stopped at each of %d writes", n-1)
+					return
+				}
+			}
+		})
+	}
+}

@@ -533,6 +533,13 @@ func (a *applying) bring(ctx context.Context, d engine.Resource, w wanted, e *en
 	if managed {
 		// sso and blockAccess are part of the access: the plan writes them in their place.
 		u.SSO, u.BlockAccess = nil, nil
+		if movingFrom != "" && u.Host != nil {
+			// A host moved in place is a host published anew: the write that moves it
+			// closes it, and the access plan opens it as far as its access admits.
+			// Moved open, the new host would serve the old access until the plan ran,
+			// or for good if the plan is refused.
+			u.BlockAccess = ptrTo(true)
+		}
 	}
 	if u != (pangolinapi.ResourceUpdate{}) {
 		if err := s.updateResource(ctx, w.niceID, e, u); err != nil {

@@ -137,6 +137,15 @@ func TestContract(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.host("move-to"), got.FullDomain)
 
+		// A resource under an AccessPolicy moves closed: blockAccess in the same write.
+		closed := true
+		upd, err = cl.UpdateResource(ctx, r.ResourceID, pangolinapi.ResourceUpdate{
+			Host: &pangolinapi.Host{DomainID: c.domain.DomainID, Subdomain: c.sub("move-closed")}, BlockAccess: &closed,
+		})
+		require.NoError(t, err)
+		assert.Equal(t, c.host("move-closed"), upd.FullDomain)
+		assert.True(t, upd.BlockAccess, "moved and closed in one write")
+
 		// Not relied upon (the client always sends both): does a subdomain alone still
 		// leave the routed host behind?
 		rep := c.raw(t, http.MethodPost, "/resource/"+strconv.Itoa(r.ResourceID), `{"subdomain":"`+c.sub("move-alone")+`"}`, true)
