@@ -36,10 +36,12 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 	r, err := c.CreateResource(ctx, "a", pangolinapi.Host{DomainID: "domain1", Subdomain: "a"})
 	require.NoError(t, err)
 
+	newt := pangolinapi.NewNewtCredentials()
 	secrets := []echotest.Secret{
 		{Value: echoPassword, Run: echotest.MinRun}, {Value: echoPincode, Run: echotest.MinRun},
 		{Value: echoUser, Run: echotest.MinRun}, {Value: echoUserPass, Run: echotest.MinRun},
 		{Value: secretKey.Secret, Run: echotest.KeyRun(secretKey.Secret)},
+		{Value: string(newt.Secret), Run: echotest.MinRun},
 	}
 	writes := []struct {
 		name string
@@ -49,6 +51,10 @@ func TestSecretEchoesAreRedacted(t *testing.T) {
 		{"a PIN code", func() error { return c.SetResourcePincode(ctx, r.ResourceID, echoPincode) }},
 		{"header auth", func() error {
 			return c.SetResourceHeaderAuth(ctx, r.ResourceID, pangolinapi.HeaderAuth{User: echoUser, Password: echoUserPass})
+		}},
+		{"a Newt site's secret", func() error {
+			_, err := c.CreateNewtSite(ctx, pangolinapi.NewtSite{NiceID: "edge", Name: "edge", Credentials: newt})
+			return err
 		}},
 	}
 	answers := []struct {
