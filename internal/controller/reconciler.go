@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
+	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -258,6 +259,15 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 	judged := map[string]bool{} // hosts as written, and port keys, that a route names
 	kept := routes[:0:0]
 	for _, rt := range routes {
+		if !rt.Raw() {
+			if _, p := hostname.Published(domains, rt.Host, rt.DomainOverride, rt.SubdomainOverride); p != nil {
+				// The host users would reach cannot be told now (a domain the org does
+				// not list at the moment): the engine refuses the route and holds what
+				// it published, which is judged below on where it is published.
+				kept = append(kept, rt)
+				continue
+			}
+		}
 		judged[rt.Host] = true
 		claim := engine.ClaimKey(rt, domains)
 		if !revoke(rt.Host, claim, publishedOn[rt.Host] == claim) {
