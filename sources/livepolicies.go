@@ -15,8 +15,11 @@ import (
 // publishes that need one (Policies.confirmer). What a confirmation must see is every
 // policy applied before the object: a read that began after the object was created
 // sees them all, so every object created before a read began can use that read. A
-// creation timestamp has one-second resolution, so a read serves an object only when it
-// began a second or more after the object's timestamp.
+// creation timestamp has one-second resolution, and is the API server's clock while a
+// read's start is PIC's: a read serves an object only when it began clockMargin and a
+// second or more after the object's timestamp, so that PIC's clock running ahead of the
+// API server's by less than clockMargin cannot let a read taken before the object
+// confirm it.
 //
 // Without the sharing, a fresh install with N objects costs N reads of the API server,
 // one per first publish, each a quorum read from etcd.
@@ -36,15 +39,21 @@ type liveRead struct {
 	err      error
 }
 
+// clockMargin is how far ahead of the API server's clock PIC's may run without a live
+// read confirming an object created after it began. Clocks synchronized by NTP are
+// milliseconds apart; the price of a wider margin is a read of its own for each object
+// created less than that long before the reads under way.
+const clockMargin = 5 * time.Second
+
 func newLiveReads(reader client.Reader) *liveReads {
 	return &liveReads{reader: reader, now: time.Now, byNamespace: map[string]*liveRead{}}
 }
 
 // policies returns the AccessPolicies of namespace as the API server held them at some
-// moment a second or more after created (an object's creation timestamp), joining a
-// read that began then, or starting one.
+// moment after created (an object's creation timestamp), joining a read that began
+// clockMargin and a second or more after it, or starting one.
 func (l *liveReads) policies(ctx context.Context, namespace string, created time.Time) ([]accessv1alpha1.AccessPolicy, error) {
-	notBefore := created.Add(time.Second)
+	notBefore := created.Add(time.Second + clockMargin)
 	if created.IsZero() {
 		notBefore = l.now() // no creation time known: only a read from now on will do
 	}

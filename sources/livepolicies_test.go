@@ -35,8 +35,9 @@ func TestLiveReadsAreSharedByObjectsCreatedBeforeThem(t *testing.T) {
 		created []time.Duration // each object's creation, from start; reads happen at start+10s
 		lists   int32
 	}{
-		{name: "objects created well before the read share it", created: []time.Duration{0, time.Second, 5 * time.Second}, lists: 1},
-		{name: "an object created just before the read, in a second the read began, shares it", created: []time.Duration{0, 9500 * time.Millisecond}, lists: 1},
+		{name: "objects created well before the read share it", created: []time.Duration{0, time.Second, 3 * time.Second}, lists: 1},
+		{name: "an object stamped a second and the clock margin before the read shares it", created: []time.Duration{0, 4 * time.Second}, lists: 1},
+		{name: "an object stamped within the margin and a second of the read reads again: PIC's clock may run ahead", created: []time.Duration{0, 5 * time.Second}, lists: 2},
 		{name: "an object stamped with the second the read began in reads again", created: []time.Duration{0, 10200 * time.Millisecond}, lists: 2},
 		{name: "an object created after the last read reads again", created: []time.Duration{0, 11 * time.Second}, lists: 2},
 	}
