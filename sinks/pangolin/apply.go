@@ -628,11 +628,24 @@ func (a *applying) syncTargetsUpdating(ctx context.Context, d engine.Resource, w
 // lost handles a failed write on a resource: gone from Pangolin (deleted by hand since the
 // last read), it leaves the mirror and the reconcile is tried again, which creates it.
 func (a *applying) lost(ctx context.Context, d engine.Resource, w wanted, what string, err error) error {
-	if pangolinapi.IsNotFound(err) {
-		a.sink.forget(w.niceID)
-		return fmt.Errorf("%s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", subject(d), what, err)
+	if !pangolinapi.IsNotFound(err) {
+		return a.failed(ctx, d, what, err)
 	}
-	return a.failed(ctx, d, what, err)
+	// Pangolin answers 404 for other things a write names too (a site it no longer
+	// has, a target deleted by hand): the resource is forgotten only once a read of it
+	// answers 404 as well. Forgotten while it exists, its host would be no one's until
+	// the next refresh, and a younger claimant could publish it beside it.
+	if e, known := a.sink.lookup(w.niceID); known {
+		_, readErr := a.sink.api.GetResource(ctx, e.res.ResourceID)
+		switch {
+		case readErr == nil:
+			return a.failed(ctx, d, what, err)
+		case !pangolinapi.IsNotFound(readErr):
+			return a.failed(ctx, d, "read the resource back after a 404", readErr)
+		}
+	}
+	a.sink.forget(w.niceID)
+	return fmt.Errorf("%s: cannot %s: the resource is gone from Pangolin (deleted by hand?), it is created again: %w", subject(d), what, err)
 }
 
 // syncTargets brings e's targets to w's without leaving the host unrouted, once every

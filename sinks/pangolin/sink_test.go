@@ -653,3 +653,27 @@ func TestDescribeNamesWhatUsersFindInPangolin(t *testing.T) {
 	assert.Equal(t, "site "+site, d.Tunnel)
 	assert.Nil(t, d.Object)
 }
+
+// TestA404ForATargetWriteForgetsNoResource: Pangolin answers 404 for other things a
+// write names than the resource (a site it no longer has). The resource, read back, is
+// there: the write is refused, and the resource stays known, its host its owner's.
+func TestA404ForATargetWriteForgetsNoResource(t *testing.T) {
+	w := newWorld(t)
+	shop := ingress("shop", "web")
+	w.converge(shop, web(shop, "app.example.com", 8080))
+	w.fault(simtest.When(func(r *http.Request) bool {
+		return strings.Contains(r.URL.Path, "/target")
+	}, simtest.Outage(http.StatusNotFound)))
+
+	o := w.reconcile(shop, web(shop, "app.example.com", 9090))
+	require.NoError(t, o.err, "the resource is there: a refusal, not a resource to create again")
+	assert.Equal(t, []string{pic.ReasonPangolinError}, reasons(o.rejections))
+	holders, err := w.sink.Holders(w.ctx, "app.example.com")
+	require.NoError(t, err)
+	assert.Equal(t, []route.Origin{{Kind: "Ingress", Namespace: "shop", Name: "web"}}, holders, "the host is still its owner's")
+
+	w.fault(nil)
+	w.converge(shop, web(shop, "app.example.com", 9090))
+	assert.Len(t, w.fake.Resources(), 1, "no resource created beside it")
+	assert.Equal(t, 9090, w.fake.Targets(w.resourceOn("app.example.com").ID)[0].Port)
+}
