@@ -459,6 +459,16 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 	if err != nil {
 		return a.failed(ctx, d, "read the targets of the resource to adopt", err)
 	}
+	if res.NiceID != w.niceID && len(targets) > 0 {
+		// PIC marks a resource before it gives it a target: one that has targets and
+		// not the mark was not left by a PIC stopped between its create and its mark.
+		// Its name is all it shares with d's (another PIC with another owner id, or
+		// someone, named it alike): it is left untouched.
+		a.reject(d, pic.ReasonHostTakenInPangolin,
+			"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
+			subject(d), res.NiceID, res.Name)
+		return nil
+	}
 	e := &entry{mark: w.mark, res: res, targets: targets}
 	marked := res.NiceID != w.niceID
 	if marked {

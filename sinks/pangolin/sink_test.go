@@ -395,6 +395,18 @@ func TestInterruptedCreate(t *testing.T) {
 		assert.Empty(t, o.applied.Created)
 		assert.Len(t, o.applied.Updated, 1)
 	})
+	t.Run("a resource named alike with targets and no mark is not adopted", func(t *testing.T) {
+		w := newWorld(t)
+		mark := markOf(shop, "app.example.com", "app.example.com")
+		other := w.fake.SeedResource(pangolinsim.Resource{Name: resourceName(mark), DomainID: "domain1", Subdomain: ptrTo("app"), Enabled: true})
+		w.fake.SeedTarget(pangolinsim.Target{ResourceID: other.ID, SiteID: 1, IP: "elsewhere.example.org", Port: 80, Method: "http", Enabled: true})
+
+		o := w.reconcile(shop, web(shop, "app.example.com", 8080))
+		require.NoError(t, o.err)
+		assert.Equal(t, []string{pic.ReasonHostTakenInPangolin}, reasons(o.rejections))
+		assert.Equal(t, other, w.resourceOn("app.example.com"), "left untouched")
+		assert.Equal(t, "elsewhere.example.org", w.fake.Targets(other.ID)[0].IP)
+	})
 }
 
 func TestHosts(t *testing.T) {
