@@ -34,14 +34,21 @@ type Rule struct {
 }
 
 // Policy is the hostPolicy section. Empty, it is off: every namespace may publish any
-// host and any port. Otherwise a namespace may publish a host only when a rule that
-// selects it has a pattern matching the host: a namespace no rule selects may publish
-// none. Ports are restricted the same way once a rule lists ports (RestrictsPorts):
-// a policy written for hosts alone leaves ports to the tunnels' allowedNamespaces.
+// host and any port. Hosts are restricted once a rule lists hosts (RestrictsHosts): a
+// namespace may then publish a host only when a rule that selects it has a pattern
+// matching the host, and a namespace no such rule selects may publish none. Ports are
+// restricted the same way once a rule lists ports (RestrictsPorts). A policy written
+// for hosts alone leaves ports to the tunnels' allowedNamespaces, and one written for
+// ports alone leaves hosts free.
 type Policy []Rule
 
 // Enabled reports whether the policy restricts anything.
 func (p Policy) Enabled() bool { return len(p) > 0 }
+
+// RestrictsHosts reports whether the policy decides hosts: some rule lists hosts.
+func (p Policy) RestrictsHosts() bool {
+	return slices.ContainsFunc(p, func(r Rule) bool { return len(r.Hosts) > 0 })
+}
 
 // NeedsLabels reports whether deciding needs the namespaces' labels: some rule selects
 // namespaces by labels.
@@ -55,7 +62,7 @@ func (p Policy) NeedsLabels() bool {
 // parse selects nothing: the configuration refuses such a rule (Check) before PIC
 // starts.
 func (p Policy) Allows(namespace string, nsLabels map[string]string, host string) (allowed bool, patterns []string) {
-	if !p.Enabled() {
+	if !p.RestrictsHosts() {
 		return true, nil
 	}
 	for _, r := range p {

@@ -43,6 +43,7 @@ func TestAllows(t *testing.T) {
 		want      bool
 	}{
 		{"without a policy every namespace may publish any host", nil, "anyone", nil, "app.example.com", true},
+		{"a policy for ports alone leaves hosts free", Policy{{Namespaces: []string{"team-a"}, Ports: []string{"5432"}}}, "team-b", nil, "app.example.com", true},
 		{"a namespace named by a rule may publish under its wildcard", policy, "team-a", nil, "app.team-a.example.com", true},
 		{"a namespace named by a rule may not publish another tenant's host", policy, "team-a", nil, "shop.example.com", false},
 		{"a namespace selected by its labels may publish its exact host", policy, "shop-prod", map[string]string{"tenant": "shop"}, "shop.example.com", true},
