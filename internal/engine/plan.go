@@ -122,22 +122,24 @@ func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) ==
 //
 // An arrival that exists counts as much as a create: otherwise the pass after a create
 // that fell short (Pangolin refused a target) would see it as existing, and delete what
-// it was to replace. The price: a host removed while another of the object's hosts has
-// a target change refused stays until that change lands.
+// it was to replace. The price: a host removed while another of the object's hosts is
+// short of a target Pangolin refuses stays until that target lands.
 //
 // A kept resource stays the object's claim; one whose host another object owns, or
 // that a Revoked rejection names (a host the object may not publish), is deleted all
 // the same, held or kept.
 func Calculate(self route.Origin, desired []Resource, existing []Existing, rejections []route.Rejection, owners map[string]route.Origin) Plan {
 	// Owners are by published host (ClaimKey), rejections by the host as written.
-	revoked := func(e Existing) bool {
+	// mustGo: another object owns e's host, or the host policy took it from this one;
+	// no hold nor refused move keeps it.
+	mustGo := func(e Existing) bool {
+		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID {
+			return true
+		}
 		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Revoked && rj.Host == e.Host })
 	}
 	holds := func(e Existing) bool {
-		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID || revoked(e) {
-			return false
-		}
-		return slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == e.Host) })
+		return !mustGo(e) && slices.ContainsFunc(rejections, func(rj route.Rejection) bool { return rj.Hold && (rj.Host == "" || rj.Host == e.Host) })
 	}
 	var plan Plan
 	byName := make(map[string]Existing, len(existing))
@@ -165,7 +167,7 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 		if wanted[e.Name] || holds(e) {
 			continue
 		}
-		if owner, ok := owners[e.ClaimKey()]; ok && owner.UID != self.UID || revoked(e) {
+		if mustGo(e) {
 			plan.Delete = append(plan.Delete, e)
 			continue
 		}
@@ -192,21 +194,28 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 
 // arrivals are the desired resources of a kind (raw or HTTP) that do not serve as asked
 // yet: those the object has no resource for, those whose resource is not Ready, and
-// those whose resource lacks targets it asks for (a create of an earlier pass that
-// landed short of a target Pangolin refused). By name, for a stable order.
+// those whose resource is short of its targets (a create of an earlier pass that
+// landed without a target Pangolin refused). By name, for a stable order.
 func arrivals(raw bool, desired []Resource, existing map[string]Existing) []Resource {
 	var out []Resource
 	for _, d := range desired {
 		if d.Raw() != raw {
 			continue
 		}
-		if e, ok := existing[d.Name]; ok && e.Status.Phase == PhaseReady && slices.Equal(e.Targets, d.Targets) {
+		if e, ok := existing[d.Name]; ok && e.Status.Phase == PhaseReady && !short(e.Targets, d.Targets) {
 			continue
 		}
 		out = append(out, d)
 	}
 	slices.SortFunc(out, func(a, b Resource) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// short reports whether have lacks targets of want and has none want does not ask for:
+// a create that landed with some of its targets, the others refused. A resource whose
+// targets merely differ (a backend changed) serves as it did, and replaces nothing.
+func short(have, want []Target) bool {
+	return len(have) < len(want) && !slices.ContainsFunc(have, func(t Target) bool { return !slices.Contains(want, t) })
 }
 
 // refusedArrivals are the rejections of hosts (public ports, when raw) the object asks

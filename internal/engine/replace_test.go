@@ -21,6 +21,10 @@ func tcpResource(port int32) Resource {
 
 func TestCalculateMakeBeforeBreak(t *testing.T) {
 	a, b, c := hostResource("a"), hostResource("b"), hostResource("c")
+	bOnOtherBackend := hostResource("b")
+	bOnOtherBackend.Targets = []Target{{Backend: route.Backend{Scheme: "http", Host: "other.prod.svc.cluster.local", Port: 8080}}}
+	bWithAPI := hostResource("b")
+	bWithAPI.Targets = append(slices.Clone(b.Targets), Target{Backend: web, Path: "/api"})
 	p1, p2 := tcpResource(45432), tcpResource(45441)
 	refused := func(host, reason string) route.Rejection {
 		return route.Rejection{Origin: prod, Host: host, Reason: reason}
@@ -62,6 +66,12 @@ func TestCalculateMakeBeforeBreak(t *testing.T) {
 		{name: "a host removed waits for every arrival of its kind, created or not serving yet",
 			desired: []Resource{b, c}, existing: []Resource{a, c}, notServing: []string{"pic-c"},
 			delete: []string{"pic-a"}, after: map[string][]string{"pic-a": {"pic-b", "pic-c"}}},
+		{name: "a host removed while another changes its backend is deleted at once: the other serves as it did",
+			desired: []Resource{bOnOtherBackend}, existing: []Resource{a, b},
+			delete: []string{"pic-a"}},
+		{name: "a host removed waits for another that serves short of a target it asks for",
+			desired: []Resource{bWithAPI}, existing: []Resource{a, b},
+			delete: []string{"pic-a"}, after: map[string][]string{"pic-a": {"pic-b"}}},
 		{name: "a host that does not serve is deleted all the same once nothing arrives",
 			desired: []Resource{b}, existing: []Resource{a, b}, notServing: []string{"pic-a"},
 			delete: []string{"pic-a"}},
@@ -224,6 +234,14 @@ func TestPlanNeverLeavesLess(t *testing.T) {
 					// desired resources that exist and do not serve as asked, which it
 					// writes.
 					arriving := append(slices.Clone(plan.Create), subset(after&incomplete)...)
+					for name, waits := range plan.After {
+						for _, d := range waits {
+							if !slices.ContainsFunc(arriving, func(r Resource) bool { return r.Name == d.Name }) {
+								t.Fatalf("from %v (states %v) to %v: %s waits for %s, which serves as asked already: it would be kept for ever",
+									names(subset(before)), state, names(desired), name, d.Name)
+							}
+						}
+					}
 					steps := len(arriving) + len(plan.Delete)
 					for failedMask := range 1 << len(arriving) {
 						for stop := 0; stop <= steps; stop++ {
