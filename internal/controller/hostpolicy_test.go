@@ -99,7 +99,7 @@ func TestAllowedHosts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Reconciler{sink: domainsSink{domains: tc.domains}, policy: tc.policy, nsLabels: labels(tc.labels)}
 			o := newOutcome(plugin.Result{})
-			kept, err := r.allowedHosts(context.Background(), teamA, tc.routes, tc.existing, tc.domains, o)
+			kept, err := r.allowedClaims(context.Background(), teamA, tc.routes, tc.existing, tc.domains, o)
 			require.NoError(t, err)
 			refused := o.warnings()
 			var keptHosts, refusedHosts []string
@@ -126,7 +126,7 @@ func TestAllowedHosts(t *testing.T) {
 		r := &Reconciler{sink: domainsSink{}, policy: policy, nsLabels: func(context.Context, string) (map[string]string, error) {
 			return nil, errors.New("forbidden")
 		}}
-		_, err := r.allowedHosts(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil, nil, newOutcome(plugin.Result{}))
+		_, err := r.allowedClaims(context.Background(), teamA, []route.Route{host("shop.example.com")}, nil, nil, newOutcome(plugin.Result{}))
 		assert.ErrorContains(t, err, "namespace team-a")
 	})
 }

@@ -19,7 +19,7 @@ type stage int
 const (
 	// stageSource is the source's judgement of the object (plugin.Result.Rejections).
 	stageSource stage = iota
-	// stageHostPolicy is the hostPolicy of PIC's configuration (allowedHosts).
+	// stageHostPolicy is the hostPolicy of PIC's configuration (allowedClaims).
 	stageHostPolicy
 	// stageTunnel is the check that each route's tunnel exists (checkTunnels).
 	stageTunnel
@@ -159,15 +159,24 @@ func (o *outcome) unpublished() []route.Rejection {
 				}
 			case s == stageSource && (rf.Host == "" || published(rf.Host)),
 				s == stageEngine && rf.Host != "" && published(rf.Host),
+				s == stageHostPolicy && !o.asked(rf.Host),
 				rf.Kept:
 				// Said by the source's parent conditions already; published all the
-				// same (degraded); or kept published for a refused replacement.
+				// same (degraded); a host the object no longer asks for, taken back by
+				// the host policy (its event says so); or kept published for a refused
+				// replacement.
 			default:
 				out = append(out, rf.Rejection)
 			}
 		}
 	}
 	return out
+}
+
+// asked reports whether the source asks for host (as written, or a port key): a host
+// the object no longer names is not its status's business.
+func (o *outcome) asked(host string) bool {
+	return slices.ContainsFunc(o.source.Routes, func(rt route.Route) bool { return rt.Host == host })
 }
 
 // protections are what the notices say of the AccessPolicies protecting the object's

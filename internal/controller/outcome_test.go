@@ -100,8 +100,14 @@ func TestOutcome(t *testing.T) {
 		},
 		{
 			name:   "a host the host policy refuses is told, held and reported",
+			source: plugin.Result{Routes: []route.Route{{Host: "a.example.com"}}},
 			stages: func(o *outcome) { o.refuse(stageHostPolicy, refused(pic.ReasonHostNotAllowed, "a.example.com")) },
 			told:   []string{"HostNotAllowed a.example.com"}, held: []string{"HostNotAllowed a.example.com"}, status: []string{"HostNotAllowed a.example.com"},
+		},
+		{
+			name:   "a host the object no longer asks for, taken back by the host policy, is told, not reported",
+			stages: func(o *outcome) { o.refuse(stageHostPolicy, refused(pic.ReasonHostNotAllowed, "gone.example.com")) },
+			told:   []string{"HostNotAllowed gone.example.com"}, held: []string{"HostNotAllowed gone.example.com"},
 		},
 		{
 			name: "a missing tunnel is told once, held, reported for each host it drops, and retried with backoff",
@@ -158,7 +164,7 @@ func TestOutcome(t *testing.T) {
 		},
 		{
 			name:   "the status reports the tunnel's refusals first, then the host policy's, the confirmation's, the source's, the engine's and the sink's",
-			source: plugin.Result{Rejections: []route.Rejection{refused(pic.ReasonInvalidHost, "s.example.com")}},
+			source: plugin.Result{Rejections: []route.Rejection{refused(pic.ReasonInvalidHost, "s.example.com")}, Routes: []route.Route{{Host: "p.example.com"}}},
 			stages: func(o *outcome) {
 				o.refuse(stageHostPolicy, refused(pic.ReasonHostNotAllowed, "p.example.com"))
 				o.tunnelMissing(refused(pic.ReasonTunnelNotFound, ""), []string{"t.example.com"})

@@ -157,7 +157,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	// waits for the sink's first read: before it, a sink that learns the domains from
 	// that read knows none, and every host would be refused and its resource deleted.
 	features := r.sink.Features()
-	routes, err = r.allowedHosts(ctx, origin, routes, existing, features.Domains, o)
+	// What exists is judged only for an object PIC manages: one it does not loses all
+	// it published anyway, and gets no event about it.
+	judged := existing
+	if !res.Managed {
+		judged = nil
+	}
+	routes, err = r.allowedClaims(ctx, origin, routes, judged, features.Domains, o)
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
@@ -205,7 +211,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: o.requeue(r.backoff, req)}, !plan.Empty(), nil
 }
 
-// allowedHosts drops the routes whose published host, or public port, the host policy
+// allowedClaims drops the routes whose published host, or public port, the host policy
 // does not let the object's namespace publish, with a HostNotAllowed (PortNotAllowed)
 // refusal each in o. It judges what the sink keeps for the object too (existing): a
 // host or port published before the policy changed, or the namespace's labels, is
@@ -214,7 +220,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 // whatever else the object's other refusals hold. An error reading the namespace fails
 // the reconcile, which removes nothing. domains are the sink's, as the rest of the
 // reconcile sees them.
-func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, routes []route.Route, existing []engine.Existing, domains []string, o *outcome) ([]route.Route, error) {
+func (r *Reconciler) allowedClaims(ctx context.Context, origin route.Origin, routes []route.Route, existing []engine.Existing, domains []string, o *outcome) ([]route.Route, error) {
 	if !r.policy.Enabled() {
 		return routes, nil
 	}
@@ -225,10 +231,10 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			return nil, fmt.Errorf("read the labels of namespace %s for the host policy: %w", origin.Namespace, err)
 		}
 	}
-	// revoke refuses key (a host as written, or a port key) when the policy does not let
+	// judge refuses key (a host as written, or a port key) when the policy does not let
 	// the namespace publish it, and reports whether it did. published is the host users
 	// reach, for an HTTP resource.
-	revoke := func(key, published string, alreadyPublished bool) (refused bool) {
+	judge := func(key, published string, alreadyPublished bool) (refused bool) {
 		reason, what := pic.ReasonHostNotAllowed, "host "+published
 		allowed, patterns := false, []string(nil)
 		if protocol, port, raw := route.ParsePortKey(key); raw {
@@ -270,7 +276,7 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 		}
 		judged[rt.Host] = true
 		claim := engine.ClaimKey(rt, domains)
-		if !revoke(rt.Host, claim, publishedOn[rt.Host] == claim) {
+		if !judge(rt.Host, claim, publishedOn[rt.Host] == claim) {
 			kept = append(kept, rt)
 		}
 	}
@@ -279,7 +285,7 @@ func (r *Reconciler) allowedHosts(ctx context.Context, origin route.Origin, rout
 			continue // a route allowed moves it in place; a route refused revoked it
 		}
 		judged[e.Host] = true
-		revoke(e.Host, e.ClaimKey(), true)
+		judge(e.Host, e.ClaimKey(), true)
 	}
 	return kept, nil
 }
