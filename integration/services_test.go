@@ -139,7 +139,8 @@ func TestHostPolicyPortsBoundANamespacesPorts(t *testing.T) {
 		stop()
 		startDirect(t, env, fake, ns, withPorts, policy("45000-45099/tcp"))
 		eventuallyRawServed(t, fake, map[string][]string{})
-		// Later reconciles, with nothing left on the port, say it is not published.
+		// The first reconcile after the restart finds the port published and says so;
+		// later ones, with nothing left on it, say it is not published.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Contains(c, w.notes(c, "db", pic.ReasonPortNotAllowed),
 				"public port 5432/tcp is published no more: the hostPolicy of PIC's configuration lets namespace "+ns+" publish only 45000-45099/tcp")

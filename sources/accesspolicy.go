@@ -363,8 +363,19 @@ func (p *Policies) Require(ctx context.Context, res *plugin.Result, object acces
 		return nil
 	}
 	unmet, err := p.unmet(ctx, object, name)
-	if err != nil || unmet == "" {
+	if err != nil {
 		return err
+	}
+	RefuseUnprotected(res, object, name, unmet)
+	return nil
+}
+
+// RefuseUnprotected is Require once Unmet has said why (unmet) the AccessPolicy named
+// name does not protect object: nothing new is published for it, and what it
+// published is held. It does nothing when unmet is "".
+func RefuseUnprotected(res *plugin.Result, object access.Target, name, unmet string) {
+	if unmet == "" || res.Origin == nil || !res.Managed {
+		return
 	}
 	res.Routes = nil
 	res.Confirm = nil
@@ -374,7 +385,6 @@ func (p *Policies) Require(ctx context.Context, res *plugin.Result, object acces
 		Message: fmt.Sprintf("%s requires AccessPolicy %s (annotation %s), which %s: nothing new is published for it, and what it published stays as it is",
 			object, name, pic.AnnotationRequireAccessPolicy, unmet),
 	})
-	return nil
 }
 
 // Unmet says why the AccessPolicy named name, which object requires (annotation

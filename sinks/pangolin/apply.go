@@ -400,9 +400,7 @@ func (a *applying) hostFree(ctx context.Context, d engine.Resource, w wanted, se
 			// no older claim keeps it (the other is younger, or being deleted), and
 			// the other steps back once this create wakes it (Change.Hosts).
 		default:
-			a.reject(d, pic.ReasonHostTakenInPangolin,
-				"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
-				subject(d), r.NiceID, r.Name)
+			a.takenBy(d, r.NiceID, r.Name)
 			return nil, false, nil
 		}
 	}
@@ -447,6 +445,14 @@ func (a *applying) holders(ctx context.Context, d engine.Resource) ([]pangolinap
 	return found, nil
 }
 
+// takenBy refuses d: a Pangolin resource PIC did not create (niceID, name) serves its
+// host or port, and Pangolin would accept a duplicate.
+func (a *applying) takenBy(d engine.Resource, niceID, name string) {
+	a.reject(d, pic.ReasonHostTakenInPangolin,
+		"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
+		subject(d), niceID, name)
+}
+
 // adopt takes over a resource of this owner's that the mirror lacks, marks it if it is
 // not yet, and brings it to d.
 func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found pangolinapi.ResourceSummary) error {
@@ -464,9 +470,7 @@ func (a *applying) adopt(ctx context.Context, d engine.Resource, w wanted, found
 		// not the mark was not left by a PIC stopped between its create and its mark.
 		// Its name is all it shares with d's (another PIC with another owner id, or
 		// someone, named it alike): it is left untouched.
-		a.reject(d, pic.ReasonHostTakenInPangolin,
-			"%s is already served by Pangolin resource %s (%q), which PIC did not create: PIC leaves it untouched and publishes no duplicate",
-			subject(d), res.NiceID, res.Name)
+		a.takenBy(d, res.NiceID, res.Name)
 		return nil
 	}
 	e := &entry{mark: w.mark, res: res, targets: targets}

@@ -251,9 +251,7 @@ func (s *Source) Routes(ctx context.Context, obj client.Object) (plugin.Result, 
 		gw := ev.hosts[host]
 		return []access.Target{{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}}
 	}
-	if err := s.config.Policies.Require(ctx, &res, target, ev.options.RequiredPolicy); err != nil {
-		return plugin.Result{}, err
-	}
+	sources.RefuseUnprotected(&res, target, ev.options.RequiredPolicy, ev.unprotected)
 	if err := s.config.Policies.Protect(ctx, &res, target, gateways); err != nil {
 		return plugin.Result{}, err
 	}

@@ -85,10 +85,10 @@ func (c *Client) CreateNewtSite(ctx context.Context, s NewtSite) (Site, error) {
 		NewtID string `json:"newtId"`
 		Secret string `json:"secret"`
 	}{Name: s.Name, NiceID: s.NiceID, Type: SiteTypeNewt, NewtID: s.Credentials.ID, Secret: string(s.Credentials.Secret)}
-	// The Newt secret is removed as a password is, in every encoding and by any run of
-	// four of its characters: a server or proxy echoing the body, whole, encoded or cut,
-	// cannot carry it into an error. It applies to this request's messages only, so its
-	// short runs cannot cut words out of the messages of others.
+	// The Newt secret is removed as a password is, in every encoding and by short runs
+	// (minRun): a server or proxy echoing the body, whole, encoded or cut, cannot carry
+	// it into an error. It applies to this request's messages only, so its short runs
+	// cannot cut words out of the messages of others.
 	r := newRedactor(c.cred.key)
 	r.add(string(s.Credentials.Secret), minRun)
 	var out Site
