@@ -77,6 +77,34 @@ func refused(rw http.ResponseWriter, _ *http.Request) bool {
 // write refused or failed, for every n: whatever Pangolin then holds admits no visitor
 // whom neither the old nor the new access admits (issue #36, points 2 and 3), and the
 // next reconcile completes the change.
+// writeFailure is a way a write of a change is stopped.
+type writeFailure struct {
+	name string
+	f    simtest.Fault
+}
+
+// writeFailures: Pangolin refusing the write, or not answering.
+func writeFailures() []writeFailure {
+	return []writeFailure{
+		{"refused", refused},
+		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
+	}
+}
+
+// assertCompleted fails when the access Pangolin holds for resource id, after the
+// change stopped at write n was completed by a reconcile, admits a visitor otherwise
+// than want.
+func assertCompleted(t *testing.T, w *world, id int, want pangolinsim.Access, visitors []pangolinsim.Visitor, n int) {
+	t.Helper()
+	done, _ := w.fake.Access(id)
+	for _, v := range visitors {
+		if pangolinsim.Admits(done, v) != pangolinsim.Admits(want, v) {
+			assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
+			return
+		}
+	}
+}
+
 func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 	shop := ingress("shop", "web")
 	const host = "app.example.com"
@@ -132,13 +160,6 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 			new:  protected(web(shop, host, 8080), true, route.AccessPolicy{Users: []string{"alice@corp.example"}, EmailWhitelist: []string{"dave@partner.example"}}),
 		},
 	}
-	failures := []struct {
-		name string
-		f    simtest.Fault
-	}{
-		{"refused", refused},
-		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
-	}
 	visitors := accessOrgVisitors()
 	for _, c := range cases {
 		// The accesses before and after, as Pangolin holds them.
@@ -154,7 +175,7 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 			w.converge(shop, c.new)
 			newGate, _ = w.fake.Access(id)
 		}
-		for _, failure := range failures {
+		for _, failure := range writeFailures() {
 			t.Run(c.name+", write n "+failure.name, func(t *testing.T) {
 				for n := 1; ; n++ {
 					w := newWorld(t, accessOrg)
@@ -178,13 +199,7 @@ func TestAccessChangeStoppedAtAnyWrite(t *testing.T) {
 					// The next reconcile, Pangolin answering again, completes the change.
 					w.fault(nil)
 					w.converge(shop, c.new)
-					done, _ := w.fake.Access(id)
-					for _, v := range visitors {
-						if pangolinsim.Admits(done, v) != pangolinsim.Admits(newGate, v) {
-							assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
-							break
-						}
-					}
+					assertCompleted(t, w, id, newGate, visitors, n)
 					if t.Failed() || stop.writes < n {
 						t.Logf("stopped at each of %d writes", n-1)
 						return // every write was stopped at in turn
@@ -205,13 +220,6 @@ func TestHostMovedInPlaceStoppedAtAnyWrite(t *testing.T) {
 	public := protected(web(shop, from, 8080), false, route.AccessPolicy{})
 	staff := protected(web(shop, from, 8080), true, route.AccessPolicy{Roles: []string{"k8s-devs"}})
 	staff.SubdomainOverride = "admin"
-	failures := []struct {
-		name string
-		f    simtest.Fault
-	}{
-		{"refused", refused},
-		{"an outage", simtest.Outage(http.StatusServiceUnavailable)},
-	}
 	visitors := accessOrgVisitors()
 	var oldGate, newGate pangolinsim.Access
 	{
@@ -223,7 +231,7 @@ func TestHostMovedInPlaceStoppedAtAnyWrite(t *testing.T) {
 		require.Equal(t, id, w.resourceOn(to).ID, "moved in place")
 		newGate, _ = w.fake.Access(id)
 	}
-	for _, failure := range failures {
+	for _, failure := range writeFailures() {
 		t.Run("write n "+failure.name, func(t *testing.T) {
 			for n := 1; ; n++ {
 				w := newWorld(t, accessOrg)
@@ -254,13 +262,7 @@ func TestHostMovedInPlaceStoppedAtAnyWrite(t *testing.T) {
 				w.fault(nil)
 				w.converge(shop, staff)
 				assert.Equal(t, id, w.resourceOn(to).ID)
-				done, _ := w.fake.Access(id)
-				for _, v := range visitors {
-					if pangolinsim.Admits(done, v) != pangolinsim.Admits(newGate, v) {
-						assert.Fail(t, "the change is not completed", "after a stop at write %d and a reconcile: %+v", n, v)
-						break
-					}
-				}
+				assertCompleted(t, w, id, newGate, visitors, n)
 				if t.Failed() || stop.writes < n {
 					t.Logf("stopped at each of %d writes", n-1)
 					return

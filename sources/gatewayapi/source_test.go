@@ -53,10 +53,7 @@ func TestRouteReconcileReadsEachServicesPodsOnce(t *testing.T) {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "web"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}},
 		route("older", now.Add(-time.Hour)), route("younger", now),
 	}
-	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
-	for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
-		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
-	}
+	cache := indexedCache(objs...)
 	podLists := 0
 	pods := interceptor.NewClient(fake.NewClientBuilder().WithScheme(apis.Scheme()).Build(),
 		interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
@@ -65,7 +62,7 @@ func TestRouteReconcileReadsEachServicesPodsOnce(t *testing.T) {
 		}})
 	conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local",
 		Health: sources.HealthChecks{Default: true, Pods: pods}}
-	s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+	s := &Source{&gatewayAPI{client: cache, config: conf, kinds: []routeKind{httpRoutes}}}
 
 	res, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "younger"}, &gatewayv1.HTTPRoute{}))
 	require.NoError(t, err)
@@ -129,12 +126,8 @@ func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
 				service("team-a"), service("team-b"),
 				route("team-a", "/", now.Add(-time.Hour)), route("team-b", "/login", now),
 			}
-			builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
-			for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
-				builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
-			}
 			conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local", HostPolicy: c.policy}
-			s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+			s := &Source{&gatewayAPI{client: indexedCache(objs...), config: conf, kinds: []routeKind{httpRoutes}}}
 
 			owner, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-a", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
@@ -158,6 +151,16 @@ func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
 			assert.Equal(t, "team-b", younger.Routes[0].Origin.Namespace)
 		})
 	}
+}
+
+// indexedCache is a fake cache holding objs, with the indexes the Gateway API sources
+// declare, as the core builds the manager's cache.
+func indexedCache(objs ...client.Object) client.Client {
+	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
+	for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
+		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
+	}
+	return builder.Build()
 }
 
 // stored is the object with key as the core hands it to a source: read from the cache,
@@ -222,16 +225,12 @@ func TestARouteNoParentAdmitsHoldsNothing(t *testing.T) {
 				&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
 				c.route,
 			}
-			builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
-			for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
-				builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
-			}
 			tunnels := c.tunnels
 			if tunnels.Default.Name == "" {
 				tunnels = tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}
 			}
 			conf := Config{Tunnels: tunnels, BackendScheme: "http", ClusterDomain: "cluster.local"}
-			s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+			s := &Source{&gatewayAPI{client: indexedCache(objs...), config: conf, kinds: []routeKind{httpRoutes}}}
 
 			res, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-b", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
@@ -283,12 +282,8 @@ func TestAnUnprotectedRouteIsMergedIntoNoOne(t *testing.T) {
 		route("site", "/", now.Add(-time.Hour), nil),
 		route("admin", "/admin", now, map[string]string{pic.AnnotationRequireAccessPolicy: "staff-only"}),
 	}
-	builder := fake.NewClientBuilder().WithScheme(apis.Scheme()).WithObjects(objs...)
-	for _, idx := range plugin.DistinctIndexes(Factory.Indexes(&config.Config{ClusterDomain: "cluster.local"})) {
-		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
-	}
 	conf := Config{Tunnels: tunnel.Resolver{Default: tunnel.Tunnel{Name: "default"}}, BackendScheme: "http", ClusterDomain: "cluster.local"}
-	s := &Source{&gatewayAPI{client: builder.Build(), config: conf, kinds: []routeKind{httpRoutes}}}
+	s := &Source{&gatewayAPI{client: indexedCache(objs...), config: conf, kinds: []routeKind{httpRoutes}}}
 
 	site, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "site"}, &gatewayv1.HTTPRoute{}))
 	require.NoError(t, err)

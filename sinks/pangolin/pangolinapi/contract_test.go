@@ -152,7 +152,7 @@ func TestContract(t *testing.T) {
 		got, err = cl.GetResource(ctx, r.ResourceID)
 		require.NoError(t, err)
 		t.Logf("subdomain alone: status %d, fullDomain %s (%s with the defect, %s without)",
-			rep.Status, got.FullDomain, c.host("move-to"), c.host("move-alone"))
+			rep.Status, got.FullDomain, c.host("move-closed"), c.host("move-alone"))
 	})
 
 	t.Run("targets keep path, match type and priority through create, update and delete", func(t *testing.T) {
