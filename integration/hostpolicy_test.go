@@ -100,3 +100,24 @@ func TestHostPolicyTakesBackAHostThoughTheObjectIsHeld(t *testing.T) {
 		assert.Contains(t, w.eventuallyNote("shop", pic.ReasonHostNotAllowed), "host "+host+" is published no more")
 	})
 }
+
+// With onlyListedTunnels, an Ingress publishes through the tunnels PIC's configuration
+// lists and no other: a tunnel-name annotation naming an unlisted tunnel, even one that
+// exists, is TunnelNotAllowed, and what the Ingress published goes.
+func TestOnlyListedTunnelsRefuseAnUnlistedOne(t *testing.T) {
+	testenv.ForEachVariant(t, func(t *testing.T, env *testenv.Env) {
+		ns := testenv.NewNamespace(t, env.Client)
+		w := startWith(t, env, nil, ns, func(c *config.Config) { c.Tunnels.OnlyListed = true })
+		w.tunnelIn(ns, "default")
+		w.tunnelIn(ns, "elsewhere")
+		w.create(serviceObject("web", 8080))
+		w.create(ingressFor("shop", "pangolin", rule(w.host("shop"), "/", "web", 8080)))
+		w.eventuallyPublishers(w.host("shop"), ns+"/shop")
+
+		require.NoError(t, testenv.Update(context.Background(), env.Client, client.ObjectKey{Namespace: ns, Name: "shop"}, func(ing *networkingv1.Ingress) {
+			ing.Annotations = map[string]string{pic.AnnotationTunnelName: "elsewhere"}
+		}, wait))
+		w.eventuallyPublishers(w.host("shop"))
+		assert.Contains(t, w.eventuallyNote("shop", pic.ReasonTunnelNotAllowed), "is not one of the tunnels PIC's configuration lists")
+	})
+}

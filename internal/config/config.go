@@ -181,6 +181,8 @@ var keys = []*key{
 		usage: "IngressClass aliases: alias=tunnel entries, one per line or comma-separated (class pangolin-<alias>)",
 		want:  "want lines of alias=tunnel (commas also separate entries; blank lines and # comments are ignored); for structured entries use the tunnels section"},
 	{name: "tunnels", want: "want a mapping of alias to a tunnel name, namespace/name, or {name, namespace, allowedNamespaces}"},
+	{name: "onlyListedTunnels", env: []string{"PIC_ONLY_LISTED_TUNNELS"}, flag: "only-listed-tunnels", def: false,
+		usage: "publish only through defaultTunnel and the tunnels of tunnels and tunnelClassMapping: a tunnel-name annotation, a class or a Gateway naming another is TunnelNotAllowed", want: wantBool},
 	{name: "backendScheme", env: []string{"PIC_BACKEND_SCHEME"}, flag: "backend-scheme", def: "http", allowed: []string{"http", "https"},
 		usage: "scheme PIC uses to reach backend Services: http or https", want: "want http or https"},
 	{name: "clusterDomain", env: []string{"PIC_CLUSTER_DOMAIN"}, flag: "cluster-domain", def: "cluster.local", ok: is(isSubdomain),

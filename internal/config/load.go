@@ -35,6 +35,7 @@ type file struct {
 	Config             `mapstructure:",squash"`
 	DefaultTunnel      tunnelSpec            `mapstructure:"defaultTunnel"`
 	TunnelNamespace    string                `mapstructure:"tunnelNamespace"`
+	OnlyListedTunnels  bool                  `mapstructure:"onlyListedTunnels"`
 	TunnelClassMapping []string              `mapstructure:"tunnelClassMapping"`
 	TunnelSection      map[string]tunnelSpec `mapstructure:"tunnels"`
 }
@@ -643,7 +644,7 @@ func (l *loader) checkSecretNamespaces(c *Config) {
 // values maps every key to its value in c, by the names viper decodes.
 func values(c *Config) map[string]any {
 	byKey := map[string]any{}
-	asFile := file{Config: *c, TunnelNamespace: c.Tunnels.Namespace}
+	asFile := file{Config: *c, TunnelNamespace: c.Tunnels.Namespace, OnlyListedTunnels: c.Tunnels.OnlyListed}
 	_ = mapstructure.Decode(&asFile, &byKey) // a struct always decodes into a map
 	for _, k := range keys {
 		// mapstructure nests a group's keys ("leaderElection": {"id": ...}); a key of the
@@ -660,9 +661,10 @@ func values(c *Config) map[string]any {
 // names.
 func (l *loader) tunnels(f *file) tunnel.Resolver {
 	resolver := tunnel.Resolver{
-		Default:   tunnel.Tunnel(f.DefaultTunnel),
-		Namespace: f.TunnelNamespace,
-		Aliases:   map[string]tunnel.Tunnel{},
+		Default:    tunnel.Tunnel(f.DefaultTunnel),
+		Namespace:  f.TunnelNamespace,
+		Aliases:    map[string]tunnel.Tunnel{},
+		OnlyListed: f.OnlyListedTunnels,
 	}
 	// The section is read from viper rather than from f: viper leaves out of what it
 	// decodes an entry with nothing under it ("edge:" or "edge: {}").

@@ -349,6 +349,7 @@ func TestHelmChartNotes(t *testing.T) {
 var keyValues = map[string]any{
 	"defaultTunnel":               "pangolin-system/main",
 	"tunnelNamespace":             "tunnels",
+	"onlyListedTunnels":           true,
 	"tunnelClassMapping":          "edge-eu=edge-eu-tunnel,edge-us=network-us/edge-us-tunnel",
 	"tunnels":                     map[string]any{"staging": map[string]any{"name": "staging-tunnel", "allowedNamespaces": []any{"staging", "qa"}}},
 	"backendScheme":               "https",

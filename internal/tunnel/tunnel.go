@@ -33,6 +33,11 @@ type Resolver struct {
 	// Namespace is where tunnels named without a namespace live; empty means the
 	// namespace of the object that uses them.
 	Namespace string
+	// OnlyListed refuses a tunnel that is neither Default nor an alias's: named by an
+	// annotation or an unmapped class, it would be open to every namespace. On a cluster
+	// shared by tenants, or an organization whose sites reach several clusters, an
+	// unlisted site is one no namespace was given.
+	OnlyListed bool
 }
 
 // Problem is a rejection reason and message.
@@ -48,6 +53,7 @@ type Problem struct {
 // default tunnel.
 func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *Problem) {
 	var t Tunnel
+	var listed bool // t is the default tunnel or an alias's
 	var how string
 	switch {
 	case explicit != "":
@@ -59,16 +65,16 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 			return route.TunnelRef{}, &Problem{Reason: pic.ReasonInvalidAnnotation,
 				Message: fmt.Sprintf("%s=%q: want a tunnel name or namespace/name", pic.AnnotationTunnelName, explicit)}
 		}
-		t, how = r.byName(ns, name, namespace), fmt.Sprintf("annotation %s", pic.AnnotationTunnelName)
+		t, listed = r.byName(ns, name, namespace)
+		how = fmt.Sprintf("annotation %s", pic.AnnotationTunnelName)
 	case alias != "":
-		var ok bool
-		if t, ok = r.Aliases[alias]; !ok {
+		if t, listed = r.Aliases[alias]; !listed {
 			// An unmapped alias names the tunnel itself.
-			t = r.byName("", alias, namespace)
+			t, listed = r.byName("", alias, namespace)
 		}
 		how = fmt.Sprintf("class %s%s", pic.ClassPrefix, alias)
 	default:
-		t, how = r.Default, "the default tunnel"
+		t, listed, how = r.Default, true, "the default tunnel"
 		if t.Name == "" {
 			return route.TunnelRef{}, &Problem{Reason: pic.ReasonTunnelNotFound,
 				Message: "no default tunnel is configured (PIC_DEFAULT_TUNNEL_NAME / defaultTunnel): use a pangolin-<alias> class, the " + pic.AnnotationTunnelName + " annotation, or configure a default"}
@@ -81,6 +87,10 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 	if ref.Namespace == "" {
 		ref.Namespace = namespace
 	}
+	if r.OnlyListed && !listed {
+		return route.TunnelRef{}, &Problem{Reason: pic.ReasonTunnelNotAllowed, Denied: true,
+			Message: fmt.Sprintf("tunnel %s (chosen by %s) is not one of the tunnels PIC's configuration lists (defaultTunnel, tunnels), and onlyListedTunnels is on: choose a listed tunnel, or ask for this one to be listed", ref, how)}
+	}
 	if !allowed(t.AllowedNamespaces, namespace) {
 		return route.TunnelRef{}, &Problem{Reason: pic.ReasonTunnelNotAllowed, Denied: true,
 			Message: fmt.Sprintf("namespace %q may not publish through tunnel %s (chosen by %s); allowed: %s", namespace, ref, how, strings.Join(t.AllowedNamespaces, ", "))}
@@ -89,18 +99,19 @@ func (r Resolver) Resolve(namespace, alias, explicit string) (route.TunnelRef, *
 }
 
 // byName finds the configured tunnel of that name, so that its namespace policy applies
-// however it was chosen; an unconfigured name is a tunnel open to all.
-func (r Resolver) byName(ns, name, objectNamespace string) Tunnel {
+// however it was chosen (listed); an unconfigured name is a tunnel open to all, unless
+// the resolver takes only listed tunnels.
+func (r Resolver) byName(ns, name, objectNamespace string) (t Tunnel, listed bool) {
 	candidates := append([]Tunnel{r.Default}, sortedValues(r.Aliases)...)
 	for _, t := range candidates {
-		if t.Name == name && (ns == "" || ns == r.namespaceOf(t, objectNamespace)) {
+		if t.Name != "" && t.Name == name && (ns == "" || ns == r.namespaceOf(t, objectNamespace)) {
 			if ns != "" {
 				t.Namespace = ns
 			}
-			return t
+			return t, true
 		}
 	}
-	return Tunnel{Name: name, Namespace: ns}
+	return Tunnel{Name: name, Namespace: ns}, false
 }
 
 func (r Resolver) namespaceOf(t Tunnel, objectNamespace string) string {

@@ -20,6 +20,8 @@ func TestResolve(t *testing.T) {
 	}
 	central := resolver
 	central.Namespace = "pangolin-system"
+	listedOnly := resolver
+	listedOnly.OnlyListed = true
 
 	cases := []struct {
 		name             string
@@ -42,6 +44,12 @@ func TestResolve(t *testing.T) {
 		{"the policy also applies when the annotation names the tunnel", resolver, "prod", "", "partners", route.TunnelRef{}, pic.ReasonTunnelNotAllowed},
 		{"a star allows every namespace", resolver, "prod", "open", "", route.TunnelRef{Namespace: "prod", Name: "open"}, ""},
 		{"without a default tunnel, class pangolin has none", Resolver{}, "prod", "", "", route.TunnelRef{}, pic.ReasonTunnelNotFound},
+		{"with only listed tunnels, the default tunnel serves", listedOnly, "prod", "", "", route.TunnelRef{Namespace: "prod", Name: "default"}, ""},
+		{"with only listed tunnels, a mapped alias serves", listedOnly, "prod", "edge-eu", "", route.TunnelRef{Namespace: "pangolin-system", Name: "edge-eu-tunnel"}, ""},
+		{"with only listed tunnels, the annotation may name a listed one", listedOnly, "prod", "", "pangolin-system/edge-eu-tunnel", route.TunnelRef{Namespace: "pangolin-system", Name: "edge-eu-tunnel"}, ""},
+		{"with only listed tunnels, an annotation naming another is denied", listedOnly, "prod", "", "infra/shared", route.TunnelRef{}, pic.ReasonTunnelNotAllowed},
+		{"with only listed tunnels, a listed name in another namespace is denied", listedOnly, "prod", "", "infra/edge-eu-tunnel", route.TunnelRef{}, pic.ReasonTunnelNotAllowed},
+		{"with only listed tunnels, an unmapped alias is denied", listedOnly, "prod", "lab", "", route.TunnelRef{}, pic.ReasonTunnelNotAllowed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,7 +48,7 @@ internal/config/keys.go except tunnels and the leaderElection group, which are t
 values. internal/manifests tests that this list, values.yaml and keys.go agree.
 */}}
 {{- define "pic.configKeys" -}}
-defaultTunnel tunnelNamespace tunnelClassMapping backendScheme clusterDomain defaultSSO defaultBlockAccess loadBalancerClass loadBalancerAddress healthChecks sink sources hostPolicy watchNamespaces secretNamespaces resyncPeriod maxConcurrentReconciles kubeconfig kubeAPIQPS kubeAPIBurst metricsBindAddress healthProbeBindAddress pprofBindAddress logLevel logFormat
+defaultTunnel tunnelNamespace onlyListedTunnels tunnelClassMapping backendScheme clusterDomain defaultSSO defaultBlockAccess loadBalancerClass loadBalancerAddress healthChecks sink sources hostPolicy watchNamespaces secretNamespaces resyncPeriod maxConcurrentReconciles kubeconfig kubeAPIQPS kubeAPIBurst metricsBindAddress healthProbeBindAddress pprofBindAddress logLevel logFormat
 {{- end }}
 
 {{/*
