@@ -21,6 +21,7 @@ import (
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
+	"github.com/stefb69/pangolin-ingress-controller/internal/route"
 	"github.com/stefb69/pangolin-ingress-controller/internal/tunnel"
 	"github.com/stefb69/pangolin-ingress-controller/sources"
 )
@@ -132,10 +133,7 @@ func TestARouteMergesOnlyIntoAHostItsNamespaceMayPublish(t *testing.T) {
 			owner, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-a", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
 			require.Len(t, owner.Routes, 1)
-			var paths []string
-			for _, p := range owner.Routes[0].Paths {
-				paths = append(paths, p.Path)
-			}
+			paths := pathsOf(owner.Routes[0])
 			younger, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "team-b", Name: "web"}, &gatewayv1.HTTPRoute{}))
 			require.NoError(t, err)
 			if c.merged {
@@ -161,6 +159,15 @@ func indexedCache(objs ...client.Object) client.Client {
 		builder = builder.WithIndex(idx.Object, idx.Field, idx.Func)
 	}
 	return builder.Build()
+}
+
+// pathsOf are the paths a route publishes, in order.
+func pathsOf(rt route.Route) []string {
+	var out []string
+	for _, p := range rt.Paths {
+		out = append(out, p.Path)
+	}
+	return out
 }
 
 // stored is the object with key as the core hands it to a source: read from the cache,
@@ -288,11 +295,7 @@ func TestAnUnprotectedRouteIsMergedIntoNoOne(t *testing.T) {
 	site, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "site"}, &gatewayv1.HTTPRoute{}))
 	require.NoError(t, err)
 	require.Len(t, site.Routes, 1)
-	var paths []string
-	for _, p := range site.Routes[0].Paths {
-		paths = append(paths, p.Path)
-	}
-	assert.Equal(t, []string{"/"}, paths, "admin's /admin is not served under site's access")
+	assert.Equal(t, []string{"/"}, pathsOf(site.Routes[0]), "admin's /admin is not served under site's access")
 
 	admin, err := s.Routes(context.Background(), stored(t, s.client, types.NamespacedName{Namespace: "prod", Name: "admin"}, &gatewayv1.HTTPRoute{}))
 	require.NoError(t, err)
