@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stefb69/pangolin-ingress-controller/internal/engine"
-	"github.com/stefb69/pangolin-ingress-controller/internal/hostname"
 	"github.com/stefb69/pangolin-ingress-controller/internal/hostpolicy"
 	"github.com/stefb69/pangolin-ingress-controller/internal/pic"
 	"github.com/stefb69/pangolin-ingress-controller/internal/plugin"
@@ -159,11 +158,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	features := r.sink.Features()
 	// What exists is judged only for an object PIC manages: one it does not loses all
 	// it published anyway, and gets no event about it.
-	judged := existing
+	keptToJudge := existing
 	if !res.Managed {
-		judged = nil
+		keptToJudge = nil
 	}
-	routes, err = r.allowedClaims(ctx, origin, routes, judged, features.Domains, o)
+	routes, err = r.allowedClaims(ctx, origin, routes, keptToJudge, features.Domains, o)
 	if err != nil {
 		return reconcile.Result{}, false, err
 	}
@@ -265,17 +264,15 @@ func (r *Reconciler) allowedClaims(ctx context.Context, origin route.Origin, rou
 	judged := map[string]bool{} // hosts as written, and port keys, that a route names
 	kept := routes[:0:0]
 	for _, rt := range routes {
-		if !rt.Raw() {
-			if _, p := hostname.Published(domains, rt.Host, rt.DomainOverride, rt.SubdomainOverride); p != nil {
-				// The host users would reach cannot be told now (a domain the org does
-				// not list at the moment): the engine refuses the route and holds what
-				// it published, which is judged below on where it is published.
-				kept = append(kept, rt)
-				continue
-			}
+		claim, resolved := engine.ResolvedClaimKey(rt, domains)
+		if !resolved {
+			// The host users would reach cannot be told now (a domain the org does not
+			// list at the moment): the engine refuses the route and holds what it
+			// published, which is judged below on where it is published.
+			kept = append(kept, rt)
+			continue
 		}
 		judged[rt.Host] = true
-		claim := engine.ClaimKey(rt, domains)
 		if !judge(rt.Host, claim, publishedOn[rt.Host] == claim) {
 			kept = append(kept, rt)
 		}

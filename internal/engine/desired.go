@@ -246,13 +246,21 @@ func withoutHealthChecks(r route.Route, targets []Target, f Features, reject fun
 // claims the host as written, which finds the objects it competes with. It is the
 // ClaimKey of the Resource made from r.
 func ClaimKey(r route.Route, domains []string) string {
-	if r.Raw() {
-		return r.PortKey()
-	}
-	if published, p := hostname.Published(domains, r.Host, r.DomainOverride, r.SubdomainOverride); p == nil {
-		return published
+	if key, resolved := ResolvedClaimKey(r, domains); resolved {
+		return key
 	}
 	return r.Host
+}
+
+// ResolvedClaimKey is ClaimKey, and whether it is the published host (or the port key)
+// rather than the host as written standing in for a host that cannot be published
+// under domains now.
+func ResolvedClaimKey(r route.Route, domains []string) (key string, resolved bool) {
+	if r.Raw() {
+		return r.PortKey(), true
+	}
+	published, p := hostname.Published(domains, r.Host, r.DomainOverride, r.SubdomainOverride)
+	return published, p == nil
 }
 
 // conflictName names a contested host in a HostConflict: the published host, and the

@@ -159,6 +159,8 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 			plan.Access = append(plan.Access, d)
 		}
 	}
+	// What a deletion of each kind waits for, the same for every deletion of the kind.
+	arriving := map[bool][]Resource{false: arrivals(false, desired, byName), true: arrivals(true, desired, byName)}
 	existingHost := make(map[string]bool, len(existing))
 	for _, e := range existing {
 		existingHost[e.Host] = true
@@ -176,7 +178,7 @@ func Calculate(self route.Origin, desired []Resource, existing []Existing, rejec
 			continue
 		}
 		plan.Delete = append(plan.Delete, e)
-		if waits := arrivals(e.Raw(), desired, byName); len(waits) > 0 {
+		if waits := arriving[e.Raw()]; len(waits) > 0 {
 			if plan.After == nil {
 				plan.After = map[string][]Resource{}
 			}

@@ -299,8 +299,8 @@ func (s *Source) merged(ctx context.Context, ev *evaluation, host string, gw gat
 			evaluated[sib.UID] = sev
 		}
 		if !sev.served || sev.unprotected != "" || sev.hosts[host] != gw {
-			// Not served, or not without the policy it requires: Require refuses it
-			// on its own reconcile, and its paths are merged into no one's.
+			// Not served, or not without the policy it requires: its own reconcile
+			// refuses it (RefuseUnprotected), and its paths are merged into no one's.
 			continue
 		}
 		allowed, err := s.mayMerge(ctx, sev, host)
